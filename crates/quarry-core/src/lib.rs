@@ -1,0 +1,17 @@
+//! quarry-core: the vocabulary every stage of the pipeline speaks.
+//!
+//! sources → chunking → embedding → store → retrieval → fusion → interfaces.
+//! Each stage lives in its own crate and meets the others only through the types and traits
+//! here, so a stage (a PostgreSQL store, a different embedder) can be swapped without touching
+//! the rest.
+
+pub mod embed;
+pub mod language;
+pub mod model;
+pub mod store;
+pub mod tokens;
+
+pub use embed::Embedder;
+pub use language::Language;
+pub use model::{Chunk, FileChunks, Symbol};
+pub use store::{ChunkHit, FileState, IndexedFile, LexicalQuery, RepoInfo, RepoStats, SkipCounts, Store};

@@ -1,0 +1,54 @@
+//! What chunking produces and the store keeps: chunks (the unit of retrieval) and symbols
+//! (every definition, the unit of navigation: summaries, boosts and callers read them).
+
+use crate::Language;
+use serde::{Deserialize, Serialize};
+
+/// A contiguous slice of a file that search returns. Lines are 1-based and inclusive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The primary definition's qualified name (`Class.method`), if the chunk is a definition.
+    pub symbol: Option<String>,
+    /// What the chunk is: `function`, `method`, `class`, `struct`, `impl`, `section`,
+    /// `module` (top-level code between definitions), `text` (line window), …
+    pub kind: String,
+    /// The enclosing definition's qualified name, e.g. `Class` for `Class.method`.
+    pub parent: Option<String>,
+    /// The definition's first line (its signature), trimmed.
+    pub signature: Option<String>,
+    pub language: Language,
+    /// Qualified names of every definition whose start lies inside this chunk (merged
+    /// neighbours, nested methods); indexed as the chunk's symbol field.
+    pub symbols: Vec<String>,
+    pub text: String,
+}
+
+/// A definition in a file. `name` is the bare name; `parent` the enclosing definition's
+/// qualified name, so the qualified name is `parent.name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: String,
+    pub parent: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: Option<String>,
+}
+
+impl Symbol {
+    pub fn qualified_name(&self) -> String {
+        match &self.parent {
+            Some(p) => format!("{p}.{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// The result of chunking one file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileChunks {
+    pub chunks: Vec<Chunk>,
+    pub symbols: Vec<Symbol>,
+}

@@ -1,0 +1,134 @@
+//! The store seam: everything the indexer writes and search reads goes through `Store`, so
+//! the embedded SQLite file and a PostgreSQL server are interchangeable backends.
+
+use crate::{FileChunks, Language};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// Skipped files by reason (`binary`, `too-large`, `symlink`, `unreadable`, `max-files`, …).
+pub type SkipCounts = BTreeMap<String, u64>;
+
+/// What the store remembers about a file to decide whether it changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileState {
+    /// Content hash (hex).
+    pub hash: String,
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch; a cheap "unchanged" pre-check.
+    pub mtime_ns: i64,
+}
+
+/// A file ready to be written: its state and its chunks/symbols.
+#[derive(Debug, Clone)]
+pub struct IndexedFile {
+    pub path: String,
+    pub language: Language,
+    pub state: FileState,
+    pub content: FileChunks,
+}
+
+/// One transaction's worth of changes to a repo.
+#[derive(Debug, Default)]
+pub struct IndexBatch {
+    /// New or changed files: replace everything stored for the path.
+    pub upserts: Vec<IndexedFile>,
+    /// Files whose content is unchanged but whose size/mtime moved: update the state only.
+    pub touched: Vec<(String, FileState)>,
+    /// Paths that no longer exist.
+    pub deleted: Vec<String>,
+}
+
+impl IndexBatch {
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.touched.is_empty() && self.deleted.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.upserts.len() + self.touched.len() + self.deleted.len()
+    }
+}
+
+/// A repository in the workspace.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepoInfo {
+    pub id: i64,
+    pub name: String,
+    pub root: String,
+    /// Unix seconds of the last completed index run; `None` while the first run is unfinished.
+    pub indexed_at: Option<i64>,
+}
+
+/// Per-repo counts for `quarry status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepoStats {
+    pub repo: RepoInfo,
+    pub files: u64,
+    pub chunks: u64,
+    pub symbols: u64,
+    /// Files per language.
+    pub languages: BTreeMap<String, u64>,
+    /// Files skipped in the last completed run, by reason.
+    pub skipped: SkipCounts,
+}
+
+/// Field weights for BM25: how much a match in each field counts.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct FieldWeights {
+    pub path: f64,
+    pub symbol: f64,
+    pub body: f64,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        FieldWeights { path: 3.0, symbol: 4.0, body: 1.0 }
+    }
+}
+
+/// A lexical (BM25) query over chunks with pre-filters.
+#[derive(Debug, Clone, Default)]
+pub struct LexicalQuery {
+    /// Terms as produced by `tokens::query_terms`; a chunk matches if it has any of them.
+    pub terms: Vec<String>,
+    /// Restrict to these repo names (empty: all).
+    pub repos: Vec<String>,
+    pub language: Option<Language>,
+    /// A glob over the repo-relative path (`src/**/*.rs`); a pattern without glob characters
+    /// matches paths that contain it.
+    pub path_glob: Option<String>,
+    pub limit: usize,
+    pub weights: FieldWeights,
+}
+
+/// A chunk found by search, with everything the interfaces print.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChunkHit {
+    pub id: i64,
+    pub repo: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: Option<String>,
+    pub kind: String,
+    pub language: Language,
+    pub score: f64,
+    pub text: String,
+}
+
+/// The persistence interface every backend implements.
+pub trait Store {
+    /// Finds or creates the repo rooted at `root`, named `name`.
+    fn ensure_repo(&mut self, name: &str, root: &str) -> anyhow::Result<RepoInfo>;
+    fn repos(&self) -> anyhow::Result<Vec<RepoInfo>>;
+    /// Removes a repo and everything indexed for it.
+    fn remove_repo(&mut self, repo: i64) -> anyhow::Result<()>;
+    /// The stored state of every file of a repo, by repo-relative path.
+    fn file_states(&self, repo: i64) -> anyhow::Result<HashMap<String, FileState>>;
+    /// Applies one batch atomically: after a crash either all of it or none of it is there.
+    fn apply(&mut self, repo: i64, batch: &IndexBatch) -> anyhow::Result<()>;
+    /// Marks an index run complete and records what it skipped.
+    fn finish_run(&mut self, repo: i64, skipped: &SkipCounts) -> anyhow::Result<()>;
+    fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
+    fn stats(&self) -> anyhow::Result<Vec<RepoStats>>;
+    /// Bytes the store occupies (for `quarry status`).
+    fn size_bytes(&self) -> u64;
+}

@@ -1,0 +1,159 @@
+//! Code-aware tokens, shared by indexing and querying so both sides always agree.
+//!
+//! An identifier is indexed as its whole form *and* its parts: `getUserName`,
+//! `get_user_name` and `GetUserName` all become `getusername get user name`. So the query
+//! `get user name` matches each of them, and the query `getUserName` also prefers the chunk
+//! that has the whole identifier (one more matching term). The joined form drops separators,
+//! which makes the whole identifier match across naming conventions.
+//!
+//! Written by hand because this is quarry's own definition of a token: FTS5's tokenizers
+//! split on punctuation but know nothing of camelCase, and the store sees only the output
+//! (space-separated lowercase words), which any full-text engine can index unchanged.
+
+/// Splits one identifier into its lowercase parts at `_`, `-`, `.` and case changes
+/// (`HTTPServer` → `http`, `server`; `parse2D` → `parse2`, `d`). Digits stay with the part
+/// they follow.
+pub fn identifier_parts(ident: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = ident.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        if c.is_uppercase() && !current.is_empty() {
+            let prev = chars[i - 1];
+            let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            // fooBar → foo|Bar ; HTTPServer → HTTP|Server ; x2D stays with digits' word
+            if prev.is_lowercase() || (prev.is_uppercase() && next_is_lower) || prev.is_ascii_digit() && next_is_lower {
+                parts.push(std::mem::take(&mut current));
+            }
+        }
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
+
+/// Calls `emit` for every token of `text`: each word's joined lowercase form, then its parts
+/// when it has more than one.
+pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if word.is_empty() || !word.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        let parts = identifier_parts(word);
+        if parts.len() == 1 {
+            emit(&parts[0]);
+        } else {
+            emit(&parts.concat());
+            for part in &parts {
+                emit(part);
+            }
+        }
+    }
+}
+
+/// The text the full-text index stores for `text`: its tokens separated by spaces.
+pub fn index_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    for_each_token(text, |t| {
+        if t.len() <= MAX_TOKEN_LEN {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(t);
+        }
+    });
+    out
+}
+
+/// Tokens longer than this (hashes, base64 blobs, minified code) are noise for search.
+pub const MAX_TOKEN_LEN: usize = 64;
+
+/// The distinct search terms of a query, in first-seen order: code-aware tokens minus
+/// English stop words (which carry no signal in code search and make long queries slow).
+/// A query made only of stop words keeps them, so it still finds something.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for_each_token(query, |t| {
+        if t.len() <= MAX_TOKEN_LEN && !all.iter().any(|s: &String| s == t) {
+            all.push(t.to_string());
+        }
+    });
+    let kept: Vec<String> = all.iter().filter(|t| !is_stop_word(t)).cloned().collect();
+    if kept.is_empty() {
+        all
+    } else {
+        kept
+    }
+}
+
+/// English function words that appear in natural-language queries and issue texts.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+// Sorted, for binary search.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "down", "during", "each", "even", "few", "for", "from", "further", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "me", "might", "more", "most", "much", "must", "my", "myself", "no", "nor", "not", "now",
+    "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(text: &str) -> Vec<String> {
+        let mut v = Vec::new();
+        for_each_token(text, |t| v.push(t.to_string()));
+        v
+    }
+
+    #[test]
+    fn splits_case_and_separators() {
+        assert_eq!(identifier_parts("getUserName"), ["get", "user", "name"]);
+        assert_eq!(identifier_parts("get_user_name"), ["get", "user", "name"]);
+        assert_eq!(identifier_parts("HTTPServer"), ["http", "server"]);
+        assert_eq!(identifier_parts("__init__"), ["init"]);
+        assert_eq!(identifier_parts("sha256sum"), ["sha256sum"]);
+        assert_eq!(identifier_parts("parseJSON2Yaml"), ["parse", "json2", "yaml"]);
+    }
+
+    #[test]
+    fn conventions_share_the_joined_form() {
+        let a = tokens("getUserName");
+        let b = tokens("get_user_name");
+        assert_eq!(a, b);
+        assert_eq!(a, ["getusername", "get", "user", "name"]);
+        assert_eq!(tokens("x = 1"), ["x", "1"]);
+    }
+
+    #[test]
+    fn stop_words_are_sorted_and_dropped() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+        assert_eq!(query_terms("how to parse the config file"), ["parse", "config", "file"]);
+        assert_eq!(query_terms("the"), ["the"]);
+        assert_eq!(query_terms("parseConfig parse"), ["parseconfig", "parse", "config"]);
+    }
+
+    #[test]
+    fn drops_huge_tokens_from_the_index() {
+        let blob = "a".repeat(100);
+        assert_eq!(index_text(&format!("keep {blob} this")), "keep this");
+    }
+}

@@ -1,0 +1,204 @@
+//! Sources: which files of a repository quarry indexes, and how it reads them.
+//!
+//! Discovery follows the rules developers already wrote down for their tools — `.gitignore`,
+//! `.ignore` and quarry's own `.quarryignore` — through the `ignore` crate (ripgrep's walker),
+//! skips hidden files, and never follows symlinks, so nothing outside the repository and no
+//! link loop is ever visited. Every file it does not index is counted with the reason, so
+//! `quarry status` can say what was left out and why.
+
+use anyhow::{Context, Result};
+use quarry_core::{store::SkipCounts, Language};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// Limits for one discovery run.
+#[derive(Debug, Clone)]
+pub struct DiscoverOptions {
+    /// Files larger than this are skipped as `too-large`.
+    pub max_file_size: u64,
+    /// At most this many files are indexed; the rest are skipped as `max-files`.
+    pub max_files: usize,
+}
+
+impl Default for DiscoverOptions {
+    fn default() -> Self {
+        DiscoverOptions { max_file_size: 1024 * 1024, max_files: 200_000 }
+    }
+}
+
+/// A file discovery accepted, not yet read.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Path relative to the repository root, with `/` separators.
+    pub rel_path: String,
+    pub abs_path: PathBuf,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub language: Language,
+}
+
+/// What discovery found.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// Accepted files, sorted by path.
+    pub files: Vec<Candidate>,
+    pub skipped: SkipCounts,
+}
+
+/// Skip reasons, as stored and shown.
+pub mod reason {
+    pub const BINARY: &str = "binary";
+    pub const TOO_LARGE: &str = "too-large";
+    pub const SYMLINK: &str = "symlink";
+    pub const UNREADABLE: &str = "unreadable";
+    pub const MAX_FILES: &str = "max-files";
+}
+
+/// The name of quarry's own ignore file, read like `.gitignore`.
+pub const IGNORE_FILE: &str = ".quarryignore";
+
+/// Lists the files under `root` that quarry indexes.
+pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
+    let meta = std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    anyhow::ensure!(meta.is_dir(), "{} is not a directory: quarry indexes a repository folder", root.display());
+
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        // A folder that is not a git repository still honours its .gitignore files.
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(IGNORE_FILE)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+
+    let mut found = Discovery::default();
+    let mut skip = |reason: &str| *found.skipped.entry(reason.to_string()).or_insert(0) += 1;
+    let mut accepted = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(_) => {
+                skip(reason::UNREADABLE);
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        if entry.path_is_symlink() {
+            skip(reason::SYMLINK);
+            continue;
+        }
+        let Some(file_type) = entry.file_type() else { continue };
+        if !file_type.is_file() {
+            continue;
+        }
+        let path = entry.path();
+        let rel = match path.strip_prefix(root) {
+            Ok(r) => r,
+            Err(_) => continue,
+        };
+        let rel_path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        if has_binary_extension(path) {
+            skip(reason::BINARY);
+            continue;
+        }
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(_) => {
+                skip(reason::UNREADABLE);
+                continue;
+            }
+        };
+        if meta.len() > opts.max_file_size {
+            skip(reason::TOO_LARGE);
+            continue;
+        }
+        if accepted.len() >= opts.max_files {
+            skip(reason::MAX_FILES);
+            continue;
+        }
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        accepted.push(Candidate {
+            language: Language::detect(rel),
+            rel_path,
+            abs_path: path.to_path_buf(),
+            size: meta.len(),
+            mtime_ns,
+        });
+    }
+    found.files = accepted;
+    Ok(found)
+}
+
+/// A file's content as indexable text, or why it is skipped.
+#[derive(Debug)]
+pub enum FileText {
+    Text {
+        text: String,
+        /// Hash of the raw bytes (hex), the key for "did this file change".
+        hash: String,
+        /// True when the bytes were not valid UTF-8 and invalid sequences were replaced.
+        lossy: bool,
+    },
+    Skipped(&'static str),
+}
+
+/// How many leading bytes are checked for NUL, the binary test git and ripgrep use.
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// Reads a file for indexing. Binary content (a NUL byte in the first 8 KiB) and files that
+/// grew past `max_size` since discovery are skipped; invalid UTF-8 is replaced, not rejected,
+/// so one stray Latin-1 byte does not hide a whole source file from search.
+pub fn read_text(path: &Path, max_size: u64) -> FileText {
+    let mut bytes = Vec::new();
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(_) => return FileText::Skipped(reason::UNREADABLE),
+    };
+    if file.take(max_size + 1).read_to_end(&mut bytes).is_err() {
+        return FileText::Skipped(reason::UNREADABLE);
+    }
+    if bytes.len() as u64 > max_size {
+        return FileText::Skipped(reason::TOO_LARGE);
+    }
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return FileText::Skipped(reason::BINARY);
+    }
+    let hash = content_hash(&bytes);
+    match String::from_utf8(bytes) {
+        Ok(text) => FileText::Text { text, hash, lossy: false },
+        Err(e) => FileText::Text { text: String::from_utf8_lossy(e.as_bytes()).into_owned(), hash, lossy: true },
+    }
+}
+
+/// The content hash quarry stores per file: xxh3-128 in hex (fast, and collisions are not
+/// a security concern for change detection).
+pub fn content_hash(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// Extensions that are binary for certain; skipping them saves reading the file.
+fn has_binary_extension(path: &Path) -> bool {
+    const BINARY: &[&str] = &[
+        "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "psd", "pdf", "zip", "gz", "tgz", "bz2", "xz",
+        "zst", "7z", "rar", "jar", "war", "class", "so", "dylib", "dll", "exe", "o", "a", "lib", "obj", "pyc", "pyo",
+        "whl", "egg", "wasm", "mp3", "mp4", "wav", "ogg", "flac", "mov", "avi", "mkv", "ttf", "otf", "woff", "woff2",
+        "eot", "sqlite", "db", "bin", "dat", "npy", "npz", "pkl", "parquet", "onnx", "safetensors", "pt",
+    ];
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| BINARY.iter().any(|b| b.eq_ignore_ascii_case(e)))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,77 @@
+//! Schema migrations, tracked by SQLite's `user_version`. Each entry upgrades the schema by
+//! one version inside a transaction; a file written by a newer quarry is refused, not guessed at.
+
+use anyhow::{bail, Result};
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: repos, files, chunks, symbols and the contentless full-text index.
+    r#"
+    CREATE TABLE repos(
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        root TEXT NOT NULL UNIQUE,
+        indexed_at INTEGER,
+        skipped TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE TABLE files(
+        id INTEGER PRIMARY KEY,
+        repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        language TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        UNIQUE(repo_id, path)
+    );
+    CREATE TABLE chunks(
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        symbol TEXT,
+        kind TEXT NOT NULL,
+        parent TEXT,
+        signature TEXT,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX chunks_by_file ON chunks(file_id);
+    CREATE TABLE symbols(
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        parent TEXT,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        signature TEXT
+    );
+    CREATE INDEX symbols_by_name ON symbols(name);
+    CREATE INDEX symbols_by_file ON symbols(file_id);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        path, symbols, body,
+        content = '', contentless_delete = 1,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &Connection) -> Result<()> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        bail!(
+            "this index has schema version {current}, newer than this quarry understands ({SCHEMA_VERSION}); \
+             upgrade quarry or rebuild the index with `quarry index --rebuild PATH`"
+        );
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

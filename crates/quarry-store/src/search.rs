@@ -1,0 +1,112 @@
+//! Read queries: BM25 over the full-text table with repo/language/path pre-filters, and the
+//! per-repo counts behind `quarry status`.
+
+use quarry_core::{ChunkHit, Language, LexicalQuery, RepoInfo, RepoStats};
+use rusqlite::{types::Value, Connection};
+use std::collections::BTreeMap;
+
+/// FTS5 MATCH expression: any of the terms. Terms come from `tokens::query_terms`, so they
+/// are alphanumeric words; quoting keeps FTS5 from reading one as an operator (`OR`, `NOT`).
+fn match_expression(terms: &[String]) -> String {
+    terms.iter().map(|t| format!("\"{}\"", t.replace('"', ""))).collect::<Vec<_>>().join(" OR ")
+}
+
+/// A path filter as a GLOB pattern: a pattern with glob characters is used as given, a plain
+/// string matches any path containing it.
+fn path_pattern(filter: &str) -> String {
+    if filter.contains(['*', '?', '[']) {
+        filter.replace("**/", "*").replace("**", "*")
+    } else {
+        format!("*{filter}*")
+    }
+}
+
+pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<ChunkHit>> {
+    if q.terms.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let w = q.weights;
+    let rank = format!("bm25(chunks_fts, {:.3}, {:.3}, {:.3})", w.path, w.symbol, w.body);
+    let mut sql = format!(
+        "SELECT c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, -{rank}, c.text
+         FROM chunks_fts
+         JOIN chunks c ON c.id = chunks_fts.rowid
+         JOIN files f ON f.id = c.file_id
+         JOIN repos r ON r.id = f.repo_id
+         WHERE chunks_fts MATCH ?1"
+    );
+    let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
+    if !q.repos.is_empty() {
+        let marks: Vec<String> = q
+            .repos
+            .iter()
+            .map(|name| {
+                args.push(Value::Text(name.clone()));
+                format!("?{}", args.len())
+            })
+            .collect();
+        sql.push_str(&format!(" AND r.name IN ({})", marks.join(",")));
+    }
+    if let Some(lang) = q.language {
+        args.push(Value::Text(lang.name().to_string()));
+        sql.push_str(&format!(" AND f.language = ?{}", args.len()));
+    }
+    if let Some(filter) = &q.path_glob {
+        args.push(Value::Text(path_pattern(filter)));
+        sql.push_str(&format!(" AND f.path GLOB ?{}", args.len()));
+    }
+    args.push(Value::Integer(q.limit as i64));
+    sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
+
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        let language: String = r.get(7)?;
+        Ok(ChunkHit {
+            id: r.get(0)?,
+            repo: r.get(1)?,
+            path: r.get(2)?,
+            start_line: r.get(3)?,
+            end_line: r.get(4)?,
+            symbol: r.get(5)?,
+            kind: r.get(6)?,
+            language: Language::from_name(&language).unwrap_or(Language::Text),
+            score: r.get(8)?,
+            text: r.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn stats(conn: &Connection) -> rusqlite::Result<Vec<RepoStats>> {
+    let mut repos = conn.prepare("SELECT id, name, root, indexed_at, skipped FROM repos ORDER BY name")?;
+    let repos = repos
+        .query_map([], |r| {
+            Ok((
+                RepoInfo { id: r.get(0)?, name: r.get(1)?, root: r.get(2)?, indexed_at: r.get(3)? },
+                r.get::<_, String>(4)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(repos.len());
+    for (repo, skipped) in repos {
+        let count = |sql: &str| conn.query_row(sql, [repo.id], |r| r.get::<_, i64>(0)).map(|n| n as u64);
+        let files = count("SELECT count(*) FROM files WHERE repo_id = ?1")?;
+        let chunks = count("SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1")?;
+        let symbols = count("SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?1")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT language, count(*) FROM files WHERE repo_id = ?1 GROUP BY language ORDER BY count(*) DESC",
+        )?;
+        let languages = stmt
+            .query_map([repo.id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?
+            .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
+        out.push(RepoStats {
+            repo,
+            files,
+            chunks,
+            symbols,
+            languages,
+            skipped: serde_json::from_str(&skipped).unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,149 @@
+use super::*;
+use quarry_core::store::IndexedFile;
+use quarry_core::{Chunk, FileChunks, Language, LexicalQuery, Symbol};
+
+fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
+    Chunk {
+        start_line: start,
+        end_line: end,
+        symbol: symbol.map(str::to_string),
+        kind: if symbol.is_some() { "function" } else { "module" }.to_string(),
+        parent: None,
+        signature: None,
+        language: Language::Python,
+        symbols: symbol.map(|s| vec![s.to_string()]).unwrap_or_default(),
+        text: text.to_string(),
+    }
+}
+
+fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
+    let symbols = chunks
+        .iter()
+        .filter_map(|c| {
+            c.symbol.as_ref().map(|s| Symbol {
+                name: s.clone(),
+                kind: c.kind.clone(),
+                parent: None,
+                start_line: c.start_line,
+                end_line: c.end_line,
+                signature: None,
+            })
+        })
+        .collect();
+    IndexedFile {
+        path: path.to_string(),
+        language: Language::detect(std::path::Path::new(path)),
+        state: FileState { hash: hash.to_string(), size: 10, mtime_ns: 1 },
+        content: FileChunks { chunks, symbols },
+    }
+}
+
+fn query(text: &str) -> LexicalQuery {
+    LexicalQuery { terms: tokens::query_terms(text), limit: 10, ..Default::default() }
+}
+
+fn fixture() -> (tempfile::TempDir, SqliteStore, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("index.sqlite")).unwrap();
+    let repo = store.ensure_repo("demo", "/src/demo").unwrap().id;
+    let batch = IndexBatch {
+        upserts: vec![
+            file(
+                "app/users.py",
+                "h1",
+                vec![chunk(1, 3, Some("getUserName"), "def getUserName(user):\n    return user.name\n")],
+            ),
+            file(
+                "app/config.py",
+                "h2",
+                vec![chunk(1, 4, Some("parse_config_file"), "def parse_config_file(path):\n    return toml.load(path)\n")],
+            ),
+            file("README.md", "h3", vec![chunk(1, 2, None, "Demo project for parsing configs")]),
+        ],
+        ..Default::default()
+    };
+    store.apply(repo, &batch).unwrap();
+    (dir, store, repo)
+}
+
+#[test]
+fn code_aware_tokens_match_across_conventions() {
+    let (_dir, store, _) = fixture();
+    for q in ["get user name", "get_user_name", "getUserName", "GetUserName"] {
+        let hits = store.search_lexical(&query(q)).unwrap();
+        assert_eq!(hits[0].path, "app/users.py", "query {q:?}: {hits:?}");
+        assert_eq!(hits[0].symbol.as_deref(), Some("getUserName"));
+        assert!(hits[0].score > 0.0);
+    }
+    let hits = store.search_lexical(&query("parse config file")).unwrap();
+    assert_eq!(hits[0].path, "app/config.py");
+}
+
+#[test]
+fn filters_by_language_path_and_repo() {
+    let (_dir, mut store, _) = fixture();
+    let other = store.ensure_repo("demo", "/src/elsewhere/demo").unwrap();
+    assert_eq!(other.name, "demo-2", "same folder name gets a suffix");
+    let mut q = query("parse config");
+    q.language = Some(Language::Markdown);
+    let hits = store.search_lexical(&q).unwrap();
+    assert_eq!(hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), ["README.md"]);
+    let mut q = query("parse config");
+    q.path_glob = Some("app/*.py".into());
+    assert!(store.search_lexical(&q).unwrap().iter().all(|h| h.path.starts_with("app/")));
+    let mut q = query("parse config");
+    q.repos = vec!["demo-2".into()];
+    assert!(store.search_lexical(&q).unwrap().is_empty());
+}
+
+#[test]
+fn replacing_and_deleting_files_leaves_no_stale_rows() {
+    let (_dir, mut store, repo) = fixture();
+    let batch = IndexBatch {
+        upserts: vec![file("app/users.py", "h9", vec![chunk(1, 2, Some("rename_account"), "def rename_account(): pass")])],
+        deleted: vec!["app/config.py".into()],
+        ..Default::default()
+    };
+    store.apply(repo, &batch).unwrap();
+    // The path still matches `user`, but the old chunk and its symbol are gone.
+    let hits = store.search_lexical(&query("getUserName")).unwrap();
+    assert!(hits.iter().all(|h| h.symbol.as_deref() == Some("rename_account")), "{hits:?}");
+    let hits = store.search_lexical(&query("parse_config_file")).unwrap();
+    assert!(hits.iter().all(|h| h.path == "README.md"), "{hits:?}");
+    assert_eq!(store.search_lexical(&query("rename account")).unwrap().len(), 1);
+    let states = store.file_states(repo).unwrap();
+    assert_eq!(states.len(), 2);
+    assert_eq!(states["app/users.py"].hash, "h9");
+    let stats = store.stats().unwrap();
+    assert_eq!((stats[0].files, stats[0].chunks, stats[0].symbols), (2, 2, 1));
+}
+
+#[test]
+fn remove_repo_drops_its_index() {
+    let (_dir, mut store, repo) = fixture();
+    store.remove_repo(repo).unwrap();
+    assert!(store.repos().unwrap().is_empty());
+    assert!(store.search_lexical(&query("parse config")).unwrap().is_empty());
+}
+
+#[test]
+fn garbage_file_is_reported_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    std::fs::write(&path, vec![0x5a; 8192]).unwrap();
+    let err = SqliteStore::open(&path).err().expect("garbage must not open");
+    assert!(is_corrupt(&err), "{err:#}");
+    assert!(format!("{err:#}").contains("--rebuild"));
+    SqliteStore::destroy(&path).unwrap();
+    assert!(SqliteStore::open(&path).is_ok());
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    drop(SqliteStore::open(&path).unwrap());
+    Connection::open(&path).unwrap().pragma_update(None, "user_version", 999).unwrap();
+    let err = SqliteStore::open(&path).err().unwrap();
+    assert!(format!("{err:#}").contains("newer"), "{err:#}");
+}
