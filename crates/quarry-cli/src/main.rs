@@ -1,1 +1,264 @@
-fn main() {}
+//! The `quarry` command. Thin by design: it parses arguments, calls quarry-engine, and prints
+//! results — to stdout only the results (human or `--json`), everything else to stderr.
+
+mod output;
+mod progress;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use quarry_core::Language;
+use quarry_engine::eval::{self, EvalOptions};
+use quarry_engine::{DiscoverOptions, IndexOptions, Mode, SearchRequest, Workspace};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "quarry",
+    version,
+    about = "Find code by name, by shape and by meaning — locally, in milliseconds."
+)]
+struct Cli {
+    /// The workspace folder holding the index [default: $QUARRY_HOME, else ~/.local/share/quarry].
+    #[arg(long, global = true, value_name = "DIR")]
+    index_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index a repository (or update its index: only changed files are re-read).
+    Index(IndexArgs),
+    /// Search the indexed code.
+    Search(SearchArgs),
+    /// Show what is indexed: files, chunks, languages, skipped files, freshness, store size.
+    Status(StatusArgs),
+    /// Score retrieval on a query set (JSONL, the format of the shared evaluation sets).
+    Eval(EvalArgs),
+}
+
+#[derive(Args)]
+struct IndexArgs {
+    /// Repository folders to index [default: the current folder].
+    paths: Vec<PathBuf>,
+    /// Drop the stored index of these repos (or a damaged index file) and start over.
+    #[arg(long)]
+    rebuild: bool,
+    /// Skip files larger than this (bytes; K, M and G suffixes accepted).
+    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    max_file_size: u64,
+    /// Index at most this many files per repo.
+    #[arg(long, default_value_t = 200_000)]
+    max_files: usize,
+    /// Name of the repo in the workspace [default: the folder's name].
+    #[arg(long)]
+    name: Option<String>,
+    /// Seconds to wait for another quarry process that is writing the index.
+    #[arg(long, default_value_t = 10.0)]
+    lock_wait: f64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Lexical,
+    Auto,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Lexical => Mode::Lexical,
+            ModeArg::Auto => Mode::Auto,
+        }
+    }
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// What to look for: words, identifiers, a question.
+    #[arg(required = true, num_args = 1..)]
+    query: Vec<String>,
+    /// How many chunks to return.
+    #[arg(short = 'k', long = "limit", default_value_t = 10)]
+    limit: usize,
+    /// Only this repo (repeatable).
+    #[arg(long)]
+    repo: Vec<String>,
+    /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, markdown, text).
+    #[arg(long, value_parser = parse_language)]
+    lang: Option<Language>,
+    /// Only paths matching this glob (or containing this text).
+    #[arg(long)]
+    path: Option<String>,
+    #[arg(long, value_enum, default_value = "auto")]
+    mode: ModeArg,
+    /// Print one JSON document (schema: docs/JSON.md).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct StatusArgs {
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    /// The query file (JSONL).
+    queries: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    mode: ModeArg,
+    /// Folder with the git repositories that `repo`/`commit` rows name (owner+name/repo, owner+name or name).
+    #[arg(long, value_name = "DIR")]
+    repos: Option<PathBuf>,
+    /// Folder for evaluation trees and their index [default: <index dir>/eval].
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+    /// Chunks retrieved per query before ranking distinct files.
+    #[arg(long, default_value_t = 300)]
+    candidates: usize,
+    /// Only this language.
+    #[arg(long, value_parser = parse_language)]
+    lang: Option<Language>,
+    /// Evaluate only the first N queries.
+    #[arg(long)]
+    max_queries: Option<usize>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (digits, factor) = match s.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&s[..s.len() - 1], 1u64 << 10),
+        Some('M') => (&s[..s.len() - 1], 1 << 20),
+        Some('G') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits
+        .parse::<u64>()
+        .map(|n| n * factor)
+        .map_err(|_| format!("`{s}` is not a size (e.g. 1048576, 512K, 1M)"))
+}
+
+fn parse_language(s: &str) -> Result<Language, String> {
+    Language::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Language::ALL.iter().map(|l| l.name()).collect();
+        format!("unknown language `{s}` (known: {})", names.join(", "))
+    })
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(err) = run(cli) {
+        eprintln!("quarry: error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let dir = cli.index_dir.clone().unwrap_or_else(Workspace::default_dir);
+    match cli.command {
+        Command::Index(args) => index(&dir, args),
+        Command::Search(args) => search(&dir, args),
+        Command::Status(args) => status(&dir, args),
+        Command::Eval(args) => evaluate(&dir, args),
+    }
+}
+
+fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths
+    };
+    let wait = Duration::from_secs_f64(args.lock_wait.max(0.0));
+    let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, args.rebuild)?;
+    let opts = IndexOptions {
+        discover: DiscoverOptions {
+            max_file_size: args.max_file_size,
+            max_files: args.max_files,
+        },
+        rebuild: args.rebuild,
+        name: args.name,
+        ..Default::default()
+    };
+    let progress = progress::Bars::new();
+    let mut reports = Vec::new();
+    for path in &paths {
+        let report = ws.index_repo(path, &opts, &progress)?;
+        if !args.json {
+            output::print_index_report(&report);
+        }
+        reports.push(report);
+    }
+    if args.json {
+        output::print_json(&serde_json::json!({ "repos": reports }))?;
+    }
+    Ok(())
+}
+
+fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
+    let ws = Workspace::open_existing(dir)?;
+    let mut request = SearchRequest::new(args.query.join(" "));
+    request.mode = args.mode.into();
+    request.repos = args.repo;
+    request.language = args.lang;
+    request.path = args.path;
+    request.limit = args.limit;
+    let response = ws.search(&request)?;
+    if args.json {
+        output::print_json(&response)
+    } else {
+        output::print_search(&response)
+    }
+}
+
+fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
+    let file = Workspace::index_file(dir);
+    if !file.exists() {
+        if args.json {
+            return output::print_json(
+                &serde_json::json!({ "index": file, "repos": [], "store_bytes": 0 }),
+            );
+        }
+        eprintln!(
+            "nothing indexed yet in {}: run `quarry index PATH`",
+            dir.display()
+        );
+        return Ok(());
+    }
+    let ws = Workspace::open(dir)?;
+    let stats = ws.store().stats()?;
+    let bytes = ws.store().size_bytes();
+    if args.json {
+        output::print_json(
+            &serde_json::json!({ "index": file, "repos": stats, "store_bytes": bytes }),
+        )
+    } else {
+        output::print_status(&file, &stats, bytes)
+    }
+}
+
+fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
+    let opts = EvalOptions {
+        mode: args.mode.into(),
+        repos_dir: args.repos,
+        work_dir: args.work_dir.unwrap_or_else(|| dir.join("eval")),
+        candidates: args.candidates,
+        language: args.lang,
+        max_queries: args.max_queries,
+    };
+    let report = eval::run(&args.queries, &opts, &progress::Bars::new())
+        .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;
+    if args.json {
+        output::print_json(&report)
+    } else {
+        output::print_eval(&report)
+    }
+}

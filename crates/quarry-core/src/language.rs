@@ -97,7 +97,9 @@ impl Language {
             "tsx" => Language::Tsx,
             "java" => Language::Java,
             "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" => Language::Cpp,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" => {
+                Language::Cpp
+            }
             "cs" => Language::CSharp,
             "rb" | "rake" | "gemspec" => Language::Ruby,
             "php" | "phtml" => Language::Php,

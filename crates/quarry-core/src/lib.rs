@@ -14,4 +14,6 @@ pub mod tokens;
 pub use embed::Embedder;
 pub use language::Language;
 pub use model::{Chunk, FileChunks, Symbol};
-pub use store::{ChunkHit, FileState, IndexedFile, LexicalQuery, RepoInfo, RepoStats, SkipCounts, Store};
+pub use store::{
+    ChunkHit, FileState, IndexedFile, LexicalQuery, RepoInfo, RepoStats, SkipCounts, Store,
+};

@@ -55,9 +55,15 @@ pub struct RepoInfo {
     pub root: String,
     /// Unix seconds of the last completed index run; `None` while the first run is unfinished.
     pub indexed_at: Option<i64>,
+    /// Files and chunks stored, as counted when the last run completed (cheap to read on
+    /// every search; `RepoStats` has live counts).
+    pub files: u64,
+    pub chunks: u64,
+    /// Files skipped in the last completed run, by reason.
+    pub skipped: SkipCounts,
 }
 
-/// Per-repo counts for `quarry status`.
+/// Per-repo live counts for `quarry status`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RepoStats {
     pub repo: RepoInfo,
@@ -66,8 +72,6 @@ pub struct RepoStats {
     pub symbols: u64,
     /// Files per language.
     pub languages: BTreeMap<String, u64>,
-    /// Files skipped in the last completed run, by reason.
-    pub skipped: SkipCounts,
 }
 
 /// Field weights for BM25: how much a match in each field counts.
@@ -80,7 +84,11 @@ pub struct FieldWeights {
 
 impl Default for FieldWeights {
     fn default() -> Self {
-        FieldWeights { path: 3.0, symbol: 4.0, body: 1.0 }
+        FieldWeights {
+            path: 3.0,
+            symbol: 4.0,
+            body: 1.0,
+        }
     }
 }
 

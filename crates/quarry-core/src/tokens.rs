@@ -28,7 +28,10 @@ pub fn identifier_parts(ident: &str) -> Vec<String> {
             let prev = chars[i - 1];
             let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
             // fooBar → foo|Bar ; HTTPServer → HTTP|Server ; x2D stays with digits' word
-            if prev.is_lowercase() || (prev.is_uppercase() && next_is_lower) || prev.is_ascii_digit() && next_is_lower {
+            if prev.is_lowercase()
+                || (prev.is_uppercase() && next_is_lower)
+                || prev.is_ascii_digit() && next_is_lower
+            {
                 parts.push(std::mem::take(&mut current));
             }
         }
@@ -101,15 +104,17 @@ pub fn is_stop_word(word: &str) -> bool {
 
 // Sorted, for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
-    "do", "does", "doing", "down", "during", "each", "even", "few", "for", "from", "further", "had", "has", "have",
-    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
-    "itself", "just", "me", "might", "more", "most", "much", "must", "my", "myself", "no", "nor", "not", "now",
-    "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she",
-    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "we", "were", "what",
-    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
+    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "even",
+    "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers",
+    "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me",
+    "might", "more", "most", "much", "must", "my", "myself", "no", "nor", "not", "now", "of",
+    "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "us", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your",
 ];
 
 #[cfg(test)]
@@ -129,7 +134,10 @@ mod tests {
         assert_eq!(identifier_parts("HTTPServer"), ["http", "server"]);
         assert_eq!(identifier_parts("__init__"), ["init"]);
         assert_eq!(identifier_parts("sha256sum"), ["sha256sum"]);
-        assert_eq!(identifier_parts("parseJSON2Yaml"), ["parse", "json2", "yaml"]);
+        assert_eq!(
+            identifier_parts("parseJSON2Yaml"),
+            ["parse", "json2", "yaml"]
+        );
     }
 
     #[test]
@@ -146,9 +154,15 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOP_WORDS);
-        assert_eq!(query_terms("how to parse the config file"), ["parse", "config", "file"]);
+        assert_eq!(
+            query_terms("how to parse the config file"),
+            ["parse", "config", "file"]
+        );
         assert_eq!(query_terms("the"), ["the"]);
-        assert_eq!(query_terms("parseConfig parse"), ["parseconfig", "parse", "config"]);
+        assert_eq!(
+            query_terms("parseConfig parse"),
+            ["parseconfig", "parse", "config"]
+        );
     }
 
     #[test]

@@ -1,1 +1,18 @@
-//! placeholder
+//! quarry-engine: the one API every interface (CLI, and later MCP, HTTP, the agent hook)
+//! calls. It joins the pipeline — sources → chunking → store → retrieval — and owns the
+//! workspace: where the index lives and who may write it.
+
+pub mod eval;
+mod index;
+mod lock;
+mod progress;
+pub mod search;
+mod workspace;
+
+pub use index::{FileChange, IndexOptions, IndexReport};
+pub use lock::WriteLock;
+pub use progress::{NoProgress, Progress};
+pub use quarry_chunk::ChunkOptions;
+pub use quarry_sources::DiscoverOptions;
+pub use search::{Mode, SearchRequest, SearchResponse};
+pub use workspace::Workspace;

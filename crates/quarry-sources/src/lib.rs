@@ -23,7 +23,10 @@ pub struct DiscoverOptions {
 
 impl Default for DiscoverOptions {
     fn default() -> Self {
-        DiscoverOptions { max_file_size: 1024 * 1024, max_files: 200_000 }
+        DiscoverOptions {
+            max_file_size: 1024 * 1024,
+            max_files: 200_000,
+        }
     }
 }
 
@@ -60,8 +63,13 @@ pub const IGNORE_FILE: &str = ".quarryignore";
 
 /// Lists the files under `root` that quarry indexes.
 pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
-    let meta = std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
-    anyhow::ensure!(meta.is_dir(), "{} is not a directory: quarry indexes a repository folder", root.display());
+    let meta =
+        std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    anyhow::ensure!(
+        meta.is_dir(),
+        "{} is not a directory: quarry indexes a repository folder",
+        root.display()
+    );
 
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
@@ -93,7 +101,9 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
             skip(reason::SYMLINK);
             continue;
         }
-        let Some(file_type) = entry.file_type() else { continue };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
         if !file_type.is_file() {
             continue;
         }
@@ -102,7 +112,11 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
             Ok(r) => r,
             Err(_) => continue,
         };
-        let rel_path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        let rel_path = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         if has_binary_extension(path) {
             skip(reason::BINARY);
             continue;
@@ -176,8 +190,16 @@ pub fn read_text(path: &Path, max_size: u64) -> FileText {
     }
     let hash = content_hash(&bytes);
     match String::from_utf8(bytes) {
-        Ok(text) => FileText::Text { text, hash, lossy: false },
-        Err(e) => FileText::Text { text: String::from_utf8_lossy(e.as_bytes()).into_owned(), hash, lossy: true },
+        Ok(text) => FileText::Text {
+            text,
+            hash,
+            lossy: false,
+        },
+        Err(e) => FileText::Text {
+            text: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            hash,
+            lossy: true,
+        },
     }
 }
 
@@ -190,10 +212,65 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// Extensions that are binary for certain; skipping them saves reading the file.
 fn has_binary_extension(path: &Path) -> bool {
     const BINARY: &[&str] = &[
-        "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "psd", "pdf", "zip", "gz", "tgz", "bz2", "xz",
-        "zst", "7z", "rar", "jar", "war", "class", "so", "dylib", "dll", "exe", "o", "a", "lib", "obj", "pyc", "pyo",
-        "whl", "egg", "wasm", "mp3", "mp4", "wav", "ogg", "flac", "mov", "avi", "mkv", "ttf", "otf", "woff", "woff2",
-        "eot", "sqlite", "db", "bin", "dat", "npy", "npz", "pkl", "parquet", "onnx", "safetensors", "pt",
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "bmp",
+        "ico",
+        "webp",
+        "tif",
+        "tiff",
+        "psd",
+        "pdf",
+        "zip",
+        "gz",
+        "tgz",
+        "bz2",
+        "xz",
+        "zst",
+        "7z",
+        "rar",
+        "jar",
+        "war",
+        "class",
+        "so",
+        "dylib",
+        "dll",
+        "exe",
+        "o",
+        "a",
+        "lib",
+        "obj",
+        "pyc",
+        "pyo",
+        "whl",
+        "egg",
+        "wasm",
+        "mp3",
+        "mp4",
+        "wav",
+        "ogg",
+        "flac",
+        "mov",
+        "avi",
+        "mkv",
+        "ttf",
+        "otf",
+        "woff",
+        "woff2",
+        "eot",
+        "sqlite",
+        "db",
+        "bin",
+        "dat",
+        "npy",
+        "npz",
+        "pkl",
+        "parquet",
+        "onnx",
+        "safetensors",
+        "pt",
     ];
     path.extension()
         .and_then(|e| e.to_str())

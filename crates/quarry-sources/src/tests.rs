@@ -37,7 +37,10 @@ fn counts_binary_large_and_max_files() {
     write(root, "c.py", b"print(3)\n");
     write(root, "logo.png", b"\x89PNG");
     write(root, "big.txt", &vec![b'x'; 2048]);
-    let opts = DiscoverOptions { max_file_size: 1024, max_files: 2 };
+    let opts = DiscoverOptions {
+        max_file_size: 1024,
+        max_files: 2,
+    };
     let found = discover(root, &opts).unwrap();
     assert_eq!(paths(&found), ["a.py", "b.py"]);
     assert_eq!(found.skipped.get(reason::BINARY), Some(&1));
@@ -63,8 +66,15 @@ fn never_follows_symlinks_out_or_into_loops() {
 
 #[test]
 fn missing_root_is_a_clear_error() {
-    let err = discover(Path::new("/definitely/not/here"), &DiscoverOptions::default()).unwrap_err();
-    assert!(format!("{err:#}").contains("/definitely/not/here"), "{err:#}");
+    let err = discover(
+        Path::new("/definitely/not/here"),
+        &DiscoverOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("/definitely/not/here"),
+        "{err:#}"
+    );
 }
 
 #[test]
@@ -82,7 +92,10 @@ fn reads_text_skips_binary_and_replaces_invalid_utf8() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(read_text(&root.join("nul.dat2"), 1024), FileText::Skipped(reason::BINARY)));
+    assert!(matches!(
+        read_text(&root.join("nul.dat2"), 1024),
+        FileText::Skipped(reason::BINARY)
+    ));
     match read_text(&root.join("latin1.py"), 1024) {
         FileText::Text { text, lossy, .. } => {
             assert!(lossy);
@@ -90,6 +103,12 @@ fn reads_text_skips_binary_and_replaces_invalid_utf8() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(read_text(&root.join("ok.rs"), 4), FileText::Skipped(reason::TOO_LARGE)));
-    assert!(matches!(read_text(&root.join("gone.rs"), 1024), FileText::Skipped(reason::UNREADABLE)));
+    assert!(matches!(
+        read_text(&root.join("ok.rs"), 4),
+        FileText::Skipped(reason::TOO_LARGE)
+    ));
+    assert!(matches!(
+        read_text(&root.join("gone.rs"), 1024),
+        FileText::Skipped(reason::UNREADABLE)
+    ));
 }

@@ -47,8 +47,15 @@ pub fn is_corrupt(err: &anyhow::Error) -> bool {
 /// SQLite errors that mean the file itself is bad, turned into `CorruptIndex`; others pass.
 fn classify(path: &Path, err: rusqlite::Error) -> anyhow::Error {
     if let rusqlite::Error::SqliteFailure(code, _) = &err {
-        if matches!(code.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) {
-            return CorruptIndex { path: path.to_path_buf(), detail: err.to_string() }.into();
+        if matches!(
+            code.code,
+            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase
+        ) {
+            return CorruptIndex {
+                path: path.to_path_buf(),
+                detail: err.to_string(),
+            }
+            .into();
         }
     }
     anyhow::Error::new(err)
@@ -64,11 +71,16 @@ impl SqliteStore {
     /// Opens (creating if needed) the index at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<SqliteStore> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create index folder {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create index folder {}", dir.display()))?;
         }
-        let conn = Connection::open(path).with_context(|| format!("cannot open index {}", path.display()))?;
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open index {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        let store = SqliteStore { conn, path: path.to_path_buf() };
+        let store = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        };
         store.configure().map_err(|e| classify(path, e))?;
         schema::migrate(&store.conn).map_err(|e| match e.downcast::<rusqlite::Error>() {
             Ok(sql) => classify(path, sql),
@@ -79,7 +91,8 @@ impl SqliteStore {
 
     fn configure(&self) -> rusqlite::Result<()> {
         // Reading the header first surfaces "not a database" before any pragma writes.
-        self.conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))?;
+        self.conn
+            .query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))?;
         self.conn.pragma_update(None, "journal_mode", "WAL")?;
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -109,7 +122,10 @@ impl SqliteStore {
     }
 
     fn delete_file_rows(tx: &rusqlite::Transaction, file_id: i64) -> rusqlite::Result<()> {
-        tx.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)", [file_id])?;
+        tx.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)",
+            [file_id],
+        )?;
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
         Ok(())
     }
@@ -117,7 +133,8 @@ impl SqliteStore {
     fn apply_batch(&mut self, repo: i64, batch: &IndexBatch) -> rusqlite::Result<()> {
         let tx = self.conn.transaction()?;
         {
-            let mut find = tx.prepare_cached("SELECT id FROM files WHERE repo_id = ?1 AND path = ?2")?;
+            let mut find =
+                tx.prepare_cached("SELECT id FROM files WHERE repo_id = ?1 AND path = ?2")?;
             let mut insert_file = tx.prepare_cached(
                 "INSERT INTO files(repo_id, path, language, hash, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
@@ -125,8 +142,9 @@ impl SqliteStore {
                 "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?;
-            let mut insert_fts =
-                tx.prepare_cached("INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut insert_fts = tx.prepare_cached(
+                "INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
+            )?;
             let mut insert_symbol = tx.prepare_cached(
                 "INSERT INTO symbols(file_id, name, kind, parent, start_line, end_line, signature)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -135,15 +153,27 @@ impl SqliteStore {
                 tx.prepare_cached("UPDATE files SET hash = ?3, size = ?4, mtime_ns = ?5 WHERE repo_id = ?1 AND path = ?2")?;
 
             for path in &batch.deleted {
-                if let Some(id) = find.query_row(params![repo, path], |r| r.get::<_, i64>(0)).optional()? {
+                if let Some(id) = find
+                    .query_row(params![repo, path], |r| r.get::<_, i64>(0))
+                    .optional()?
+                {
                     Self::delete_file_rows(&tx, id)?;
                 }
             }
             for (path, state) in &batch.touched {
-                touch.execute(params![repo, path, state.hash, state.size as i64, state.mtime_ns])?;
+                touch.execute(params![
+                    repo,
+                    path,
+                    state.hash,
+                    state.size as i64,
+                    state.mtime_ns
+                ])?;
             }
             for file in &batch.upserts {
-                if let Some(id) = find.query_row(params![repo, file.path], |r| r.get::<_, i64>(0)).optional()? {
+                if let Some(id) = find
+                    .query_row(params![repo, file.path], |r| r.get::<_, i64>(0))
+                    .optional()?
+                {
                     Self::delete_file_rows(&tx, id)?;
                 }
                 insert_file.execute(params![
@@ -169,10 +199,23 @@ impl SqliteStore {
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
                     let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
-                    insert_fts.execute(params![chunk_id, path_tokens, symbol_tokens, tokens::index_text(&chunk.text)])?;
+                    insert_fts.execute(params![
+                        chunk_id,
+                        path_tokens,
+                        symbol_tokens,
+                        tokens::index_text(&chunk.text)
+                    ])?;
                 }
                 for s in &file.content.symbols {
-                    insert_symbol.execute(params![file_id, s.name, s.kind, s.parent, s.start_line, s.end_line, s.signature])?;
+                    insert_symbol.execute(params![
+                        file_id,
+                        s.name,
+                        s.kind,
+                        s.parent,
+                        s.start_line,
+                        s.end_line,
+                        s.signature
+                    ])?;
                 }
             }
         }
@@ -180,15 +223,31 @@ impl SqliteStore {
     }
 }
 
-fn repo_from_row(r: &rusqlite::Row) -> rusqlite::Result<RepoInfo> {
-    Ok(RepoInfo { id: r.get(0)?, name: r.get(1)?, root: r.get(2)?, indexed_at: r.get(3)? })
+/// Columns `repo_from_row` reads, in order.
+pub(crate) const REPO_COLUMNS: &str =
+    "id, name, root, indexed_at, file_count, chunk_count, skipped";
+
+pub(crate) fn repo_from_row(r: &rusqlite::Row) -> rusqlite::Result<RepoInfo> {
+    Ok(RepoInfo {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        root: r.get(2)?,
+        indexed_at: r.get(3)?,
+        files: r.get::<_, i64>(4)? as u64,
+        chunks: r.get::<_, i64>(5)? as u64,
+        skipped: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
+    })
 }
 
 impl Store for SqliteStore {
     fn ensure_repo(&mut self, name: &str, root: &str) -> Result<RepoInfo> {
         let existing = self
             .conn
-            .query_row("SELECT id, name, root, indexed_at FROM repos WHERE root = ?1", [root], repo_from_row)
+            .query_row(
+                &format!("SELECT {REPO_COLUMNS} FROM repos WHERE root = ?1"),
+                [root],
+                repo_from_row,
+            )
             .optional()
             .map_err(|e| self.err(e))?;
         if let Some(repo) = existing {
@@ -199,7 +258,9 @@ impl Store for SqliteStore {
         let mut n = 2;
         while self
             .conn
-            .query_row("SELECT 1 FROM repos WHERE name = ?1", [&candidate], |_| Ok(()))
+            .query_row("SELECT 1 FROM repos WHERE name = ?1", [&candidate], |_| {
+                Ok(())
+            })
             .optional()
             .map_err(|e| self.err(e))?
             .is_some()
@@ -208,22 +269,37 @@ impl Store for SqliteStore {
             n += 1;
         }
         self.conn
-            .execute("INSERT INTO repos(name, root) VALUES (?1, ?2)", params![candidate, root])
+            .execute(
+                "INSERT INTO repos(name, root) VALUES (?1, ?2)",
+                params![candidate, root],
+            )
             .map_err(|e| self.err(e))?;
-        Ok(RepoInfo { id: self.conn.last_insert_rowid(), name: candidate, root: root.to_string(), indexed_at: None })
+        Ok(RepoInfo {
+            id: self.conn.last_insert_rowid(),
+            name: candidate,
+            root: root.to_string(),
+            indexed_at: None,
+            files: 0,
+            chunks: 0,
+            skipped: SkipCounts::new(),
+        })
     }
 
     fn repos(&self) -> Result<Vec<RepoInfo>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, name, root, indexed_at FROM repos ORDER BY name")
+            .prepare(&format!("SELECT {REPO_COLUMNS} FROM repos ORDER BY name"))
             .map_err(|e| self.err(e))?;
         let rows = stmt.query_map([], repo_from_row).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
     }
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
-        let tx = self.conn.transaction().map_err(|e| classify(&self.path, e))?;
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| classify(&self.path, e))?;
         tx.execute(
             "DELETE FROM chunks_fts WHERE rowid IN
                (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
@@ -241,30 +317,50 @@ impl Store for SqliteStore {
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([repo], |r| {
-                Ok((r.get::<_, String>(0)?, FileState { hash: r.get(1)?, size: r.get::<_, i64>(2)? as u64, mtime_ns: r.get(3)? }))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    FileState {
+                        hash: r.get(1)?,
+                        size: r.get::<_, i64>(2)? as u64,
+                        mtime_ns: r.get(3)?,
+                    },
+                ))
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.err(e))
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+            .map_err(|e| self.err(e))
     }
 
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
-        self.apply_batch(repo, batch).map_err(|e| classify(&self.path, e))
+        self.apply_batch(repo, batch)
+            .map_err(|e| classify(&self.path, e))
     }
 
     fn finish_run(&mut self, repo: i64, skipped: &SkipCounts) -> Result<()> {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
         self.conn
             .execute(
-                "UPDATE repos SET indexed_at = ?2, skipped = ?3 WHERE id = ?1",
+                "UPDATE repos SET indexed_at = ?2, skipped = ?3,
+                   file_count = (SELECT count(*) FROM files WHERE repo_id = ?1),
+                   chunk_count = (SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)
+                 WHERE id = ?1",
                 params![repo, now, serde_json::to_string(skipped)?],
             )
             .map_err(|e| self.err(e))?;
         // Fold the WAL back so the file on disk is the whole index (cheap after a run).
-        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE); PRAGMA optimize;");
+        let _ = self
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(PASSIVE); PRAGMA optimize;");
         Ok(())
     }
 
-    fn search_lexical(&self, query: &quarry_core::LexicalQuery) -> Result<Vec<quarry_core::ChunkHit>> {
+    fn search_lexical(
+        &self,
+        query: &quarry_core::LexicalQuery,
+    ) -> Result<Vec<quarry_core::ChunkHit>> {
         search::lexical(&self.conn, query).map_err(|e| self.err(e))
     }
 

@@ -12,6 +12,8 @@ const MIGRATIONS: &[&str] = &[
         name TEXT NOT NULL UNIQUE,
         root TEXT NOT NULL UNIQUE,
         indexed_at INTEGER,
+        file_count INTEGER NOT NULL DEFAULT 0,
+        chunk_count INTEGER NOT NULL DEFAULT 0,
         skipped TEXT NOT NULL DEFAULT '{}'
     );
     CREATE TABLE files(

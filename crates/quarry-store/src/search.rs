@@ -1,14 +1,19 @@
 //! Read queries: BM25 over the full-text table with repo/language/path pre-filters, and the
 //! per-repo counts behind `quarry status`.
 
-use quarry_core::{ChunkHit, Language, LexicalQuery, RepoInfo, RepoStats};
+use crate::{repo_from_row, REPO_COLUMNS};
+use quarry_core::{ChunkHit, Language, LexicalQuery, RepoStats};
 use rusqlite::{types::Value, Connection};
 use std::collections::BTreeMap;
 
 /// FTS5 MATCH expression: any of the terms. Terms come from `tokens::query_terms`, so they
 /// are alphanumeric words; quoting keeps FTS5 from reading one as an operator (`OR`, `NOT`).
 fn match_expression(terms: &[String]) -> String {
-    terms.iter().map(|t| format!("\"{}\"", t.replace('"', ""))).collect::<Vec<_>>().join(" OR ")
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 /// A path filter as a GLOB pattern: a pattern with glob characters is used as given, a plain
@@ -26,7 +31,10 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
         return Ok(Vec::new());
     }
     let w = q.weights;
-    let rank = format!("bm25(chunks_fts, {:.3}, {:.3}, {:.3})", w.path, w.symbol, w.body);
+    let rank = format!(
+        "bm25(chunks_fts, {:.3}, {:.3}, {:.3})",
+        w.path, w.symbol, w.body
+    );
     let mut sql = format!(
         "SELECT c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, -{rank}, c.text
          FROM chunks_fts
@@ -78,26 +86,30 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
 }
 
 pub fn stats(conn: &Connection) -> rusqlite::Result<Vec<RepoStats>> {
-    let mut repos = conn.prepare("SELECT id, name, root, indexed_at, skipped FROM repos ORDER BY name")?;
+    let mut repos = conn.prepare(&format!("SELECT {REPO_COLUMNS} FROM repos ORDER BY name"))?;
     let repos = repos
-        .query_map([], |r| {
-            Ok((
-                RepoInfo { id: r.get(0)?, name: r.get(1)?, root: r.get(2)?, indexed_at: r.get(3)? },
-                r.get::<_, String>(4)?,
-            ))
-        })?
+        .query_map([], repo_from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut out = Vec::with_capacity(repos.len());
-    for (repo, skipped) in repos {
-        let count = |sql: &str| conn.query_row(sql, [repo.id], |r| r.get::<_, i64>(0)).map(|n| n as u64);
+    for repo in repos {
+        let count = |sql: &str| {
+            conn.query_row(sql, [repo.id], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+        };
         let files = count("SELECT count(*) FROM files WHERE repo_id = ?1")?;
-        let chunks = count("SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1")?;
-        let symbols = count("SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?1")?;
+        let chunks = count(
+            "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1",
+        )?;
+        let symbols = count(
+            "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?1",
+        )?;
         let mut stmt = conn.prepare_cached(
             "SELECT language, count(*) FROM files WHERE repo_id = ?1 GROUP BY language ORDER BY count(*) DESC",
         )?;
         let languages = stmt
-            .query_map([repo.id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?
+            .query_map([repo.id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })?
             .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
         out.push(RepoStats {
             repo,
@@ -105,7 +117,6 @@ pub fn stats(conn: &Connection) -> rusqlite::Result<Vec<RepoStats>> {
             chunks,
             symbols,
             languages,
-            skipped: serde_json::from_str(&skipped).unwrap_or_default(),
         });
     }
     Ok(out)

@@ -7,7 +7,12 @@ fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
         start_line: start,
         end_line: end,
         symbol: symbol.map(str::to_string),
-        kind: if symbol.is_some() { "function" } else { "module" }.to_string(),
+        kind: if symbol.is_some() {
+            "function"
+        } else {
+            "module"
+        }
+        .to_string(),
         parent: None,
         signature: None,
         language: Language::Python,
@@ -33,13 +38,21 @@ fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
     IndexedFile {
         path: path.to_string(),
         language: Language::detect(std::path::Path::new(path)),
-        state: FileState { hash: hash.to_string(), size: 10, mtime_ns: 1 },
+        state: FileState {
+            hash: hash.to_string(),
+            size: 10,
+            mtime_ns: 1,
+        },
         content: FileChunks { chunks, symbols },
     }
 }
 
 fn query(text: &str) -> LexicalQuery {
-    LexicalQuery { terms: tokens::query_terms(text), limit: 10, ..Default::default() }
+    LexicalQuery {
+        terms: tokens::query_terms(text),
+        limit: 10,
+        ..Default::default()
+    }
 }
 
 fn fixture() -> (tempfile::TempDir, SqliteStore, i64) {
@@ -51,14 +64,28 @@ fn fixture() -> (tempfile::TempDir, SqliteStore, i64) {
             file(
                 "app/users.py",
                 "h1",
-                vec![chunk(1, 3, Some("getUserName"), "def getUserName(user):\n    return user.name\n")],
+                vec![chunk(
+                    1,
+                    3,
+                    Some("getUserName"),
+                    "def getUserName(user):\n    return user.name\n",
+                )],
             ),
             file(
                 "app/config.py",
                 "h2",
-                vec![chunk(1, 4, Some("parse_config_file"), "def parse_config_file(path):\n    return toml.load(path)\n")],
+                vec![chunk(
+                    1,
+                    4,
+                    Some("parse_config_file"),
+                    "def parse_config_file(path):\n    return toml.load(path)\n",
+                )],
             ),
-            file("README.md", "h3", vec![chunk(1, 2, None, "Demo project for parsing configs")]),
+            file(
+                "README.md",
+                "h3",
+                vec![chunk(1, 2, None, "Demo project for parsing configs")],
+            ),
         ],
         ..Default::default()
     };
@@ -69,7 +96,12 @@ fn fixture() -> (tempfile::TempDir, SqliteStore, i64) {
 #[test]
 fn code_aware_tokens_match_across_conventions() {
     let (_dir, store, _) = fixture();
-    for q in ["get user name", "get_user_name", "getUserName", "GetUserName"] {
+    for q in [
+        "get user name",
+        "get_user_name",
+        "getUserName",
+        "GetUserName",
+    ] {
         let hits = store.search_lexical(&query(q)).unwrap();
         assert_eq!(hits[0].path, "app/users.py", "query {q:?}: {hits:?}");
         assert_eq!(hits[0].symbol.as_deref(), Some("getUserName"));
@@ -87,10 +119,17 @@ fn filters_by_language_path_and_repo() {
     let mut q = query("parse config");
     q.language = Some(Language::Markdown);
     let hits = store.search_lexical(&q).unwrap();
-    assert_eq!(hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), ["README.md"]);
+    assert_eq!(
+        hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+        ["README.md"]
+    );
     let mut q = query("parse config");
     q.path_glob = Some("app/*.py".into());
-    assert!(store.search_lexical(&q).unwrap().iter().all(|h| h.path.starts_with("app/")));
+    assert!(store
+        .search_lexical(&q)
+        .unwrap()
+        .iter()
+        .all(|h| h.path.starts_with("app/")));
     let mut q = query("parse config");
     q.repos = vec!["demo-2".into()];
     assert!(store.search_lexical(&q).unwrap().is_empty());
@@ -100,22 +139,51 @@ fn filters_by_language_path_and_repo() {
 fn replacing_and_deleting_files_leaves_no_stale_rows() {
     let (_dir, mut store, repo) = fixture();
     let batch = IndexBatch {
-        upserts: vec![file("app/users.py", "h9", vec![chunk(1, 2, Some("rename_account"), "def rename_account(): pass")])],
+        upserts: vec![file(
+            "app/users.py",
+            "h9",
+            vec![chunk(
+                1,
+                2,
+                Some("rename_account"),
+                "def rename_account(): pass",
+            )],
+        )],
         deleted: vec!["app/config.py".into()],
         ..Default::default()
     };
     store.apply(repo, &batch).unwrap();
     // The path still matches `user`, but the old chunk and its symbol are gone.
     let hits = store.search_lexical(&query("getUserName")).unwrap();
-    assert!(hits.iter().all(|h| h.symbol.as_deref() == Some("rename_account")), "{hits:?}");
+    assert!(
+        hits.iter()
+            .all(|h| h.symbol.as_deref() == Some("rename_account")),
+        "{hits:?}"
+    );
     let hits = store.search_lexical(&query("parse_config_file")).unwrap();
     assert!(hits.iter().all(|h| h.path == "README.md"), "{hits:?}");
-    assert_eq!(store.search_lexical(&query("rename account")).unwrap().len(), 1);
+    assert_eq!(
+        store
+            .search_lexical(&query("rename account"))
+            .unwrap()
+            .len(),
+        1
+    );
     let states = store.file_states(repo).unwrap();
     assert_eq!(states.len(), 2);
     assert_eq!(states["app/users.py"].hash, "h9");
     let stats = store.stats().unwrap();
-    assert_eq!((stats[0].files, stats[0].chunks, stats[0].symbols), (2, 2, 1));
+    assert_eq!(
+        (stats[0].files, stats[0].chunks, stats[0].symbols),
+        (2, 2, 1)
+    );
+    assert_eq!(stats[0].repo.indexed_at, None, "no run has completed yet");
+    let skipped = SkipCounts::from([("binary".to_string(), 3)]);
+    store.finish_run(repo, &skipped).unwrap();
+    let info = &store.repos().unwrap()[0];
+    assert_eq!((info.files, info.chunks), (2, 2));
+    assert_eq!(info.skipped, skipped);
+    assert!(info.indexed_at.is_some());
 }
 
 #[test]
@@ -123,7 +191,10 @@ fn remove_repo_drops_its_index() {
     let (_dir, mut store, repo) = fixture();
     store.remove_repo(repo).unwrap();
     assert!(store.repos().unwrap().is_empty());
-    assert!(store.search_lexical(&query("parse config")).unwrap().is_empty());
+    assert!(store
+        .search_lexical(&query("parse config"))
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -131,7 +202,9 @@ fn garbage_file_is_reported_as_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.sqlite");
     std::fs::write(&path, vec![0x5a; 8192]).unwrap();
-    let err = SqliteStore::open(&path).err().expect("garbage must not open");
+    let err = SqliteStore::open(&path)
+        .err()
+        .expect("garbage must not open");
     assert!(is_corrupt(&err), "{err:#}");
     assert!(format!("{err:#}").contains("--rebuild"));
     SqliteStore::destroy(&path).unwrap();
@@ -143,7 +216,10 @@ fn newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.sqlite");
     drop(SqliteStore::open(&path).unwrap());
-    Connection::open(&path).unwrap().pragma_update(None, "user_version", 999).unwrap();
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 999)
+        .unwrap();
     let err = SqliteStore::open(&path).err().unwrap();
     assert!(format!("{err:#}").contains("newer"), "{err:#}");
 }

@@ -1,0 +1,641 @@
+//! Per-language knowledge: which grammar parses a language, which syntax-node kinds are
+//! definitions (and what symbol kind they become), how each definition's name is found, which
+//! nodes wrap a definition (`export`, decorators, templates), and which nodes attach to the
+//! definition below them (comments, attributes).
+//!
+//! Everything language-specific lives here as data plus a few small name-finding helpers, so
+//! the tree walk in `tree.rs` stays generic.
+
+use quarry_core::Language;
+use tree_sitter::Node;
+
+/// How a definition node is named and what kind of symbol it becomes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Rule {
+    /// Name from a field; a fixed symbol kind.
+    Named {
+        field: &'static str,
+        kind: &'static str,
+    },
+    /// Like `Named`, but only when the node has a `body` field (skips `mod foo;`, forward
+    /// declarations and bodiless namespaces).
+    WithBody {
+        field: &'static str,
+        kind: &'static str,
+    },
+    /// A function: `function` at top level, `method` inside a class-like container,
+    /// `constructor` when it has the language's constructor name.
+    Func { field: &'static str },
+    /// Always a constructor (Java/C# `constructor_declaration`).
+    Ctor { field: &'static str },
+    /// C# destructor: `~Name`, a method.
+    Dtor { field: &'static str },
+    /// Rust `impl`: named after its `type` field (`impl Display for Foo` → `Foo`).
+    RustImpl,
+    /// C/C++ `function_definition`: named from the declarator chain (`Class::m` → `m` with
+    /// explicit parent `Class`).
+    CFunction,
+    /// C/C++ struct/union/enum/class specifier with a body; an anonymous one inside a typedef
+    /// takes the typedef's name.
+    CSpecifier { kind: &'static str },
+    /// C/C++ `typedef` of anything but an inline struct body → kind `type`.
+    CTypedef,
+    /// Go `type_spec`: `struct`, `interface` or `type` depending on the underlying type.
+    GoType,
+    /// Go `method_declaration`: a method whose parent is the receiver's type.
+    GoMethod,
+    /// JS/TS `variable_declarator` whose value is a function or class expression (only outside
+    /// function bodies: locals are not navigation targets).
+    JsVar,
+    /// JS/TS class field whose value is a function (`handler = () => {}`): a method.
+    JsField { field: &'static str },
+    /// JS/TS `method_definition`, only directly in a class body (not object literals).
+    JsMethod,
+    /// Ruby class/module: last segment of `A::B`.
+    RubyConst { kind: &'static str },
+    /// Ruby `def self.x`: always a method.
+    RubySingleton,
+    /// A namespace that covers the rest of the file (`namespace A.B;` in C#, `namespace A\B;`
+    /// in PHP): a symbol, and the parent of every later top-level definition.
+    FileScope,
+    /// PHP `namespace_definition`: braced → namespace container; bodiless → `FileScope`.
+    PhpNamespace,
+}
+
+const FUNC: Rule = Rule::Func { field: "name" };
+const CTOR: Rule = Rule::Ctor { field: "name" };
+
+/// `Named` by the usual `name` field.
+const fn named(kind: &'static str) -> Rule {
+    Rule::Named {
+        field: "name",
+        kind,
+    }
+}
+
+/// `WithBody` by the usual `name` field.
+const fn with_body(kind: &'static str) -> Rule {
+    Rule::WithBody {
+        field: "name",
+        kind,
+    }
+}
+
+/// A language's tables.
+pub(crate) struct Spec {
+    pub grammar: fn() -> tree_sitter::Language,
+    /// Definition node kinds and their rules.
+    pub defs: &'static [(&'static str, Rule)],
+    /// Nodes that wrap a single definition and belong to its range (`export`, decorators,
+    /// `template <…>`, `const f = …`).
+    pub wrappers: &'static [&'static str],
+    /// Nodes standing on their own lines directly above a definition that join its chunk.
+    pub attach: &'static [&'static str],
+    /// The name a constructor method has, if the language names constructors.
+    pub ctor_name: Option<&'static str>,
+}
+
+const COMMENT: &[&str] = &["comment"];
+const JS_WRAPPERS: &[&str] = &[
+    "export_statement",
+    "lexical_declaration",
+    "variable_declaration",
+    "ambient_declaration",
+    "expression_statement",
+];
+
+const JS_DEFS: &[(&str, Rule)] = &[
+    ("function_declaration", FUNC),
+    ("generator_function_declaration", FUNC),
+    ("class_declaration", named("class")),
+    ("method_definition", Rule::JsMethod),
+    ("variable_declarator", Rule::JsVar),
+    ("field_definition", Rule::JsField { field: "property" }),
+];
+
+const TS_DEFS: &[(&str, Rule)] = &[
+    ("function_declaration", FUNC),
+    ("generator_function_declaration", FUNC),
+    ("function_signature", FUNC),
+    ("class_declaration", named("class")),
+    ("abstract_class_declaration", named("class")),
+    ("interface_declaration", named("interface")),
+    ("type_alias_declaration", named("type")),
+    ("enum_declaration", named("enum")),
+    ("internal_module", named("namespace")),
+    ("module", with_body("module")),
+    ("method_definition", Rule::JsMethod),
+    ("method_signature", FUNC),
+    ("abstract_method_signature", FUNC),
+    ("variable_declarator", Rule::JsVar),
+    ("public_field_definition", Rule::JsField { field: "name" }),
+];
+
+const C_DEFS: &[(&str, Rule)] = &[
+    ("function_definition", Rule::CFunction),
+    ("struct_specifier", Rule::CSpecifier { kind: "struct" }),
+    ("union_specifier", Rule::CSpecifier { kind: "struct" }),
+    ("enum_specifier", Rule::CSpecifier { kind: "enum" }),
+    ("type_definition", Rule::CTypedef),
+    ("preproc_function_def", named("macro")),
+];
+
+const CPP_DEFS: &[(&str, Rule)] = &[
+    ("function_definition", Rule::CFunction),
+    ("class_specifier", Rule::CSpecifier { kind: "class" }),
+    ("struct_specifier", Rule::CSpecifier { kind: "struct" }),
+    ("union_specifier", Rule::CSpecifier { kind: "struct" }),
+    ("enum_specifier", Rule::CSpecifier { kind: "enum" }),
+    ("type_definition", Rule::CTypedef),
+    ("preproc_function_def", named("macro")),
+    ("alias_declaration", named("type")),
+    ("namespace_definition", with_body("namespace")),
+];
+
+static RUST: Spec = Spec {
+    grammar: || tree_sitter_rust::LANGUAGE.into(),
+    defs: &[
+        ("function_item", FUNC),
+        ("function_signature_item", FUNC),
+        ("struct_item", named("struct")),
+        ("union_item", named("struct")),
+        ("enum_item", named("enum")),
+        ("trait_item", named("trait")),
+        ("impl_item", Rule::RustImpl),
+        ("mod_item", with_body("module")),
+        ("type_item", named("type")),
+        ("macro_definition", named("macro")),
+    ],
+    wrappers: &[],
+    attach: &["line_comment", "block_comment", "attribute_item"],
+    ctor_name: None,
+};
+
+static PYTHON: Spec = Spec {
+    grammar: || tree_sitter_python::LANGUAGE.into(),
+    defs: &[
+        ("function_definition", FUNC),
+        ("class_definition", named("class")),
+    ],
+    wrappers: &["decorated_definition"],
+    attach: COMMENT,
+    ctor_name: Some("__init__"),
+};
+
+static GO: Spec = Spec {
+    grammar: || tree_sitter_go::LANGUAGE.into(),
+    defs: &[
+        ("function_declaration", FUNC),
+        ("method_declaration", Rule::GoMethod),
+        ("type_spec", Rule::GoType),
+        ("type_alias", named("type")),
+        ("method_elem", FUNC),
+    ],
+    wrappers: &["type_declaration"],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static JAVASCRIPT: Spec = Spec {
+    grammar: || tree_sitter_javascript::LANGUAGE.into(),
+    defs: JS_DEFS,
+    wrappers: JS_WRAPPERS,
+    attach: &["comment", "decorator"],
+    ctor_name: Some("constructor"),
+};
+
+static TYPESCRIPT: Spec = Spec {
+    grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+    defs: TS_DEFS,
+    wrappers: JS_WRAPPERS,
+    attach: &["comment", "decorator"],
+    ctor_name: Some("constructor"),
+};
+
+static TSX: Spec = Spec {
+    grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+    defs: TS_DEFS,
+    wrappers: JS_WRAPPERS,
+    attach: &["comment", "decorator"],
+    ctor_name: Some("constructor"),
+};
+
+static JAVA: Spec = Spec {
+    grammar: || tree_sitter_java::LANGUAGE.into(),
+    defs: &[
+        ("class_declaration", named("class")),
+        ("interface_declaration", named("interface")),
+        ("annotation_type_declaration", named("interface")),
+        ("enum_declaration", named("enum")),
+        ("record_declaration", named("record")),
+        ("method_declaration", FUNC),
+        ("constructor_declaration", CTOR),
+        ("compact_constructor_declaration", CTOR),
+    ],
+    wrappers: &[],
+    attach: &["line_comment", "block_comment"],
+    ctor_name: None,
+};
+
+static C: Spec = Spec {
+    grammar: || tree_sitter_c::LANGUAGE.into(),
+    defs: C_DEFS,
+    wrappers: &["type_definition"],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static CPP: Spec = Spec {
+    grammar: || tree_sitter_cpp::LANGUAGE.into(),
+    defs: CPP_DEFS,
+    wrappers: &["type_definition", "template_declaration"],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static RUBY: Spec = Spec {
+    grammar: || tree_sitter_ruby::LANGUAGE.into(),
+    defs: &[
+        ("class", Rule::RubyConst { kind: "class" }),
+        ("module", Rule::RubyConst { kind: "module" }),
+        ("method", FUNC),
+        ("singleton_method", Rule::RubySingleton),
+    ],
+    wrappers: &[],
+    attach: COMMENT,
+    ctor_name: Some("initialize"),
+};
+
+static CSHARP: Spec = Spec {
+    grammar: || tree_sitter_c_sharp::LANGUAGE.into(),
+    defs: &[
+        ("namespace_declaration", named("namespace")),
+        ("file_scoped_namespace_declaration", Rule::FileScope),
+        ("class_declaration", named("class")),
+        ("struct_declaration", named("struct")),
+        ("interface_declaration", named("interface")),
+        ("enum_declaration", named("enum")),
+        ("record_declaration", named("record")),
+        ("record_struct_declaration", named("record")),
+        ("method_declaration", FUNC),
+        ("local_function_statement", FUNC),
+        ("constructor_declaration", CTOR),
+        ("destructor_declaration", Rule::Dtor { field: "name" }),
+    ],
+    wrappers: &[],
+    attach: &["comment", "attribute_list"],
+    ctor_name: None,
+};
+
+static PHP: Spec = Spec {
+    grammar: || tree_sitter_php::LANGUAGE_PHP.into(),
+    defs: &[
+        ("function_definition", FUNC),
+        ("class_declaration", named("class")),
+        ("interface_declaration", named("interface")),
+        ("trait_declaration", named("trait")),
+        ("enum_declaration", named("enum")),
+        ("method_declaration", FUNC),
+        ("namespace_definition", Rule::PhpNamespace),
+    ],
+    wrappers: &[],
+    attach: &["comment", "attribute_list"],
+    ctor_name: Some("__construct"),
+};
+
+/// The tables for a code language; `None` for Markdown and Text.
+pub(crate) fn spec(language: Language) -> Option<&'static Spec> {
+    Some(match language {
+        Language::Rust => &RUST,
+        Language::Python => &PYTHON,
+        Language::Go => &GO,
+        Language::JavaScript => &JAVASCRIPT,
+        Language::TypeScript => &TYPESCRIPT,
+        Language::Tsx => &TSX,
+        Language::Java => &JAVA,
+        Language::C => &C,
+        Language::Cpp => &CPP,
+        Language::CSharp => &CSHARP,
+        Language::Ruby => &RUBY,
+        Language::Php => &PHP,
+        Language::Markdown | Language::Text => return None,
+    })
+}
+
+/// Kinds of containers inside which a function is a method.
+pub(crate) fn is_method_container(language: Language, kind: &str) -> bool {
+    matches!(
+        kind,
+        "class" | "struct" | "enum" | "impl" | "trait" | "interface" | "record"
+    ) || (language == Language::Ruby && kind == "module")
+}
+
+/// Kinds that are function-like (their bodies are code, not declarations).
+pub(crate) fn is_function_kind(kind: &str) -> bool {
+    matches!(kind, "function" | "method" | "constructor")
+}
+
+/// A definition recognised at a node, before ranges are worked out.
+pub(crate) struct Found {
+    pub name: String,
+    pub kind: &'static str,
+    /// A parent named by the definition itself (Go receiver, C++ `Class::method`), joined to
+    /// the lexical parent.
+    pub scope: Option<String>,
+    /// This definition names the enclosing scope of the rest of the file.
+    pub file_scope: bool,
+}
+
+/// What the walk knows about the enclosing definition.
+pub(crate) struct Context<'a> {
+    pub language: Language,
+    pub parent_kind: Option<&'static str>,
+    pub parent_name: Option<&'a str>,
+}
+
+/// Recognises a definition at `node`, if it is one.
+pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Option<Found> {
+    let kind = node.kind();
+    let rule = spec.defs.iter().find(|(k, _)| *k == kind)?.1;
+    let found = |name: Option<String>, kind: &'static str| {
+        Some(Found {
+            name: name?,
+            kind,
+            scope: None,
+            file_scope: false,
+        })
+    };
+    let field = |f: &str| node.child_by_field_name(f).and_then(|n| name_of(n, src));
+    let in_container = cx
+        .parent_kind
+        .is_some_and(|k| is_method_container(cx.language, k));
+    let in_function = cx.parent_kind.is_some_and(is_function_kind);
+    match rule {
+        Rule::Named { field: f, kind } => found(field(f), kind),
+        Rule::WithBody { field: f, kind } => {
+            node.child_by_field_name("body")?;
+            found(field(f), kind)
+        }
+        Rule::Func { field: f } => {
+            let name = field(f)?;
+            let kind = function_kind(spec, cx, &name, None);
+            found(Some(name), kind)
+        }
+        Rule::Ctor { field: f } => found(field(f), "constructor"),
+        Rule::Dtor { field: f } => found(field(f).map(|n| format!("~{n}")), "method"),
+        Rule::RustImpl => found(
+            node.child_by_field_name("type")
+                .and_then(|t| rust_type_name(t, src)),
+            "impl",
+        ),
+        Rule::CFunction => {
+            let (name, scope) = c_declarator_name(node, src)?;
+            let kind = function_kind(spec, cx, &name, scope.as_deref());
+            Some(Found {
+                name,
+                kind,
+                scope,
+                file_scope: false,
+            })
+        }
+        Rule::CSpecifier { kind } => {
+            node.child_by_field_name("body")?;
+            let name = field("name").or_else(|| {
+                let parent = node.parent().filter(|p| p.kind() == "type_definition")?;
+                c_innermost_name(parent.child_by_field_name("declarator")?, src)
+            });
+            found(name, kind)
+        }
+        Rule::CTypedef => {
+            let inline_body = node
+                .child_by_field_name("type")
+                .is_some_and(|t| t.child_by_field_name("body").is_some());
+            if inline_body {
+                return None; // the struct inside is the definition
+            }
+            found(
+                c_innermost_name(node.child_by_field_name("declarator")?, src),
+                "type",
+            )
+        }
+        Rule::GoType => {
+            let kind = match node.child_by_field_name("type").map(|t| t.kind()) {
+                Some("struct_type") => "struct",
+                Some("interface_type") => "interface",
+                _ => "type",
+            };
+            found(field("name"), kind)
+        }
+        Rule::GoMethod => {
+            let receiver = node.child_by_field_name("receiver")?;
+            let mut cursor = receiver.walk();
+            let scope = receiver
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "parameter_declaration")
+                .and_then(|p| p.child_by_field_name("type"))
+                .and_then(|t| go_type_name(t, src));
+            Some(Found {
+                name: field("name")?,
+                kind: "method",
+                scope,
+                file_scope: false,
+            })
+        }
+        Rule::JsVar => {
+            if in_function {
+                return None;
+            }
+            let name_node = node
+                .child_by_field_name("name")
+                .filter(|n| n.kind() == "identifier")?;
+            let kind = match node.child_by_field_name("value")?.kind() {
+                "arrow_function" | "function_expression" | "function" | "generator_function" => {
+                    "function"
+                }
+                "class" => "class",
+                _ => return None,
+            };
+            found(name_of(name_node, src), kind)
+        }
+        Rule::JsField { field: f } => {
+            let value = node.child_by_field_name("value")?;
+            if !matches!(
+                value.kind(),
+                "arrow_function" | "function_expression" | "function"
+            ) {
+                return None;
+            }
+            found(field(f), "method")
+        }
+        Rule::JsMethod => {
+            if node.parent().map(|p| p.kind()) != Some("class_body") {
+                return None;
+            }
+            let name = field("name")?;
+            let kind = if in_container && Some(name.as_str()) == spec.ctor_name {
+                "constructor"
+            } else {
+                "method"
+            };
+            found(Some(name), kind)
+        }
+        Rule::RubyConst { kind } => {
+            let n = node.child_by_field_name("name")?;
+            let n = if n.kind() == "scope_resolution" {
+                n.child_by_field_name("name")?
+            } else {
+                n
+            };
+            found(name_of(n, src), kind)
+        }
+        Rule::RubySingleton => found(field("name"), "method"),
+        Rule::FileScope => {
+            let name = field("name")?;
+            Some(Found {
+                name,
+                kind: "namespace",
+                scope: None,
+                file_scope: true,
+            })
+        }
+        Rule::PhpNamespace => {
+            let name = field("name")?;
+            let file_scope = node.child_by_field_name("body").is_none();
+            Some(Found {
+                name,
+                kind: "namespace",
+                scope: None,
+                file_scope,
+            })
+        }
+    }
+}
+
+/// `function`, `method` or `constructor` for a function-like definition.
+fn function_kind(spec: &Spec, cx: &Context, name: &str, scope: Option<&str>) -> &'static str {
+    let in_container = cx
+        .parent_kind
+        .is_some_and(|k| is_method_container(cx.language, k));
+    // C++: a constructor carries its class's name (in the class, or as `Class::Class`).
+    let class_name = scope
+        .map(|s| s.rsplit('.').next().unwrap_or(s))
+        .or(if in_container { cx.parent_name } else { None });
+    if matches!(cx.language, Language::Cpp) && class_name == Some(name) {
+        return "constructor";
+    }
+    if in_container && Some(name) == spec.ctor_name {
+        return "constructor";
+    }
+    if in_container || scope.is_some() {
+        "method"
+    } else {
+        "function"
+    }
+}
+
+/// A node's text as a symbol name: one line, quotes stripped, capped; `None` when empty.
+pub(crate) fn name_of(node: Node, src: &str) -> Option<String> {
+    let text = src.get(node.byte_range())?;
+    let text = text
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'' || c == '`');
+    let first = text.lines().next()?.trim();
+    if first.is_empty() {
+        return None;
+    }
+    Some(crate::cap(first, 200).to_string())
+}
+
+/// `Foo` from `Foo`, `Foo<T>`, `a::b::Foo`, `&'a mut Foo<T>`.
+fn rust_type_name(node: Node, src: &str) -> Option<String> {
+    let mut node = node;
+    for _ in 0..16 {
+        node = match node.kind() {
+            "generic_type" | "reference_type" | "pointer_type" => {
+                node.child_by_field_name("type")?
+            }
+            "scoped_type_identifier" => node.child_by_field_name("name")?,
+            _ => return name_of(node, src),
+        };
+    }
+    None
+}
+
+/// `Store` from `Store`, `*Store`, `*Store[T]`, `pkg.Store`.
+fn go_type_name(node: Node, src: &str) -> Option<String> {
+    let mut node = node;
+    for _ in 0..16 {
+        node = match node.kind() {
+            "pointer_type" | "parenthesized_type" => node.named_child(0)?,
+            "generic_type" => node.child_by_field_name("type")?,
+            "qualified_type" => node.child_by_field_name("name")?,
+            _ => return name_of(node, src),
+        };
+    }
+    None
+}
+
+/// The name at the bottom of a C declarator chain (`*foo`, `foo[3]`, `(*fp)(int)`).
+fn c_innermost_name(node: Node, src: &str) -> Option<String> {
+    c_name_from_declarator(node, src).map(|(name, _)| name)
+}
+
+/// The name (and `Class::`/`ns::` scope, dotted) of a C/C++ function definition.
+fn c_declarator_name(def: Node, src: &str) -> Option<(String, Option<String>)> {
+    c_name_from_declarator(def.child_by_field_name("declarator")?, src)
+}
+
+fn c_name_from_declarator(node: Node, src: &str) -> Option<(String, Option<String>)> {
+    let mut node = node;
+    let mut scopes: Vec<String> = Vec::new();
+    for _ in 0..32 {
+        match node.kind() {
+            "identifier" | "field_identifier" | "type_identifier" | "destructor_name"
+            | "operator_name" | "primitive_type" => {
+                let name = name_of(node, src)?;
+                let scope = (!scopes.is_empty()).then(|| scopes.join("."));
+                return Some((name, scope));
+            }
+            "qualified_identifier" => {
+                if let Some(scope) = node
+                    .child_by_field_name("scope")
+                    .and_then(|s| name_of(s, src))
+                {
+                    // `Foo<T>::bar` → scope `Foo`; `a::b` namespaces → `a.b`.
+                    let bare = scope
+                        .split('<')
+                        .next()
+                        .unwrap_or(&scope)
+                        .trim()
+                        .replace("::", ".");
+                    if !bare.is_empty() {
+                        scopes.push(bare);
+                    }
+                }
+                node = node.child_by_field_name("name")?;
+            }
+            "template_function" | "template_type" => node = node.child_by_field_name("name")?,
+            _ => {
+                node = match node.child_by_field_name("declarator") {
+                    Some(d) => d,
+                    None => {
+                        let mut cursor = node.walk();
+                        let next = node.named_children(&mut cursor).find(|c| {
+                            c.kind().ends_with("declarator")
+                                || matches!(
+                                    c.kind(),
+                                    "identifier"
+                                        | "field_identifier"
+                                        | "qualified_identifier"
+                                        | "operator_name"
+                                        | "destructor_name"
+                                )
+                        });
+                        next?
+                    }
+                }
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,244 @@
+//! Printing results for people (colour on a terminal, plain when piped or with NO_COLOR) and
+//! for programs (`--json`: one document on stdout).
+
+use anyhow::Result;
+use quarry_core::{tokens, RepoStats};
+use quarry_engine::eval::EvalReport;
+use quarry_engine::{IndexReport, SearchResponse};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn stdout() -> Style {
+        Style {
+            on: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Up to `n` lines of a chunk, starting at the first line that has a query term.
+fn snippet<'a>(text: &'a str, terms: &[String], n: usize) -> (usize, Vec<&'a str>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines
+        .iter()
+        .position(|line| {
+            let mut hit = false;
+            tokens::for_each_token(line, |t| hit |= terms.iter().any(|q| q == t));
+            hit
+        })
+        .unwrap_or(0);
+    let start = first.saturating_sub(1).min(lines.len().saturating_sub(n));
+    (start, lines.iter().skip(start).take(n).copied().collect())
+}
+
+pub fn print_search(response: &SearchResponse) -> Result<()> {
+    let style = Style::stdout();
+    let terms = tokens::query_terms(&response.query);
+    let mut out = std::io::stdout().lock();
+    for r in &response.results {
+        writeln!(
+            out,
+            "{}:{}  {}  {}",
+            style.paint("35", &r.path),
+            style.paint("32", &format!("{}-{}", r.start_line, r.end_line)),
+            style.paint("33", r.symbol.as_deref().unwrap_or("-")),
+            style.paint("2", &format!("{:.2}", r.score)),
+        )?;
+        let (offset, lines) = snippet(&r.text, &terms, 3);
+        for (i, line) in lines.iter().enumerate() {
+            let number = r.start_line as usize + offset + i;
+            let line: String = line.chars().take(160).collect();
+            writeln!(
+                out,
+                "  {} {}",
+                style.paint("2", &format!("{number:>5}")),
+                line.trim_end()
+            )?;
+        }
+        writeln!(out)?;
+    }
+    let repos = response.index.repos.len();
+    eprintln!(
+        "{} result{} · {} repo{} · {} files · {} chunks{}",
+        response.results.len(),
+        if response.results.len() == 1 { "" } else { "s" },
+        repos,
+        if repos == 1 { "" } else { "s" },
+        response.index.files,
+        response.index.chunks,
+        response
+            .index
+            .indexed_at
+            .as_ref()
+            .map(|t| format!(" · indexed {t}"))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+fn skipped_line(skipped: &quarry_core::store::SkipCounts) -> String {
+    if skipped.is_empty() {
+        return "none".into();
+    }
+    skipped
+        .iter()
+        .map(|(reason, n)| format!("{reason} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn print_index_report(r: &IndexReport) {
+    eprintln!(
+        "{}: {} files, {} chunks — {} added, {} changed, {} removed, {} unchanged; skipped: {} ({:.1} s)",
+        r.repo,
+        r.files,
+        r.chunks,
+        r.added,
+        r.changed,
+        r.removed,
+        r.unchanged,
+        skipped_line(&r.skipped),
+        r.elapsed_ms as f64 / 1000.0
+    );
+    if r.lossy_utf8 > 0 {
+        eprintln!(
+            "  {} file(s) were not valid UTF-8; invalid bytes were replaced",
+            r.lossy_utf8
+        );
+    }
+    // On an update, say which files changed; a first run would only list everything.
+    if r.unchanged > 0 || r.removed > 0 {
+        for c in r.changes.iter().take(20) {
+            let mark = match c.change {
+                "added" => '+',
+                "removed" => '-',
+                _ => '~',
+            };
+            eprintln!("  {mark} {}", c.path);
+        }
+        if r.changes.len() > 20 {
+            eprintln!(
+                "  … and {} more",
+                (r.added + r.changed + r.removed) as usize - 20
+            );
+        }
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    let mut v = n as f64;
+    for unit in ["B", "KiB", "MiB", "GiB"] {
+        if v < 1024.0 || unit == "GiB" {
+            return if unit == "B" {
+                format!("{n} B")
+            } else {
+                format!("{v:.1} {unit}")
+            };
+        }
+        v /= 1024.0;
+    }
+    unreachable!()
+}
+
+pub fn print_status(file: &Path, stats: &[RepoStats], bytes: u64) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let style = Style::stdout();
+    for s in stats {
+        writeln!(out, "{}  {}", style.paint("1", &s.repo.name), s.repo.root)?;
+        let when = match s.repo.indexed_at {
+            Some(t) => humantime_ago(t),
+            None => "never completed (run `quarry index` again to finish)".into(),
+        };
+        writeln!(
+            out,
+            "  files {} · chunks {} · symbols {} · indexed {when}",
+            s.files, s.chunks, s.symbols
+        )?;
+        let mut langs: Vec<_> = s.languages.iter().collect();
+        langs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let langs: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        writeln!(
+            out,
+            "  languages: {}",
+            if langs.is_empty() {
+                "none".into()
+            } else {
+                langs.join(", ")
+            }
+        )?;
+        writeln!(out, "  skipped: {}", skipped_line(&s.repo.skipped))?;
+    }
+    if stats.is_empty() {
+        writeln!(out, "no repos indexed yet: run `quarry index PATH`")?;
+    }
+    writeln!(out, "store: {} ({})", file.display(), human_bytes(bytes))?;
+    Ok(())
+}
+
+fn humantime_ago(unix: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let ago = (now - unix).max(0) as u64;
+    let when = humantime::format_rfc3339_seconds(
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix as u64),
+    );
+    let rough = match ago {
+        0..=59 => format!("{ago} s"),
+        60..=3599 => format!("{} min", ago / 60),
+        3600..=86399 => format!("{} h", ago / 3600),
+        _ => format!("{} d", ago / 86400),
+    };
+    format!("{when} ({rough} ago)")
+}
+
+pub fn print_eval(r: &EvalReport) -> Result<()> {
+    let m = &r.metrics;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{} — {} queries, mode {:?}",
+        r.queries_file, r.queries, r.mode
+    )?;
+    writeln!(
+        out,
+        "  hit@1 {:.3}  hit@5 {:.3}  hit@10 {:.3}  recall@10 {:.3}  MRR {:.3}  nDCG@10 {:.3}",
+        m.hit_at_1, m.hit_at_5, m.hit_at_10, m.recall_at_10, m.mrr, m.ndcg_at_10
+    )?;
+    writeln!(
+        out,
+        "  latency p50 {:.1} ms  p95 {:.1} ms  (indexing {:.1} s)",
+        r.latency_ms_p50,
+        r.latency_ms_p95,
+        r.index_ms as f64 / 1000.0
+    )?;
+    if !r.unavailable.is_empty() {
+        writeln!(
+            out,
+            "  {} queries could not run (counted as misses), e.g. {}: {}",
+            r.unavailable.len(),
+            r.unavailable[0].0,
+            r.unavailable[0].1
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! End-to-end tests of the `quarry` binary: index, search, status, incremental updates and
+//! the ways input and index files go wrong.
+
+mod common;
+
+use common::{sample_repo, Env};
+
+#[test]
+fn index_then_search_finds_definitions_by_split_identifiers() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path()]);
+
+    let out = env.ok(&["search", "parse config file"]);
+    let first = out.lines().next().unwrap();
+    assert!(first.starts_with("src/config.rs:3-7"), "{out}");
+    assert!(first.contains("parse_config_file"), "{out}");
+    assert!(!out.contains('\x1b'), "piped output must be plain");
+
+    let json = env.json(&["search", "get user name", "-k", "3"]);
+    assert_eq!(json["query"], "get user name");
+    assert_eq!(json["mode"], "lexical");
+    let top = &json["results"][0];
+    assert_eq!(top["path"], "app/users.py");
+    // A small class is one chunk, named after the class.
+    assert_eq!(top["symbol"], "UserStore");
+    assert_eq!(top["language"], "python");
+    for key in [
+        "id",
+        "repo",
+        "path",
+        "start_line",
+        "end_line",
+        "symbol",
+        "kind",
+        "language",
+        "score",
+        "text",
+    ] {
+        assert!(top.get(key).is_some(), "result lacks {key}: {top}");
+    }
+    assert!(top["text"].as_str().unwrap().contains("def getUserName"));
+    let index = &json["index"];
+    assert_eq!(index["files"], 5);
+    assert!(index["chunks"].as_u64().unwrap() >= 5);
+    assert!(index["indexed_at"].as_str().unwrap().ends_with('Z'));
+    assert!(json["results"].as_array().unwrap().len() <= 3);
+}
+
+#[test]
+fn filters_by_language_path_and_repo() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--name", "demo"]);
+    let json = env.json(&["search", "retry backoff upload", "--lang", "markdown"]);
+    let results = json["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    assert!(results.iter().all(|r| r["language"] == "markdown"));
+    assert_eq!(results[0]["symbol"], "Retry policy");
+
+    let json = env.json(&["search", "upload", "--path", "web/*.ts"]);
+    assert!(json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["path"] == "web/upload.ts"));
+
+    let err = env.fails(&["search", "upload", "--repo", "nope"]);
+    assert!(
+        err.contains("no repo named `nope`") && err.contains("demo"),
+        "{err}"
+    );
+    let err = env.fails(&["search", "upload", "--lang", "cobol"]);
+    assert!(err.contains("unknown language"), "{err}");
+}
+
+#[test]
+fn reindex_reads_only_changes_and_rebuild_starts_over() {
+    let env = Env::new();
+    sample_repo(&env);
+    let first = env.json(&["index", env.repo_path()]);
+    assert_eq!(first["repos"][0]["added"], 5);
+
+    let again = env.json(&["index", env.repo_path()]);
+    let r = &again["repos"][0];
+    assert_eq!(
+        (
+            r["added"].as_u64(),
+            r["changed"].as_u64(),
+            r["removed"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0))
+    );
+    assert_eq!(r["unchanged"], 5);
+
+    env.write(
+        "app/users.py",
+        "def rename_account(account):\n    return account\n",
+    );
+    std::fs::remove_file(env.repo.path().join("notes.txt")).unwrap();
+    env.write(
+        "lib/new_module.go",
+        "package lib\n\nfunc ComputeChecksum(data []byte) uint32 {\n\treturn 0\n}\n",
+    );
+    let update = env.json(&["index", env.repo_path()]);
+    let r = &update["repos"][0];
+    assert_eq!(
+        (
+            r["added"].as_u64(),
+            r["changed"].as_u64(),
+            r["removed"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+    assert_eq!(r["unchanged"], 3);
+    let changes: Vec<(String, String)> = r["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_string(),
+                c["change"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        changes.contains(&("notes.txt".into(), "removed".into())),
+        "{changes:?}"
+    );
+    assert!(
+        changes.contains(&("app/users.py".into(), "changed".into())),
+        "{changes:?}"
+    );
+    assert!(
+        changes.contains(&("lib/new_module.go".into(), "added".into())),
+        "{changes:?}"
+    );
+
+    let json = env.json(&["search", "getUserName"]);
+    assert!(json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["symbol"] != "UserStore.getUserName"));
+    let json = env.json(&["search", "compute checksum"]);
+    assert_eq!(json["results"][0]["symbol"], "ComputeChecksum");
+
+    // Content unchanged but mtime moved: re-hashed, reported unchanged, nothing re-chunked.
+    env.write(
+        "src/config.rs",
+        std::fs::read(env.repo.path().join("src/config.rs")).unwrap(),
+    );
+    let touched = env.json(&["index", env.repo_path()]);
+    assert_eq!(touched["repos"][0]["changed"], 0);
+
+    let rebuilt = env.json(&["index", "--rebuild", env.repo_path()]);
+    assert_eq!(rebuilt["repos"][0]["added"], 5);
+    assert_eq!(rebuilt["repos"][0]["files"], 5);
+}
+
+#[test]
+fn status_reports_repos_languages_and_skips() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.write("assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0");
+    env.write("data/blob.bin2", b"abc\0def");
+    env.write("big.txt", vec![b'x'; 4096]);
+    env.ok(&["index", env.repo_path(), "--max-file-size", "2K"]);
+    let json = env.json(&["status"]);
+    let repo = &json["repos"][0];
+    assert_eq!(repo["files"], 5);
+    assert_eq!(repo["repo"]["skipped"]["binary"], 2);
+    assert_eq!(repo["repo"]["skipped"]["too-large"], 1);
+    assert_eq!(repo["languages"]["python"], 1);
+    assert_eq!(repo["languages"]["markdown"], 1);
+    assert!(json["store_bytes"].as_u64().unwrap() > 0);
+    let human = env.ok(&["status"]);
+    assert!(human.contains("skipped: binary 2, too-large 1"), "{human}");
+    assert!(human.contains("python 1"), "{human}");
+}
+
+#[test]
+fn status_and_search_before_any_index() {
+    let env = Env::new();
+    let json = env.json(&["status"]);
+    assert_eq!(json["repos"].as_array().unwrap().len(), 0);
+    let err = env.fails(&["search", "anything"]);
+    assert!(err.contains("quarry index"), "{err}");
+}
+
+#[test]
+fn bad_files_are_skipped_or_indexed_never_fatal() {
+    let env = Env::new();
+    env.write("ok.py", "def fine():\n    return 1\n");
+    env.write(
+        "latin1.py",
+        b"# caf\xe9 na\xefve\ndef legacy_encoding_marker():\n    pass\n",
+    );
+    env.write("empty.rs", "");
+    env.write("broken.rs", "fn broken( {{{ struct impl ]]]\n");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(env.repo.path(), env.repo.path().join("loop")).unwrap();
+        std::os::unix::fs::symlink("/etc", env.repo.path().join("outside")).unwrap();
+    }
+    let json = env.json(&["index", env.repo_path()]);
+    let r = &json["repos"][0];
+    assert_eq!(r["files"], 4);
+    assert_eq!(r["lossy_utf8"], 1);
+    #[cfg(unix)]
+    assert_eq!(r["skipped"]["symlink"], 2);
+    let hits = env.json(&["search", "legacy encoding marker"]);
+    assert_eq!(hits["results"][0]["path"], "latin1.py");
+
+    let err = env.fails(&["index", "/no/such/folder/anywhere"]);
+    assert!(err.contains("/no/such/folder/anywhere"), "{err}");
+    let file = env.repo.path().join("ok.py");
+    let err = env.fails(&["index", file.to_str().unwrap()]);
+    assert!(err.contains("not a directory"), "{err}");
+}
+
+#[test]
+fn empty_repo_indexes_to_nothing() {
+    let env = Env::new();
+    let json = env.json(&["index", env.repo_path()]);
+    assert_eq!(json["repos"][0]["files"], 0);
+    let hits = env.json(&["search", "anything"]);
+    assert_eq!(hits["results"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn a_git_repository_indexes_without_its_git_folder() {
+    let env = Env::new();
+    sample_repo(&env);
+    let status = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(env.repo.path())
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("git not available; skipping");
+        return;
+    }
+    env.write(".gitignore", "generated/\n");
+    env.write("generated/out.py", "def generated_code(): pass\n");
+    let json = env.json(&["index", env.repo_path()]);
+    assert_eq!(
+        json["repos"][0]["files"], 5,
+        "neither .git nor ignored files are indexed"
+    );
+}

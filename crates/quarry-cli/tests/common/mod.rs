@@ -1,0 +1,102 @@
+//! Helpers for driving the real `quarry` binary against real folders.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Env {
+    pub home: tempfile::TempDir,
+    pub repo: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            home: tempfile::tempdir().unwrap(),
+            repo: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn index_dir(&self) -> PathBuf {
+        self.home.path().join("ws")
+    }
+
+    pub fn quarry(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_quarry"));
+        cmd.arg("--index-dir")
+            .arg(self.index_dir())
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    /// Runs quarry with `args`, asserting success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "quarry {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("stdout is UTF-8")
+    }
+
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.ok(&all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.quarry().args(args).output().expect("quarry runs")
+    }
+
+    /// Runs quarry expecting failure; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "quarry {args:?} should fail, printed {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "quarry panicked: {stderr}");
+        stderr
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        write_file(self.repo.path(), rel, content.as_ref());
+    }
+
+    pub fn repo_path(&self) -> &str {
+        self.repo.path().to_str().unwrap()
+    }
+}
+
+pub fn write_file(root: &Path, rel: &str, content: &[u8]) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+/// A small multi-language repo with known definitions.
+pub fn sample_repo(env: &Env) {
+    env.write(
+        "src/config.rs",
+        "use std::path::Path;\n\n/// Reads the settings file.\npub fn parse_config_file(path: &Path) -> Config {\n    let text = std::fs::read_to_string(path).unwrap();\n    toml::from_str(&text).unwrap()\n}\n\npub struct Config {\n    pub name: String,\n}\n",
+    );
+    env.write(
+        "app/users.py",
+        "class UserStore:\n    \"\"\"Keeps users.\"\"\"\n\n    def getUserName(self, user_id):\n        return self.users[user_id].name\n\n    def delete_user(self, user_id):\n        del self.users[user_id]\n",
+    );
+    env.write(
+        "web/upload.ts",
+        "export class UploadQueue {\n  requeueWithBackoff(job: Job): void {\n    setTimeout(() => this.push(job), job.attempts * 1000);\n  }\n}\n",
+    );
+    env.write("docs/guide.md", "# Guide\n\nIntro text.\n\n## Retry policy\n\nFailed uploads are retried with exponential backoff.\n");
+    env.write(
+        "notes.txt",
+        "plain text notes about nothing in particular\n",
+    );
+}

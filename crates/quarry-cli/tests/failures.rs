@@ -1,0 +1,132 @@
+//! The index file under stress: damaged files, a second writer, and runs killed mid-way.
+
+mod common;
+
+use common::{sample_repo, write_file, Env};
+use std::io::Write;
+use std::time::Duration;
+
+fn index_file(env: &Env) -> std::path::PathBuf {
+    env.index_dir().join("index.sqlite")
+}
+
+#[test]
+fn garbage_index_says_damaged_and_rebuild_recovers() {
+    let env = Env::new();
+    sample_repo(&env);
+    std::fs::create_dir_all(env.index_dir()).unwrap();
+    std::fs::write(index_file(&env), vec![0x42u8; 64 * 1024]).unwrap();
+    for args in [
+        &["search", "config"][..],
+        &["status"][..],
+        &["index", env.repo_path()][..],
+    ] {
+        let err = env.fails(args);
+        assert!(
+            err.contains("damaged") && err.contains("--rebuild"),
+            "{args:?}: {err}"
+        );
+    }
+    env.ok(&["index", "--rebuild", env.repo_path()]);
+    let json = env.json(&["search", "parse config file"]);
+    assert_eq!(json["results"][0]["path"], "src/config.rs");
+}
+
+#[test]
+fn truncated_index_is_an_error_not_a_panic() {
+    let env = Env::new();
+    // Enough content that the index spans many pages.
+    for i in 0..300 {
+        env.write(&format!("pkg/mod_{i}.py"), format!("def function_number_{i}(x):\n    return x * {i}\n\nclass Holder{i}:\n    value = {i}\n"));
+    }
+    env.ok(&["index", env.repo_path()]);
+    let file = index_file(&env);
+    let len = std::fs::metadata(&file).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    f.set_len(len / 3).unwrap();
+    drop(f);
+    let out = env.run(&["search", "function number holder"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if !out.status.success() {
+        assert!(
+            stderr.contains("damaged") || stderr.contains("--rebuild"),
+            "{stderr}"
+        );
+    }
+    env.ok(&["index", "--rebuild", env.repo_path()]);
+    let json = env.json(&["search", "function_number_7"]);
+    assert_eq!(json["results"][0]["path"], "pkg/mod_7.py");
+}
+
+#[test]
+fn second_writer_waits_then_names_the_holder() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path()]);
+    let lock_path = env.index_dir().join("index.lock");
+    let mut holder = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    holder.lock().unwrap();
+    holder.set_len(0).unwrap();
+    write!(holder, "pid 4242, `quarry index elsewhere`").unwrap();
+    let started = std::time::Instant::now();
+    let err = env.fails(&["index", env.repo_path(), "--lock-wait", "0.5"]);
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    assert!(
+        err.contains("pid 4242") && err.contains("another quarry process"),
+        "{err}"
+    );
+    // Readers are not blocked by a writer.
+    let json = env.json(&["search", "parse config"]);
+    assert_eq!(json["results"][0]["path"], "src/config.rs");
+    holder.unlock().unwrap();
+    env.ok(&["index", env.repo_path(), "--lock-wait", "0.5"]);
+}
+
+#[test]
+fn killed_index_runs_leave_an_index_that_opens_and_finishes() {
+    let env = Env::new();
+    let files = 2500;
+    for i in 0..files {
+        let body: String = (0..20)
+            .map(|j| format!("    total_{j} = value_{i} + {j}\n"))
+            .collect();
+        write_file(
+            env.repo.path(),
+            &format!("pkg{}/module_{i}.py", i % 25),
+            format!("def compute_{i}(value_{i}):\n{body}    return total_0\n").as_bytes(),
+        );
+    }
+    for delay_ms in [50u64, 200, 600] {
+        let mut child = env
+            .quarry()
+            .args(["index", env.repo_path()])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        // The index opens and answers (possibly with partial results).
+        let out = env.run(&["search", "compute", "--json"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("damaged"),
+            "{stderr}"
+        );
+    }
+    let done = env.json(&["index", env.repo_path()]);
+    assert_eq!(done["repos"][0]["files"], files);
+    let again = env.json(&["index", env.repo_path()]);
+    let r = &again["repos"][0];
+    assert_eq!(
+        (r["added"].as_u64(), r["changed"].as_u64()),
+        (Some(0), Some(0)),
+        "{r}"
+    );
+    let json = env.json(&["search", "compute_1234"]);
+    assert_eq!(json["results"][0]["path"], "pkg9/module_1234.py");
+}

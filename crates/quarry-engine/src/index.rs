@@ -1,0 +1,238 @@
+//! The index pipeline for one repo: discover files, skip the unchanged ones (size and mtime,
+//! then content hash), read and chunk the rest in parallel, and write them in batches of one
+//! transaction each. A run killed at any point leaves every finished batch in place; the next
+//! run finds those files unchanged and does only what is left.
+
+use crate::{Progress, Workspace};
+use anyhow::{Context, Result};
+use quarry_chunk::ChunkOptions;
+use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts};
+use quarry_core::FileState;
+use quarry_sources::{Candidate, DiscoverOptions, FileText};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    pub discover: DiscoverOptions,
+    pub chunk: ChunkOptions,
+    /// Drop what is stored for the repo and index it from scratch.
+    pub rebuild: bool,
+    /// The repo's name in the workspace (default: the folder's name).
+    pub name: Option<String>,
+}
+
+/// How many files one write transaction holds: big enough to amortise the commit, small
+/// enough that an interrupted run loses little.
+const BATCH_FILES: usize = 256;
+
+/// The most per-file changes a report lists (the counts are always complete).
+const MAX_LISTED_CHANGES: usize = 1000;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    /// `added`, `changed` or `removed`.
+    pub change: &'static str,
+}
+
+/// What one index run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexReport {
+    pub repo: String,
+    pub root: String,
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
+    pub unchanged: u64,
+    /// Files and chunks in the index for this repo after the run.
+    pub files: u64,
+    pub chunks: u64,
+    /// Chunks written by this run.
+    pub chunks_written: u64,
+    pub skipped: SkipCounts,
+    /// Files that were not valid UTF-8 and were indexed with invalid bytes replaced.
+    pub lossy_utf8: u64,
+    pub elapsed_ms: u64,
+    /// Added, changed and removed files (at most 1000; the counts above are complete).
+    pub changes: Vec<FileChange>,
+}
+
+enum Outcome {
+    Upsert(IndexedFile, bool),
+    Touched(String, FileState),
+    Skipped(String, &'static str),
+}
+
+fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOptions) -> Outcome {
+    match quarry_sources::read_text(&candidate.abs_path, opts.discover.max_file_size) {
+        FileText::Skipped(reason) => Outcome::Skipped(candidate.rel_path.clone(), reason),
+        FileText::Text { text, hash, lossy } => {
+            let state = FileState {
+                hash,
+                size: candidate.size,
+                mtime_ns: candidate.mtime_ns,
+            };
+            if previous.is_some_and(|p| p.hash == state.hash) {
+                return Outcome::Touched(candidate.rel_path.clone(), state);
+            }
+            let content = quarry_chunk::chunk_file(candidate.language, &text, &opts.chunk);
+            Outcome::Upsert(
+                IndexedFile {
+                    path: candidate.rel_path.clone(),
+                    language: candidate.language,
+                    state,
+                    content,
+                },
+                lossy,
+            )
+        }
+    }
+}
+
+impl Workspace {
+    /// Indexes (or updates) the repo at `root`. The caller holds the write lock.
+    pub fn index_repo(
+        &mut self,
+        root: &Path,
+        opts: &IndexOptions,
+        progress: &dyn Progress,
+    ) -> Result<IndexReport> {
+        let started = Instant::now();
+        let root = root
+            .canonicalize()
+            .with_context(|| format!("cannot index {}: no such folder", root.display()))?;
+        let root_str = root.to_string_lossy().into_owned();
+        let default_name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "root".into());
+        let name = opts.name.clone().unwrap_or(default_name);
+
+        let store = self.store_mut();
+        let mut repo = store.ensure_repo(&name, &root_str)?;
+        if opts.rebuild {
+            store.remove_repo(repo.id)?;
+            repo = store.ensure_repo(&name, &root_str)?;
+        }
+
+        progress.begin("discovering files", 0);
+        let found = quarry_sources::discover(&root, &opts.discover)?;
+        progress.end();
+        let mut skipped = found.skipped;
+        let previous = store.file_states(repo.id)?;
+
+        let mut report = IndexReport {
+            repo: repo.name.clone(),
+            root: root_str,
+            added: 0,
+            changed: 0,
+            removed: 0,
+            unchanged: 0,
+            files: 0,
+            chunks: 0,
+            chunks_written: 0,
+            skipped: SkipCounts::new(),
+            lossy_utf8: 0,
+            elapsed_ms: 0,
+            changes: Vec::new(),
+        };
+        let note = |report: &mut IndexReport, path: &str, change: &'static str| {
+            if report.changes.len() < MAX_LISTED_CHANGES {
+                report.changes.push(FileChange {
+                    path: path.to_string(),
+                    change,
+                });
+            }
+        };
+
+        let present: HashSet<&str> = found.files.iter().map(|c| c.rel_path.as_str()).collect();
+        let mut to_read = Vec::new();
+        for candidate in &found.files {
+            match previous.get(&candidate.rel_path) {
+                Some(p) if p.size == candidate.size && p.mtime_ns == candidate.mtime_ns => {
+                    report.unchanged += 1
+                }
+                p => to_read.push((candidate, p)),
+            }
+        }
+
+        let mut batch = IndexBatch::default();
+        for path in previous.keys().filter(|p| !present.contains(p.as_str())) {
+            batch.deleted.push(path.clone());
+            report.removed += 1;
+            note(&mut report, path, "removed");
+        }
+
+        progress.begin("indexing", to_read.len() as u64);
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Outcome>(BATCH_FILES * 2);
+        let store = self.store_mut();
+        let write_result = std::thread::scope(|scope| -> Result<()> {
+            // Owned here so that an early return drops it and unblocks the readers.
+            let receiver = receiver;
+            scope.spawn(move || {
+                to_read
+                    .par_iter()
+                    .for_each_with(sender, |tx, (candidate, prev)| {
+                        // A closed channel means the writer failed; its error is reported.
+                        let _ = tx.send(process(candidate, *prev, opts));
+                    });
+            });
+            for outcome in receiver.iter() {
+                progress.advance(1);
+                match outcome {
+                    Outcome::Upsert(file, lossy) => {
+                        let change = if previous.contains_key(&file.path) {
+                            "changed"
+                        } else {
+                            "added"
+                        };
+                        if change == "changed" {
+                            report.changed += 1;
+                        } else {
+                            report.added += 1;
+                        }
+                        note(&mut report, &file.path, change);
+                        report.lossy_utf8 += lossy as u64;
+                        report.chunks_written += file.content.chunks.len() as u64;
+                        batch.upserts.push(file);
+                    }
+                    Outcome::Touched(path, state) => {
+                        report.unchanged += 1;
+                        batch.touched.push((path, state));
+                    }
+                    Outcome::Skipped(path, reason) => {
+                        *skipped.entry(reason.to_string()).or_insert(0) += 1;
+                        if previous.contains_key(&path) {
+                            report.removed += 1;
+                            note(&mut report, &path, "removed");
+                            batch.deleted.push(path);
+                        }
+                    }
+                }
+                if batch.len() >= BATCH_FILES {
+                    store.apply(repo.id, &std::mem::take(&mut batch))?;
+                }
+            }
+            if !batch.is_empty() {
+                store.apply(repo.id, &batch)?;
+            }
+            Ok(())
+        });
+        progress.end();
+        write_result?;
+
+        store.finish_run(repo.id, &skipped)?;
+        let info = store.repos()?.into_iter().find(|r| r.id == repo.id);
+        if let Some(info) = info {
+            report.files = info.files;
+            report.chunks = info.chunks;
+        }
+        report.skipped = skipped;
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+}

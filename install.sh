@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs quarry on this machine: checks the Rust toolchain and builds the `quarry` binary
+# into ~/.cargo/bin. Needs only crates.io; no model, server or hub download.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "install.sh: cargo not found. Install Rust (https://rustup.rs or your package manager), then run again." >&2
+    exit 1
+fi
+if ! command -v cc >/dev/null 2>&1; then
+    echo "install.sh: a C compiler is needed for the tree-sitter grammars and SQLite." >&2
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update && apt-get install -y build-essential
+    else
+        echo "Install gcc or clang (e.g. 'sudo apt-get install build-essential'), then run again." >&2
+        exit 1
+    fi
+fi
+
+cargo install --locked --path crates/quarry-cli --root "${CARGO_HOME:-$HOME/.cargo}"
+bin="${CARGO_HOME:-$HOME/.cargo}/bin"
+case ":$PATH:" in
+    *":$bin:"*) ;;
+    *) echo "install.sh: add $bin to your PATH to run quarry." >&2 ;;
+esac
+echo "quarry installed: $("$bin/quarry" --version)" >&2
