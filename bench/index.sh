@@ -8,11 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: bench/index.sh DIR}
 rounds=${ROUNDS:-20}
-cargo build --release --locked -p quarry-cli -p quarry-engine --example search_latency >&2
+cargo build --release --locked -p quarry-cli >&2
+cargo build --release --locked -p quarry-engine --example search_latency >&2
 bin=target/release/quarry
 ws=$(mktemp -d)
 trap 'rm -rf "$ws"' EXIT
-ms() { date +%s%N | awk '{printf "%d", $1/1000000}'; }
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 t0=$(ms)
 report=$("$bin" --index-dir "$ws" index "$dir" --json)
