@@ -6,6 +6,7 @@ mod progress;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use quarry_core::store::FieldWeights;
 use quarry_core::Language;
 use quarry_engine::eval::{self, EvalOptions};
 use quarry_engine::{DiscoverOptions, IndexOptions, Mode, SearchRequest, Workspace};
@@ -128,8 +129,27 @@ struct EvalArgs {
     /// Evaluate only the first N queries.
     #[arg(long)]
     max_queries: Option<usize>,
+    /// BM25 field weights to try, as PATH,SYMBOL,BODY [default: 3,4,1].
+    #[arg(long, value_parser = parse_weights)]
+    weights: Option<FieldWeights>,
     #[arg(long)]
     json: bool,
+}
+
+fn parse_weights(s: &str) -> Result<FieldWeights, String> {
+    let parts: Vec<f64> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    match parts[..] {
+        [path, symbol, body] if parts.iter().all(|w| *w >= 0.0) => {
+            Ok(FieldWeights { path, symbol, body })
+        }
+        _ => Err(format!(
+            "`{s}` is not PATH,SYMBOL,BODY (three non-negative numbers)"
+        )),
+    }
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -253,6 +273,7 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         candidates: args.candidates,
         language: args.lang,
         max_queries: args.max_queries,
+        weights: args.weights.unwrap_or_default(),
     };
     let report = eval::run(&args.queries, &opts, &progress::Bars::new())
         .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;

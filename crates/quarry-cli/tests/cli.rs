@@ -249,3 +249,32 @@ fn a_git_repository_indexes_without_its_git_folder() {
         "neither .git nor ignored files are indexed"
     );
 }
+
+#[test]
+fn several_repos_share_one_workspace() {
+    let env = Env::new();
+    sample_repo(&env);
+    let other = tempfile::tempdir().unwrap();
+    common::write_file(
+        other.path(),
+        "billing/invoice.rb",
+        b"class Invoice\n  def total_amount\n    lines.sum(&:amount)\n  end\nend\n",
+    );
+    env.ok(&["index", env.repo_path(), other.path().to_str().unwrap()]);
+    let status = env.json(&["status"]);
+    assert_eq!(status["repos"].as_array().unwrap().len(), 2);
+
+    let all = env.json(&["search", "total amount"]);
+    assert_eq!(all["results"][0]["path"], "billing/invoice.rb");
+    assert_eq!(all["results"][0]["symbol"], "Invoice");
+    assert_eq!(all["index"]["repos"].as_array().unwrap().len(), 2);
+
+    let name = env.repo.path().file_name().unwrap().to_str().unwrap();
+    let only = env.json(&["search", "total amount", "--repo", name]);
+    assert!(only["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["repo"] == name));
+    assert_eq!(only["index"]["files"], 5);
+}

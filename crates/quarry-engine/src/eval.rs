@@ -13,6 +13,7 @@ mod metrics;
 use crate::search::{rank_files, Mode, SearchRequest};
 use crate::{IndexOptions, Progress, Workspace};
 use anyhow::{bail, Context, Result};
+use quarry_core::store::FieldWeights;
 use quarry_core::Language;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -47,6 +48,7 @@ pub struct EvalOptions {
     pub language: Option<Language>,
     /// Evaluate only the first N queries.
     pub max_queries: Option<usize>,
+    pub weights: FieldWeights,
 }
 
 /// The outcome of one query.
@@ -147,6 +149,7 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
             request.repos = vec![group.repo_name.clone()];
             request.language = opts.language;
             request.limit = opts.candidates;
+            request.weights = opts.weights;
             let started = Instant::now();
             let response = ws.search(&request)?;
             let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
