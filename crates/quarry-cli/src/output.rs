@@ -44,8 +44,13 @@ fn snippet<'a>(text: &'a str, terms: &[String], n: usize) -> (usize, Vec<&'a str
             tokens::for_each_token(line, |t| hit |= terms.iter().any(|q| q == t));
             hit
         })
+        .or_else(|| lines.iter().position(|l| !l.trim().is_empty()))
         .unwrap_or(0);
-    let start = first.saturating_sub(1).min(lines.len().saturating_sub(n));
+    // One line of context above the match, unless it is blank.
+    let mut start = first.saturating_sub(1).min(lines.len().saturating_sub(n));
+    while start < first && lines[start].trim().is_empty() {
+        start += 1;
+    }
     (start, lines.iter().skip(start).take(n).copied().collect())
 }
 

@@ -38,6 +38,7 @@ fn eval_scores_a_document_corpus() {
         work.to_str().unwrap(),
     ]);
     assert_eq!(report["queries"], 4);
+    assert_eq!(report["mode"], "lexical");
     let m = &report["metrics"];
     // Three answerable queries found at rank 1, one unanswerable.
     assert_eq!(m["hit_at_1"], 0.75);

@@ -65,6 +65,7 @@ pub struct QueryOutcome {
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     pub queries_file: String,
+    /// The mode the searches ran in (`auto` resolved).
     pub mode: Mode,
     pub queries: usize,
     pub metrics: Metrics,
@@ -119,6 +120,7 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
     let mut outcomes: Vec<Option<QueryOutcome>> = vec![None; queries.len()];
     let mut unavailable = Vec::new();
     let mut index_time = Duration::ZERO;
+    let mut mode_used = opts.mode;
 
     for group in &plan {
         let tree = match corpus::lay_out(group, opts) {
@@ -153,6 +155,7 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
             let started = Instant::now();
             let response = ws.search(&request)?;
             let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+            mode_used = response.mode;
             let files: Vec<String> = rank_files(&response.results)
                 .into_iter()
                 .map(|f| f.path)
@@ -186,7 +189,7 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
     metrics.finish();
     Ok(EvalReport {
         queries_file: queries_file.display().to_string(),
-        mode: opts.mode,
+        mode: mode_used,
         queries: queries.len(),
         metrics,
         latency_ms_p50: metrics::percentile(&mut latencies, 0.50),
