@@ -6,14 +6,17 @@
 //! the rest.
 
 pub mod embed;
+pub mod hash;
 pub mod language;
 pub mod model;
 pub mod store;
 pub mod tokens;
 
-pub use embed::Embedder;
+pub use embed::{embed_text, EmbedSource, Embedder};
+pub use hash::content_hash;
 pub use language::Language;
 pub use model::{Chunk, FileChunks, Symbol};
 pub use store::{
-    ChunkHit, FileState, IndexedFile, LexicalQuery, RepoInfo, RepoStats, SkipCounts, Store,
+    ChunkHit, Coverage, FileState, IndexedFile, LexicalQuery, PendingEmbedding, RepoInfo, RepoStats, SkipCounts,
+    Store, VectorQuery,
 };

@@ -107,6 +107,32 @@ pub struct LexicalQuery {
     pub weights: FieldWeights,
 }
 
+/// A nearest-neighbour query over chunk embeddings, with the same pre-filters as BM25.
+#[derive(Debug, Clone, Default)]
+pub struct VectorQuery {
+    /// Unit-length query vector from the workspace's embedding model.
+    pub vector: Vec<f32>,
+    pub repos: Vec<String>,
+    pub language: Option<Language>,
+    pub path_glob: Option<String>,
+    pub limit: usize,
+}
+
+/// A distinct embedding text still waiting for its vector.
+#[derive(Debug, Clone)]
+pub struct PendingEmbedding {
+    /// `content_hash` of `text`: the key its vector is stored under.
+    pub hash: String,
+    pub text: String,
+}
+
+/// How much of the searched chunks have vectors.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct Coverage {
+    pub embedded: u64,
+    pub total: u64,
+}
+
 /// A chunk found by search, with everything the interfaces print.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChunkHit {
@@ -137,6 +163,20 @@ pub trait Store {
     fn finish_run(&mut self, repo: i64, skipped: &SkipCounts) -> anyhow::Result<()>;
     fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
     fn stats(&self) -> anyhow::Result<Vec<RepoStats>>;
+
+    /// The fingerprint of the model whose vectors are stored, if any.
+    fn embedding_model(&self) -> anyhow::Result<Option<String>>;
+    /// Declares the model vectors come from; a different model than the stored one drops
+    /// every stored vector (vectors of two models are never mixed). Returns true if it did.
+    fn set_embedding_model(&mut self, fingerprint: &str) -> anyhow::Result<bool>;
+    /// Up to `limit` distinct chunk texts without a vector.
+    fn pending_embeddings(&self, limit: usize) -> anyhow::Result<Vec<PendingEmbedding>>;
+    /// Stores vectors by embedding-text hash, in one transaction.
+    fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> anyhow::Result<()>;
+    /// Embedded vs all chunks of the given repos (all repos when empty).
+    fn coverage(&self, repos: &[String]) -> anyhow::Result<Coverage>;
+    /// Chunks nearest to the query vector (cosine), best first; `score` is the cosine.
+    fn search_vector(&self, query: &VectorQuery) -> anyhow::Result<Vec<ChunkHit>>;
     /// Bytes the store occupies (for `quarry status`).
     fn size_bytes(&self) -> u64;
 }

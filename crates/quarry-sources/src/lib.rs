@@ -7,7 +7,7 @@
 //! `quarry status` can say what was left out and why.
 
 use anyhow::{Context, Result};
-use quarry_core::{store::SkipCounts, Language};
+use quarry_core::{content_hash, store::SkipCounts, Language};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -203,11 +203,6 @@ pub fn read_text(path: &Path, max_size: u64) -> FileText {
     }
 }
 
-/// The content hash quarry stores per file: xxh3-128 in hex (fast, and collisions are not
-/// a security concern for change detection).
-pub fn content_hash(bytes: &[u8]) -> String {
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
-}
 
 /// Extensions that are binary for certain; skipping them saves reading the file.
 fn has_binary_extension(path: &Path) -> bool {

@@ -1,4 +1,5 @@
 use super::*;
+use quarry_core::content_hash;
 use std::fs;
 
 fn write(root: &Path, rel: &str, content: &[u8]) {

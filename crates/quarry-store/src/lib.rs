@@ -10,6 +10,7 @@
 
 mod schema;
 mod search;
+mod vectors;
 
 use anyhow::{Context, Result};
 use quarry_core::store::{IndexBatch, SkipCounts};
@@ -139,8 +140,8 @@ impl SqliteStore {
                 "INSERT INTO files(repo_id, path, language, hash, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             let mut insert_chunk = tx.prepare_cached(
-                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?;
             let mut insert_fts = tx.prepare_cached(
                 "INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
@@ -187,6 +188,16 @@ impl SqliteStore {
                 let file_id = tx.last_insert_rowid();
                 let path_tokens = tokens::index_text(&file.path);
                 for chunk in &file.content.chunks {
+                    let embed_hash = quarry_core::content_hash(
+                        quarry_core::embed_text(&quarry_core::EmbedSource {
+                            path: &file.path,
+                            kind: &chunk.kind,
+                            symbol: chunk.symbol.as_deref(),
+                            signature: chunk.signature.as_deref(),
+                            text: &chunk.text,
+                        })
+                        .as_bytes(),
+                    );
                     insert_chunk.execute(params![
                         file_id,
                         chunk.start_line,
@@ -195,7 +206,8 @@ impl SqliteStore {
                         chunk.kind,
                         chunk.parent,
                         chunk.signature,
-                        chunk.text
+                        chunk.text,
+                        embed_hash
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
                     let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
@@ -350,6 +362,7 @@ impl Store for SqliteStore {
                 params![repo, now, serde_json::to_string(skipped)?],
             )
             .map_err(|e| self.err(e))?;
+        vectors::prune(&self.conn).map_err(|e| self.err(e))?;
         // Fold the WAL back so the file on disk is the whole index (cheap after a run).
         let _ = self
             .conn
@@ -366,6 +379,30 @@ impl Store for SqliteStore {
 
     fn stats(&self) -> Result<Vec<RepoStats>> {
         search::stats(&self.conn).map_err(|e| self.err(e))
+    }
+
+    fn embedding_model(&self) -> Result<Option<String>> {
+        vectors::model(&self.conn).map_err(|e| self.err(e))
+    }
+
+    fn set_embedding_model(&mut self, fingerprint: &str) -> Result<bool> {
+        vectors::set_model(&mut self.conn, fingerprint).map_err(|e| classify(&self.path, e))
+    }
+
+    fn pending_embeddings(&self, limit: usize) -> Result<Vec<quarry_core::PendingEmbedding>> {
+        vectors::pending(&self.conn, limit).map_err(|e| self.err(e))
+    }
+
+    fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> Result<()> {
+        vectors::put(&mut self.conn, vectors).map_err(|e| classify(&self.path, e))
+    }
+
+    fn coverage(&self, repos: &[String]) -> Result<quarry_core::Coverage> {
+        vectors::coverage(&self.conn, repos).map_err(|e| self.err(e))
+    }
+
+    fn search_vector(&self, query: &quarry_core::VectorQuery) -> Result<Vec<quarry_core::ChunkHit>> {
+        vectors::search(&self.conn, query).map_err(|e| self.err(e))
     }
 
     fn size_bytes(&self) -> u64 {

@@ -56,6 +56,16 @@ const MIGRATIONS: &[&str] = &[
         tokenize = 'porter unicode61 remove_diacritics 2'
     );
     "#,
+    // 2: embeddings, stored once per distinct embedding text (`chunks.embed_hash`), so a
+    // chunk whose text is unchanged is never embedded twice; `meta` records the model.
+    r#"
+    ALTER TABLE chunks ADD COLUMN embed_hash TEXT;
+    CREATE INDEX chunks_by_embed_hash ON chunks(embed_hash);
+    CREATE TABLE embeddings(hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    -- Chunks stored before this version have no embed_hash: make the next run re-read them.
+    UPDATE files SET hash = '', mtime_ns = 0;
+    "#,
 ];
 
 /// The schema version this build writes.

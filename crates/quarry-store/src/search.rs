@@ -26,27 +26,17 @@ fn path_pattern(filter: &str) -> String {
     }
 }
 
-pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<ChunkHit>> {
-    if q.terms.is_empty() || q.limit == 0 {
-        return Ok(Vec::new());
-    }
-    let w = q.weights;
-    let rank = format!(
-        "bm25(chunks_fts, {:.3}, {:.3}, {:.3})",
-        w.path, w.symbol, w.body
-    );
-    let mut sql = format!(
-        "SELECT c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, -{rank}, c.text
-         FROM chunks_fts
-         JOIN chunks c ON c.id = chunks_fts.rowid
-         JOIN files f ON f.id = c.file_id
-         JOIN repos r ON r.id = f.repo_id
-         WHERE chunks_fts MATCH ?1"
-    );
-    let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
-    if !q.repos.is_empty() {
-        let marks: Vec<String> = q
-            .repos
+/// Appends the pre-filters shared by every search (repo names, language, path) to `sql`,
+/// binding their values as numbered parameters after those already in `args`.
+pub(crate) fn push_filters(
+    sql: &mut String,
+    args: &mut Vec<Value>,
+    repos: &[String],
+    language: Option<Language>,
+    path_glob: Option<&str>,
+) {
+    if !repos.is_empty() {
+        let marks: Vec<String> = repos
             .iter()
             .map(|name| {
                 args.push(Value::Text(name.clone()));
@@ -55,33 +45,60 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
             .collect();
         sql.push_str(&format!(" AND r.name IN ({})", marks.join(",")));
     }
-    if let Some(lang) = q.language {
+    if let Some(lang) = language {
         args.push(Value::Text(lang.name().to_string()));
         sql.push_str(&format!(" AND f.language = ?{}", args.len()));
     }
-    if let Some(filter) = &q.path_glob {
+    if let Some(filter) = path_glob {
         args.push(Value::Text(path_pattern(filter)));
         sql.push_str(&format!(" AND f.path GLOB ?{}", args.len()));
     }
+}
+
+/// The columns `hit_from_row` reads, before a final score column.
+pub(crate) const HIT_COLUMNS: &str = "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, c.text";
+
+/// Reads `HIT_COLUMNS`; the score comes from column `score_at` if given, else 0.
+pub(crate) fn hit_from_row(r: &rusqlite::Row, score_at: Option<usize>) -> rusqlite::Result<ChunkHit> {
+    let language: String = r.get(7)?;
+    Ok(ChunkHit {
+        id: r.get(0)?,
+        repo: r.get(1)?,
+        path: r.get(2)?,
+        start_line: r.get(3)?,
+        end_line: r.get(4)?,
+        symbol: r.get(5)?,
+        kind: r.get(6)?,
+        language: Language::from_name(&language).unwrap_or(Language::Text),
+        text: r.get(8)?,
+        score: match score_at {
+            Some(i) => r.get(i)?,
+            None => 0.0,
+        },
+    })
+}
+
+pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<ChunkHit>> {
+    if q.terms.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let w = q.weights;
+    let rank = format!("bm25(chunks_fts, {:.3}, {:.3}, {:.3})", w.path, w.symbol, w.body);
+    let mut sql = format!(
+        "SELECT {HIT_COLUMNS}, -{rank}
+         FROM chunks_fts
+         JOIN chunks c ON c.id = chunks_fts.rowid
+         JOIN files f ON f.id = c.file_id
+         JOIN repos r ON r.id = f.repo_id
+         WHERE chunks_fts MATCH ?1"
+    );
+    let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
+    push_filters(&mut sql, &mut args, &q.repos, q.language, q.path_glob.as_deref());
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
 
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let language: String = r.get(7)?;
-        Ok(ChunkHit {
-            id: r.get(0)?,
-            repo: r.get(1)?,
-            path: r.get(2)?,
-            start_line: r.get(3)?,
-            end_line: r.get(4)?,
-            symbol: r.get(5)?,
-            kind: r.get(6)?,
-            language: Language::from_name(&language).unwrap_or(Language::Text),
-            score: r.get(8)?,
-            text: r.get(9)?,
-        })
-    })?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| hit_from_row(r, Some(9)))?;
     rows.collect()
 }
 

@@ -1,0 +1,159 @@
+//! Chunk embeddings in the same SQLite file: one vector per distinct embedding text
+//! (`chunks.embed_hash` → `embeddings`), little-endian f32, unit length.
+//!
+//! Nearest-neighbour search is exact (a scan with dot products) over the chunks that pass the
+//! filters. Written by hand because at a repository's scale (tens of thousands of chunks,
+//! a few MB of vectors) an exact scan answers in milliseconds, pre-filters for free, and needs
+//! no extension or second file; an approximate index (HNSW) belongs to the PostgreSQL backend.
+
+use crate::search::{hit_from_row, push_filters, HIT_COLUMNS};
+use quarry_core::{ChunkHit, Coverage, PendingEmbedding, VectorQuery};
+use rusqlite::{params, types::Value, Connection, OptionalExtension};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+pub(crate) const MODEL_KEY: &str = "embedding_model";
+
+pub fn encode(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn dot(blob: &[u8], query: &[f32]) -> f32 {
+    blob.chunks_exact(4)
+        .zip(query)
+        .map(|(b, q)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) * q)
+        .sum()
+}
+
+pub fn model(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [MODEL_KEY], |r| r.get(0)).optional()
+}
+
+pub fn set_model(conn: &mut Connection, fingerprint: &str) -> rusqlite::Result<bool> {
+    let current = model(conn)?;
+    if current.as_deref() == Some(fingerprint) {
+        return Ok(false);
+    }
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM embeddings", [])?;
+    tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![MODEL_KEY, fingerprint])?;
+    tx.commit()?;
+    Ok(current.is_some())
+}
+
+pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<PendingEmbedding>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.embed_hash, f.path, c.kind, c.symbol, c.signature, c.text
+         FROM chunks c JOIN files f ON f.id = c.file_id
+         WHERE c.embed_hash IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.embed_hash)
+         GROUP BY c.embed_hash
+         LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        let (path, kind, symbol, signature, text): (String, String, Option<String>, Option<String>, String) =
+            (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?);
+        Ok(PendingEmbedding {
+            hash: r.get(0)?,
+            text: quarry_core::embed_text(&quarry_core::EmbedSource {
+                path: &path,
+                kind: &kind,
+                symbol: symbol.as_deref(),
+                signature: signature.as_deref(),
+                text: &text,
+            }),
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn put(conn: &mut Connection, vectors: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut insert = tx.prepare_cached("INSERT OR REPLACE INTO embeddings(hash, vector) VALUES (?1, ?2)")?;
+        for (hash, vector) in vectors {
+            insert.execute(params![hash, encode(vector)])?;
+        }
+    }
+    tx.commit()
+}
+
+/// Drops vectors no chunk refers to any more.
+pub fn prune(conn: &Connection) -> rusqlite::Result<usize> {
+    conn.execute("DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = embeddings.hash)", [])
+}
+
+pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverage> {
+    let mut sql = String::from(
+        "SELECT count(*), count(e.hash)
+         FROM chunks c JOIN files f ON f.id = c.file_id JOIN repos r ON r.id = f.repo_id
+         LEFT JOIN embeddings e ON e.hash = c.embed_hash
+         WHERE 1",
+    );
+    let mut args = Vec::new();
+    push_filters(&mut sql, &mut args, repos, None, None);
+    conn.query_row(&sql, rusqlite::params_from_iter(args), |r| {
+        Ok(Coverage { total: r.get::<_, i64>(0)? as u64, embedded: r.get::<_, i64>(1)? as u64 })
+    })
+}
+
+struct Scored(f32, i64);
+impl PartialEq for Scored {
+    fn eq(&self, o: &Self) -> bool {
+        self.0 == o.0
+    }
+}
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scored {
+    // Reversed, so the heap's top is the worst of the kept best.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.0.total_cmp(&self.0)
+    }
+}
+
+pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkHit>> {
+    if q.limit == 0 || q.vector.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = String::from(
+        "SELECT c.id, e.vector
+         FROM chunks c JOIN files f ON f.id = c.file_id JOIN repos r ON r.id = f.repo_id
+         JOIN embeddings e ON e.hash = c.embed_hash
+         WHERE 1",
+    );
+    let mut args: Vec<Value> = Vec::new();
+    push_filters(&mut sql, &mut args, &q.repos, q.language, q.path_glob.as_deref());
+    let mut heap = BinaryHeap::with_capacity(q.limit + 1);
+    {
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let blob = row.get_ref(1)?.as_blob()?;
+            if blob.len() != q.vector.len() * 4 {
+                continue;
+            }
+            heap.push(Scored(dot(blob, &q.vector), id));
+            if heap.len() > q.limit {
+                heap.pop();
+            }
+        }
+    }
+    let best = heap.into_sorted_vec(); // best first, given the reversed order
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {HIT_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id JOIN repos r ON r.id = f.repo_id WHERE c.id = ?1"
+    ))?;
+    let mut hits = Vec::with_capacity(best.len());
+    for Scored(score, id) in best {
+        if let Some(mut hit) = stmt.query_row([id], |r| hit_from_row(r, None)).optional()? {
+            hit.score = score as f64;
+            hits.push(hit);
+        }
+    }
+    Ok(hits)
+}
