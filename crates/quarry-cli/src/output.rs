@@ -54,10 +54,24 @@ fn snippet<'a>(text: &'a str, terms: &[String], n: usize) -> (usize, Vec<&'a str
     (start, lines.iter().skip(start).take(n).copied().collect())
 }
 
-pub fn print_search(response: &SearchResponse) -> Result<()> {
+pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
     let style = Style::stdout();
     let terms = tokens::query_terms(&response.query);
     let mut out = std::io::stdout().lock();
+    if explain {
+        match &response.plan {
+            Some(plan) => writeln!(
+                out,
+                "plan: mode {:?} · identifiers {:?} · file hints {:?} · natural language {} · {} terms\n",
+                response.mode,
+                plan.identifiers,
+                plan.file_hints,
+                plan.natural_language,
+                plan.terms.len()
+            )?,
+            None => writeln!(out, "plan: mode {:?} · terms {:?}\n", response.mode, terms)?,
+        }
+    }
     for r in &response.results {
         writeln!(
             out,
@@ -67,6 +81,21 @@ pub fn print_search(response: &SearchResponse) -> Result<()> {
             style.paint("33", r.symbol.as_deref().unwrap_or("-")),
             style.paint("2", &format!("{:.2}", r.score)),
         )?;
+        if let (true, Some(p)) = (explain, &r.score_parts) {
+            let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+            writeln!(
+                out,
+                "  lexical #{} (bm25 {}) × {:.2} · semantic #{} (cos {}) × {:.2} → fused {:.3} + boost {:.2}",
+                rank(p.lexical_rank),
+                p.bm25.map_or("-".into(), |v| format!("{v:.2}")),
+                p.lexical_weight,
+                rank(p.semantic_rank),
+                p.cosine.map_or("-".into(), |v| format!("{v:.3}")),
+                p.semantic_weight,
+                p.fused,
+                p.boost
+            )?;
+        }
         let (offset, lines) = snippet(&r.text, &terms, 3);
         for (i, line) in lines.iter().enumerate() {
             let number = r.start_line as usize + offset + i;
@@ -146,6 +175,17 @@ pub fn print_index_report(r: &IndexReport) {
             );
         }
     }
+}
+
+pub fn print_embed_report(e: &quarry_engine::EmbedReport) {
+    eprintln!(
+        "embedded {} chunk texts in {:.1} s; {} of {} chunks have vectors ({})",
+        e.embedded,
+        e.elapsed_ms as f64 / 1000.0,
+        e.coverage.embedded,
+        e.coverage.total,
+        e.model
+    );
 }
 
 fn human_bytes(n: u64) -> String {

@@ -17,7 +17,7 @@ fn index_then_search_finds_definitions_by_split_identifiers() {
     assert!(first.contains("parse_config_file"), "{out}");
     assert!(!out.contains('\x1b'), "piped output must be plain");
 
-    let json = env.json(&["search", "get user name", "-k", "3"]);
+    let json = env.json(&["search", "get user name", "-k", "3", "--mode", "lexical"]);
     assert_eq!(json["query"], "get user name");
     assert_eq!(json["mode"], "lexical");
     let top = &json["results"][0];

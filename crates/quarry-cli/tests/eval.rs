@@ -36,6 +36,8 @@ fn eval_scores_a_document_corpus() {
         qfile.to_str().unwrap(),
         "--work-dir",
         work.to_str().unwrap(),
+        "--mode",
+        "lexical",
     ]);
     assert_eq!(report["queries"], 4);
     assert_eq!(report["mode"], "lexical");
@@ -55,8 +57,22 @@ fn eval_scores_a_document_corpus() {
         qfile.to_str().unwrap(),
         "--work-dir",
         work.to_str().unwrap(),
+        "--mode",
+        "lexical",
     ]);
     assert_eq!(again["metrics"], report["metrics"]);
+
+    // Hybrid with the real model: the corpus is embedded, and the answerable queries are found.
+    let hybrid = env.json(&[
+        "eval",
+        qfile.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--mode",
+        "hybrid",
+    ]);
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert_eq!(hybrid["metrics"]["hit_at_5"], 0.75);
 
     let missing = env.fails(&["eval", "/no/such/queries.jsonl"]);
     assert!(missing.contains("/no/such/queries.jsonl"), "{missing}");

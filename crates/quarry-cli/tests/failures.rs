@@ -39,7 +39,7 @@ fn truncated_index_is_an_error_not_a_panic() {
     for i in 0..300 {
         env.write(&format!("pkg/mod_{i}.py"), format!("def function_number_{i}(x):\n    return x * {i}\n\nclass Holder{i}:\n    value = {i}\n"));
     }
-    env.ok(&["index", env.repo_path()]);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
     let file = index_file(&env);
     let len = std::fs::metadata(&file).unwrap().len();
     let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
@@ -54,7 +54,7 @@ fn truncated_index_is_an_error_not_a_panic() {
             "{stderr}"
         );
     }
-    env.ok(&["index", "--rebuild", env.repo_path()]);
+    env.ok(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
     let json = env.json(&["search", "function_number_7"]);
     assert_eq!(json["results"][0]["path"], "pkg/mod_7.py");
 }
@@ -118,9 +118,9 @@ fn killed_index_runs_leave_an_index_that_opens_and_finishes() {
             "{stderr}"
         );
     }
-    let done = env.json(&["index", env.repo_path()]);
+    let done = env.json(&["index", env.repo_path(), "--no-embed"]);
     assert_eq!(done["repos"][0]["files"], files);
-    let again = env.json(&["index", env.repo_path()]);
+    let again = env.json(&["index", env.repo_path(), "--no-embed"]);
     let r = &again["repos"][0];
     assert_eq!(
         (r["added"].as_u64(), r["changed"].as_u64()),

@@ -46,13 +46,23 @@ pub fn embed_text(src: &EmbedSource) -> String {
         out.push_str(symbol);
         out.push('\n');
     }
-    let first_line = src.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let first_line = src
+        .text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     if let Some(sig) = src.signature.filter(|s| !s.is_empty() && *s != first_line) {
         out.push_str(sig);
         out.push('\n');
     }
     let mut body_chars = 0;
-    for line in src.text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()) {
+    for line in src
+        .text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+    {
         if body_chars >= EMBED_BODY_CHARS {
             break;
         }
@@ -71,7 +81,10 @@ mod tests {
 
     #[test]
     fn template_has_path_symbol_signature_and_head_of_body() {
-        let body = format!("/// Reads it.\nfn parse_config(p: &Path) -> Config {{\n\n{}\n}}", "    let x = 1;\n".repeat(100));
+        let body = format!(
+            "/// Reads it.\nfn parse_config(p: &Path) -> Config {{\n\n{}\n}}",
+            "    let x = 1;\n".repeat(100)
+        );
         let text = embed_text(&EmbedSource {
             path: "src/config.rs",
             kind: "function",
@@ -82,11 +95,20 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "src/config.rs");
         assert_eq!(lines[1], "function parse_config");
-        assert_eq!(lines[2], "fn parse_config(p: &Path) -> Config {", "signature differs from the first line");
+        assert_eq!(
+            lines[2], "fn parse_config(p: &Path) -> Config {",
+            "signature differs from the first line"
+        );
         assert_eq!(lines[3], "/// Reads it.");
         assert!(!lines.iter().any(|l| l.trim().is_empty()));
         assert!(text.len() < 600 + 120, "{}", text.len());
-        let plain = embed_text(&EmbedSource { path: "a.txt", kind: "text", symbol: None, signature: None, text: "hello" });
+        let plain = embed_text(&EmbedSource {
+            path: "a.txt",
+            kind: "text",
+            symbol: None,
+            signature: None,
+            text: "hello",
+        });
         assert_eq!(plain, "a.txt\nhello");
     }
 }

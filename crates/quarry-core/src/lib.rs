@@ -17,6 +17,6 @@ pub use hash::content_hash;
 pub use language::Language;
 pub use model::{Chunk, FileChunks, Symbol};
 pub use store::{
-    ChunkHit, Coverage, FileState, IndexedFile, LexicalQuery, PendingEmbedding, RepoInfo, RepoStats, SkipCounts,
-    Store, VectorQuery,
+    ChunkHit, Coverage, FileState, IndexedFile, LexicalQuery, PendingEmbedding, RepoInfo,
+    RepoStats, SkipCounts, Store, VectorQuery,
 };

@@ -35,7 +35,7 @@ pub struct EvalQuery {
     pub relevant: Vec<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct EvalOptions {
     pub mode: Mode,
     /// Where git repositories for `repo`/`commit` rows are found: `DIR/owner+name/repo`,
@@ -49,6 +49,9 @@ pub struct EvalOptions {
     /// Evaluate only the first N queries.
     pub max_queries: Option<usize>,
     pub weights: FieldWeights,
+    pub fusion: crate::search::FusionConfig,
+    /// The model for semantic and hybrid modes.
+    pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
 }
 
 /// The outcome of one query.
@@ -117,6 +120,15 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
 
     let ws_dir = opts.work_dir.join("workspace");
     let (mut ws, _lock) = Workspace::open_for_writing(&ws_dir, Duration::from_secs(30), true)?;
+    let needs_vectors = opts.mode != Mode::Lexical && opts.embedder.is_some();
+    if needs_vectors {
+        ws.set_embedder(opts.embedder.clone());
+    } else if matches!(opts.mode, Mode::Semantic | Mode::Hybrid) {
+        bail!(
+            "{:?} evaluation needs the embedding model: run scripts/install-model.sh",
+            opts.mode
+        );
+    }
     let mut outcomes: Vec<Option<QueryOutcome>> = vec![None; queries.len()];
     let mut unavailable = Vec::new();
     let mut index_time = Duration::ZERO;
@@ -138,6 +150,9 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
             ..Default::default()
         };
         ws.index_repo(&tree, &index_opts, &crate::NoProgress)?;
+        if needs_vectors {
+            ws.embed_pending(progress)?;
+        }
         index_time += started.elapsed();
 
         progress.begin(
@@ -152,6 +167,7 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
             request.language = opts.language;
             request.limit = opts.candidates;
             request.weights = opts.weights;
+            request.fusion = opts.fusion;
             let started = Instant::now();
             let response = ws.search(&request)?;
             let latency_ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -2,13 +2,17 @@
 //! calls. It joins the pipeline — sources → chunking → store → retrieval — and owns the
 //! workspace: where the index lives and who may write it.
 
+mod embedding;
 pub mod eval;
+mod fusion;
 mod index;
 mod lock;
+pub mod plan;
 mod progress;
 pub mod search;
 mod workspace;
 
+pub use embedding::{load_local_embedder, EmbedReport, EMBED_MAX_TOKENS};
 pub use index::{FileChange, IndexOptions, IndexReport};
 pub use lock::WriteLock;
 pub use progress::{NoProgress, Progress};

@@ -1,29 +1,29 @@
 //! The search API under every interface: a request in, ranked chunks out, in the JSON shape
 //! documented in docs/JSON.md (later modes extend it, never break it).
 
+use crate::fusion;
+pub use crate::fusion::{FusionConfig, ScoreParts};
+use crate::plan::QueryPlan;
 use crate::Workspace;
 use anyhow::{bail, Result};
 use quarry_core::store::FieldWeights;
-use quarry_core::{tokens, ChunkHit, Language, LexicalQuery};
+use quarry_core::{tokens, ChunkHit, Coverage, Language, LexicalQuery, VectorQuery};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// How results are retrieved. Only lexical exists so far; `auto` picks the best available.
+/// How results are retrieved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// BM25 over code-aware tokens.
     Lexical,
+    /// Nearest neighbours of the query's embedding.
+    Semantic,
+    /// Both, fused by the query plan (see `fusion`).
+    Hybrid,
+    /// Hybrid when the workspace has a model and vectors, else lexical.
     #[default]
     Auto,
-}
-
-impl Mode {
-    /// The mode actually used for `self` with what the workspace has.
-    fn resolve(self) -> Mode {
-        match self {
-            Mode::Auto | Mode::Lexical => Mode::Lexical,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +38,7 @@ pub struct SearchRequest {
     /// Chunks to return.
     pub limit: usize,
     pub weights: FieldWeights,
+    pub fusion: FusionConfig,
 }
 
 impl SearchRequest {
@@ -50,6 +51,7 @@ impl SearchRequest {
             path: None,
             limit: 10,
             weights: FieldWeights::default(),
+            fusion: FusionConfig::default(),
         }
     }
 }
@@ -68,6 +70,9 @@ pub struct SearchResult {
     pub language: Language,
     pub score: f64,
     pub text: String,
+    /// How a hybrid score was made.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub score_parts: Option<ScoreParts>,
 }
 
 impl From<ChunkHit> for SearchResult {
@@ -83,6 +88,7 @@ impl From<ChunkHit> for SearchResult {
             language: h.language,
             score: h.score,
             text: h.text,
+            score_parts: None,
         }
     }
 }
@@ -105,6 +111,13 @@ pub struct SearchResponse {
     pub mode: Mode,
     pub results: Vec<SearchResult>,
     pub index: IndexSummary,
+    /// Embedded vs all chunks of the searched repos (semantic and hybrid modes): a search
+    /// during backfill uses what is embedded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub coverage: Option<Coverage>,
+    /// The query plan (hybrid mode).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plan: Option<QueryPlan>,
 }
 
 /// A file ranked by its best chunk.
@@ -164,26 +177,87 @@ impl Workspace {
                 .map(format_time),
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
-        let mode = request.mode.resolve();
-        let query = LexicalQuery {
-            terms: tokens::query_terms(&request.query),
-            repos: request.repos.clone(),
-            language: request.language,
-            path_glob: request.path.clone(),
-            limit: request.limit,
-            weights: request.weights,
+        let lexical = |limit: usize| -> Result<Vec<ChunkHit>> {
+            self.store().search_lexical(&LexicalQuery {
+                terms: tokens::query_terms(&request.query),
+                repos: request.repos.clone(),
+                language: request.language,
+                path_glob: request.path.clone(),
+                limit,
+                weights: request.weights,
+            })
         };
-        let results = self
-            .store()
-            .search_lexical(&query)?
-            .into_iter()
-            .map(SearchResult::from)
-            .collect();
+        let coverage = match (&self.embedder, request.mode) {
+            (_, Mode::Lexical) | (None, Mode::Auto) => None,
+            (None, _) => bail!(
+                "{:?} search needs the embedding model: run scripts/install-model.sh (or search with --mode lexical)",
+                request.mode
+            ),
+            (Some(_), _) => Some(self.store().coverage(&request.repos)?),
+        };
+        let mode = match request.mode {
+            Mode::Auto if coverage.is_some_and(|c| c.embedded > 0) => Mode::Hybrid,
+            Mode::Auto => Mode::Lexical,
+            m => m,
+        };
+        let semantic = |limit: usize| -> Result<Vec<ChunkHit>> {
+            let Some(embedder) = &self.embedder else {
+                return Ok(Vec::new());
+            };
+            let vector = embedder
+                .embed(&[request.query.as_str()])?
+                .pop()
+                .unwrap_or_default();
+            self.store().search_vector(&VectorQuery {
+                vector,
+                repos: request.repos.clone(),
+                language: request.language,
+                path_glob: request.path.clone(),
+                limit,
+            })
+        };
+        let mut plan = None;
+        let results = match mode {
+            Mode::Lexical | Mode::Auto => lexical(request.limit)?
+                .into_iter()
+                .map(SearchResult::from)
+                .collect(),
+            Mode::Semantic => semantic(request.limit)?
+                .into_iter()
+                .map(SearchResult::from)
+                .collect(),
+            Mode::Hybrid => {
+                let cfg = &request.fusion;
+                let query_plan = crate::plan::plan(&request.query);
+                let fused = fusion::fuse(
+                    lexical(cfg.lexical_candidates)?,
+                    semantic(cfg.semantic_candidates)?,
+                    &query_plan,
+                    cfg,
+                );
+                let fused = fusion::diversify(
+                    fused,
+                    |(h, _)| (h.repo.as_str(), h.path.as_str()),
+                    cfg.max_per_file,
+                );
+                plan = Some(query_plan);
+                fused
+                    .into_iter()
+                    .take(request.limit)
+                    .map(|(hit, parts)| SearchResult {
+                        score_parts: Some(parts),
+                        ..SearchResult::from(hit)
+                    })
+                    .collect()
+            }
+        };
         Ok(SearchResponse {
             query: request.query.clone(),
             mode,
             results,
             index,
+            coverage,
+            plan,
         })
     }
 }

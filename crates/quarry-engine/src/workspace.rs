@@ -4,14 +4,17 @@
 
 use crate::WriteLock;
 use anyhow::{bail, Context, Result};
-use quarry_core::Store;
+use quarry_core::{Embedder, Store};
 use quarry_store::SqliteStore;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub struct Workspace {
     dir: PathBuf,
     store: Box<dyn Store + Send>,
+    /// The model semantic search and backfill use; `None` means lexical only.
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl Workspace {
@@ -35,6 +38,7 @@ impl Workspace {
         Ok(Workspace {
             dir: dir.to_path_buf(),
             store: Box::new(store),
+            embedder: None,
         })
     }
 

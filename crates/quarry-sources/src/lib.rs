@@ -203,7 +203,6 @@ pub fn read_text(path: &Path, max_size: u64) -> FileText {
     }
 }
 
-
 /// Extensions that are binary for certain; skipping them saves reading the file.
 fn has_binary_extension(path: &Path) -> bool {
     const BINARY: &[&str] = &[

@@ -401,7 +401,10 @@ impl Store for SqliteStore {
         vectors::coverage(&self.conn, repos).map_err(|e| self.err(e))
     }
 
-    fn search_vector(&self, query: &quarry_core::VectorQuery) -> Result<Vec<quarry_core::ChunkHit>> {
+    fn search_vector(
+        &self,
+        query: &quarry_core::VectorQuery,
+    ) -> Result<Vec<quarry_core::ChunkHit>> {
         vectors::search(&self.conn, query).map_err(|e| self.err(e))
     }
 

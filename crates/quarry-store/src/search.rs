@@ -56,10 +56,14 @@ pub(crate) fn push_filters(
 }
 
 /// The columns `hit_from_row` reads, before a final score column.
-pub(crate) const HIT_COLUMNS: &str = "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, c.text";
+pub(crate) const HIT_COLUMNS: &str =
+    "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, c.text";
 
 /// Reads `HIT_COLUMNS`; the score comes from column `score_at` if given, else 0.
-pub(crate) fn hit_from_row(r: &rusqlite::Row, score_at: Option<usize>) -> rusqlite::Result<ChunkHit> {
+pub(crate) fn hit_from_row(
+    r: &rusqlite::Row,
+    score_at: Option<usize>,
+) -> rusqlite::Result<ChunkHit> {
     let language: String = r.get(7)?;
     Ok(ChunkHit {
         id: r.get(0)?,
@@ -83,7 +87,10 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
         return Ok(Vec::new());
     }
     let w = q.weights;
-    let rank = format!("bm25(chunks_fts, {:.3}, {:.3}, {:.3})", w.path, w.symbol, w.body);
+    let rank = format!(
+        "bm25(chunks_fts, {:.3}, {:.3}, {:.3})",
+        w.path, w.symbol, w.body
+    );
     let mut sql = format!(
         "SELECT {HIT_COLUMNS}, -{rank}
          FROM chunks_fts
@@ -93,12 +100,20 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
          WHERE chunks_fts MATCH ?1"
     );
     let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
-    push_filters(&mut sql, &mut args, &q.repos, q.language, q.path_glob.as_deref());
+    push_filters(
+        &mut sql,
+        &mut args,
+        &q.repos,
+        q.language,
+        q.path_glob.as_deref(),
+    );
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
 
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| hit_from_row(r, Some(9)))?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        hit_from_row(r, Some(9))
+    })?;
     rows.collect()
 }
 

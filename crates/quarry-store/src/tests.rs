@@ -233,12 +233,28 @@ fn unit(v: &[f32]) -> Vec<f32> {
 fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     let (_dir, mut store, repo) = fixture();
     assert_eq!(store.embedding_model().unwrap(), None);
-    assert!(!store.set_embedding_model("model-a").unwrap(), "first model drops nothing");
+    assert!(
+        !store.set_embedding_model("model-a").unwrap(),
+        "first model drops nothing"
+    );
     let pending = store.pending_embeddings(100).unwrap();
     assert_eq!(pending.len(), 3);
-    assert_eq!(store.coverage(&[]).unwrap(), quarry_core::Coverage { embedded: 0, total: 3 });
-    let users = pending.iter().find(|p| p.text.starts_with("app/users.py")).unwrap();
-    assert!(users.text.contains("function getUserName"), "{}", users.text);
+    assert_eq!(
+        store.coverage(&[]).unwrap(),
+        quarry_core::Coverage {
+            embedded: 0,
+            total: 3
+        }
+    );
+    let users = pending
+        .iter()
+        .find(|p| p.text.starts_with("app/users.py"))
+        .unwrap();
+    assert!(
+        users.text.contains("function getUserName"),
+        "{}",
+        users.text
+    );
 
     // Vectors: users → x axis, config → y axis, readme → between.
     let vectors: Vec<(String, Vec<f32>)> = pending
@@ -258,23 +274,51 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     assert!(store.pending_embeddings(100).unwrap().is_empty());
     assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
 
-    let q = quarry_core::VectorQuery { vector: unit(&[0.9, 0.1, 0.0]), limit: 2, ..Default::default() };
+    let q = quarry_core::VectorQuery {
+        vector: unit(&[0.9, 0.1, 0.0]),
+        limit: 2,
+        ..Default::default()
+    };
     let hits = store.search_vector(&q).unwrap();
-    assert_eq!(hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), ["app/users.py", "README.md"]);
+    assert_eq!(
+        hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+        ["app/users.py", "README.md"]
+    );
     assert!(hits[0].score > hits[1].score && hits[0].score <= 1.0001);
-    let q = quarry_core::VectorQuery { language: Some(Language::Markdown), ..q };
+    let q = quarry_core::VectorQuery {
+        language: Some(Language::Markdown),
+        ..q
+    };
     assert_eq!(store.search_vector(&q).unwrap()[0].path, "README.md");
 
     // Re-indexing a file with the same text keeps its vector; new text is pending again.
     let same = IndexBatch {
-        upserts: vec![file("app/users.py", "h1b", vec![chunk(1, 3, Some("getUserName"), "def getUserName(user):\n    return user.name\n")])],
+        upserts: vec![file(
+            "app/users.py",
+            "h1b",
+            vec![chunk(
+                1,
+                3,
+                Some("getUserName"),
+                "def getUserName(user):\n    return user.name\n",
+            )],
+        )],
         ..Default::default()
     };
     store.apply(repo, &same).unwrap();
     store.finish_run(repo, &SkipCounts::new()).unwrap();
     assert!(store.pending_embeddings(100).unwrap().is_empty());
     let changed = IndexBatch {
-        upserts: vec![file("app/users.py", "h1c", vec![chunk(1, 3, Some("getUserName"), "def getUserName(u):\n    return u.full_name\n")])],
+        upserts: vec![file(
+            "app/users.py",
+            "h1c",
+            vec![chunk(
+                1,
+                3,
+                Some("getUserName"),
+                "def getUserName(u):\n    return u.full_name\n",
+            )],
+        )],
         ..Default::default()
     };
     store.apply(repo, &changed).unwrap();

@@ -26,7 +26,10 @@ fn dot(blob: &[u8], query: &[f32]) -> f32 {
 }
 
 pub fn model(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [MODEL_KEY], |r| r.get(0)).optional()
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [MODEL_KEY], |r| {
+        r.get(0)
+    })
+    .optional()
 }
 
 pub fn set_model(conn: &mut Connection, fingerprint: &str) -> rusqlite::Result<bool> {
@@ -36,7 +39,10 @@ pub fn set_model(conn: &mut Connection, fingerprint: &str) -> rusqlite::Result<b
     }
     let tx = conn.transaction()?;
     tx.execute("DELETE FROM embeddings", [])?;
-    tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", params![MODEL_KEY, fingerprint])?;
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+        params![MODEL_KEY, fingerprint],
+    )?;
     tx.commit()?;
     Ok(current.is_some())
 }
@@ -51,8 +57,13 @@ pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<PendingE
          LIMIT ?1",
     )?;
     let rows = stmt.query_map([limit as i64], |r| {
-        let (path, kind, symbol, signature, text): (String, String, Option<String>, Option<String>, String) =
-            (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?);
+        let (path, kind, symbol, signature, text): (
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+        ) = (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?);
         Ok(PendingEmbedding {
             hash: r.get(0)?,
             text: quarry_core::embed_text(&quarry_core::EmbedSource {
@@ -70,7 +81,8 @@ pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<PendingE
 pub fn put(conn: &mut Connection, vectors: &[(String, Vec<f32>)]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     {
-        let mut insert = tx.prepare_cached("INSERT OR REPLACE INTO embeddings(hash, vector) VALUES (?1, ?2)")?;
+        let mut insert =
+            tx.prepare_cached("INSERT OR REPLACE INTO embeddings(hash, vector) VALUES (?1, ?2)")?;
         for (hash, vector) in vectors {
             insert.execute(params![hash, encode(vector)])?;
         }
@@ -93,7 +105,10 @@ pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverag
     let mut args = Vec::new();
     push_filters(&mut sql, &mut args, repos, None, None);
     conn.query_row(&sql, rusqlite::params_from_iter(args), |r| {
-        Ok(Coverage { total: r.get::<_, i64>(0)? as u64, embedded: r.get::<_, i64>(1)? as u64 })
+        Ok(Coverage {
+            total: r.get::<_, i64>(0)? as u64,
+            embedded: r.get::<_, i64>(1)? as u64,
+        })
     })
 }
 
@@ -127,7 +142,13 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
          WHERE 1",
     );
     let mut args: Vec<Value> = Vec::new();
-    push_filters(&mut sql, &mut args, &q.repos, q.language, q.path_glob.as_deref());
+    push_filters(
+        &mut sql,
+        &mut args,
+        &q.repos,
+        q.language,
+        q.path_glob.as_deref(),
+    );
     let mut heap = BinaryHeap::with_capacity(q.limit + 1);
     {
         let mut stmt = conn.prepare_cached(&sql)?;

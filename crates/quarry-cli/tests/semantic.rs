@@ -1,0 +1,115 @@
+//! Semantic and hybrid search with the real local model (installed by scripts/install-model.sh,
+//! which the README's install command and CI run), and the lexical fallback without it.
+
+mod common;
+
+use common::{sample_repo, Env};
+
+#[test]
+fn finds_code_by_meaning_when_no_word_matches() {
+    let env = Env::new();
+    sample_repo(&env);
+    let report = env.json(&["index", env.repo_path()]);
+    let embedding = &report["embedding"];
+    assert!(
+        embedding["embedded"].as_u64().unwrap() > 0,
+        "the model must be installed: {report}"
+    );
+    assert_eq!(
+        embedding["coverage"]["embedded"],
+        embedding["coverage"]["total"]
+    );
+
+    // No word of the query is in UploadQueue.requeueWithBackoff's chunk.
+    let json = env.json(&[
+        "search",
+        "where do we schedule another attempt for a job",
+        "--mode",
+        "semantic",
+        "-k",
+        "2",
+    ]);
+    assert_eq!(json["mode"], "semantic");
+    let paths: Vec<&str> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"web/upload.ts"), "{json}");
+    let cosine = json["results"][0]["score"].as_f64().unwrap();
+    assert!(cosine > 0.0 && cosine <= 1.0);
+
+    let json = env.json(&["search", "parse_config_file reads settings"]);
+    assert_eq!(json["mode"], "hybrid", "auto is hybrid once vectors exist");
+    assert_eq!(json["results"][0]["path"], "src/config.rs");
+    let parts = &json["results"][0]["score_parts"];
+    assert_eq!(parts["lexical_rank"], 1);
+    assert!(
+        parts["boost"].as_f64().unwrap() >= 0.25,
+        "named symbol is boosted: {parts}"
+    );
+    assert_eq!(json["coverage"]["embedded"], json["coverage"]["total"]);
+    assert_eq!(json["plan"]["identifiers"][0], "parse_config_file");
+
+    // Re-indexing unchanged files embeds nothing again.
+    let again = env.json(&["index", env.repo_path()]);
+    assert_eq!(again["embedding"]["embedded"], 0);
+    env.write("src/config.rs", "pub fn load_settings() {}\n");
+    let changed = env.json(&["index", env.repo_path()]);
+    assert_eq!(changed["embedding"]["embedded"], 1);
+
+    let human = env.ok(&[
+        "search",
+        "retry with backoff",
+        "--mode",
+        "hybrid",
+        "--explain",
+    ]);
+    assert!(human.starts_with("plan: mode Hybrid"), "{human}");
+    assert!(human.contains("semantic #"), "{human}");
+}
+
+#[test]
+fn without_vectors_search_is_lexical_and_says_how_to_get_more() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let out = env.run(&["search", "parse config file"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("searching lexically"), "{stderr}");
+    let json = env.json(&["search", "parse config file"]);
+    assert_eq!(json["mode"], "lexical");
+    let err = env.fails(&["search", "parse config file", "--mode", "semantic"]);
+    assert!(err.contains("no vectors yet"), "{err}");
+}
+
+#[test]
+fn a_missing_model_leaves_indexing_and_search_lexical() {
+    let env = Env::new();
+    sample_repo(&env);
+    let missing = env.home.path().join("no-model-here");
+    let out = env
+        .quarry()
+        .env("QUARRY_MODEL_DIR", &missing)
+        .args(["index", env.repo_path()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("semantic search is off") && stderr.contains("install-model.sh"),
+        "{stderr}"
+    );
+    let out = env
+        .quarry()
+        .env("QUARRY_MODEL_DIR", &missing)
+        .args(["search", "config", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["mode"], "lexical");
+    assert_eq!(json["results"][0]["path"], "src/config.rs");
+}
