@@ -13,6 +13,9 @@ use quarry_engine::{DiscoverOptions, IndexOptions, Mode, SearchRequest, Workspac
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "quarry",
@@ -143,6 +146,12 @@ struct EvalArgs {
     /// Evaluate only the first N queries.
     #[arg(long)]
     max_queries: Option<usize>,
+    /// Hybrid: lexical weight for natural-language queries (tuning) [default: 0.3].
+    #[arg(long)]
+    nl_lexical_weight: Option<f64>,
+    /// Hybrid: semantic weight for queries that name code (tuning) [default: 0.5].
+    #[arg(long)]
+    code_semantic_weight: Option<f64>,
     /// BM25 field weights to try, as PATH,SYMBOL,BODY [default: 3,4,1].
     #[arg(long, value_parser = parse_weights)]
     weights: Option<FieldWeights>,
@@ -310,10 +319,13 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         Mode::Auto => quarry_engine::load_local_embedder().ok(),
         _ => Some(quarry_engine::load_local_embedder()?),
     };
+    let mut fusion = quarry_engine::search::FusionConfig::default();
+    fusion.nl_lexical = args.nl_lexical_weight.unwrap_or(fusion.nl_lexical);
+    fusion.code_semantic = args.code_semantic_weight.unwrap_or(fusion.code_semantic);
     let opts = EvalOptions {
         mode,
         embedder,
-        fusion: Default::default(),
+        fusion,
         repos_dir: args.repos,
         work_dir: args.work_dir.unwrap_or_else(|| dir.join("eval")),
         candidates: args.candidates,

@@ -2,7 +2,7 @@
 //! documented in docs/JSON.md (later modes extend it, never break it).
 
 use crate::fusion;
-pub use crate::fusion::{FusionConfig, ScoreParts};
+pub use crate::fusion::{FusionConfig, FusionMethod, ScoreParts};
 use crate::plan::QueryPlan;
 use crate::Workspace;
 use anyhow::{bail, Result};

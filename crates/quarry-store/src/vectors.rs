@@ -1,16 +1,15 @@
 //! Chunk embeddings in the same SQLite file: one vector per distinct embedding text
 //! (`chunks.embed_hash` → `embeddings`), little-endian f32, unit length.
 //!
-//! Nearest-neighbour search is exact (a scan with dot products) over the chunks that pass the
-//! filters. Written by hand because at a repository's scale (tens of thousands of chunks,
-//! a few MB of vectors) an exact scan answers in milliseconds, pre-filters for free, and needs
-//! no extension or second file; an approximate index (HNSW) belongs to the PostgreSQL backend.
+//! Nearest-neighbour search is exact: one sequential scan of the vectors scores them all, then
+//! the best are mapped to chunks that pass the filters, in score order, until enough are found.
+//! Written by hand because at a repository's scale (tens of thousands of chunks, a few MB of
+//! vectors) an exact scan answers in milliseconds, filters exactly, and needs no extension or
+//! second file; an approximate index (HNSW) belongs to the PostgreSQL backend.
 
 use crate::search::{hit_from_row, push_filters, HIT_COLUMNS};
 use quarry_core::{ChunkHit, Coverage, PendingEmbedding, VectorQuery};
 use rusqlite::{params, types::Value, Connection, OptionalExtension};
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 pub(crate) const MODEL_KEY: &str = "embedding_model";
 
@@ -112,36 +111,31 @@ pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverag
     })
 }
 
-struct Scored(f32, i64);
-impl PartialEq for Scored {
-    fn eq(&self, o: &Self) -> bool {
-        self.0 == o.0
-    }
-}
-impl Eq for Scored {}
-impl PartialOrd for Scored {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scored {
-    // Reversed, so the heap's top is the worst of the kept best.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0)
-    }
-}
-
 pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkHit>> {
     if q.limit == 0 || q.vector.is_empty() {
         return Ok(Vec::new());
     }
-    let mut sql = String::from(
-        "SELECT c.id, e.vector
-         FROM chunks c JOIN files f ON f.id = c.file_id JOIN repos r ON r.id = f.repo_id
-         JOIN embeddings e ON e.hash = c.embed_hash
-         WHERE 1",
+    let mut scored: Vec<(f32, i64)> = Vec::new();
+    {
+        let mut stmt = conn.prepare_cached("SELECT id, vector FROM embeddings")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let blob = row.get_ref(1)?.as_blob()?;
+            if blob.len() == q.vector.len() * 4 {
+                scored.push((dot(blob, &q.vector), row.get(0)?));
+            }
+        }
+    }
+    scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+
+    let mut sql = format!(
+        "SELECT {HIT_COLUMNS} FROM embeddings e
+         JOIN chunks c ON c.embed_hash = e.hash
+         JOIN files f ON f.id = c.file_id
+         JOIN repos r ON r.id = f.repo_id
+         WHERE e.id = ?1"
     );
-    let mut args: Vec<Value> = Vec::new();
+    let mut args: Vec<Value> = vec![Value::Null];
     push_filters(
         &mut sql,
         &mut args,
@@ -149,31 +143,19 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
         q.language,
         q.path_glob.as_deref(),
     );
-    let mut heap = BinaryHeap::with_capacity(q.limit + 1);
-    {
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut hits = Vec::with_capacity(q.limit);
+    for (score, id) in scored {
+        args[0] = Value::Integer(id);
+        let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
         while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
-            let blob = row.get_ref(1)?.as_blob()?;
-            if blob.len() != q.vector.len() * 4 {
-                continue;
-            }
-            heap.push(Scored(dot(blob, &q.vector), id));
-            if heap.len() > q.limit {
-                heap.pop();
-            }
-        }
-    }
-    let best = heap.into_sorted_vec(); // best first, given the reversed order
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {HIT_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id JOIN repos r ON r.id = f.repo_id WHERE c.id = ?1"
-    ))?;
-    let mut hits = Vec::with_capacity(best.len());
-    for Scored(score, id) in best {
-        if let Some(mut hit) = stmt.query_row([id], |r| hit_from_row(r, None)).optional()? {
+            let mut hit = hit_from_row(row, None)?;
             hit.score = score as f64;
             hits.push(hit);
+        }
+        if hits.len() >= q.limit {
+            hits.truncate(q.limit);
+            break;
         }
     }
     Ok(hits)
