@@ -303,12 +303,24 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     let ws = Workspace::open(dir)?;
     let stats = ws.store().stats()?;
     let bytes = ws.store().size_bytes();
+    let embedding = match ws.store().embedding_model()? {
+        Some(model) => {
+            let c = ws.store().coverage(&[])?;
+            Some(serde_json::json!({ "model": model, "embedded": c.embedded, "total": c.total }))
+        }
+        None => None,
+    };
     if args.json {
-        output::print_json(
-            &serde_json::json!({ "index": file, "repos": stats, "store_bytes": bytes }),
-        )
+        output::print_json(&serde_json::json!({
+            "index": file, "repos": stats, "store_bytes": bytes, "embedding": embedding
+        }))
     } else {
-        output::print_status(&file, &stats, bytes)
+        output::print_status(&file, &stats, bytes)?;
+        match embedding {
+            Some(e) => println!("embedding: {} of {} chunks · {}", e["embedded"], e["total"], e["model"].as_str().unwrap_or("")),
+            None => println!("embedding: none yet (install the model with scripts/install-model.sh, then run `quarry index`)"),
+        }
+        Ok(())
     }
 }
 

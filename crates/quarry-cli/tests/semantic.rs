@@ -52,6 +52,16 @@ fn finds_code_by_meaning_when_no_word_matches() {
     assert_eq!(json["coverage"]["embedded"], json["coverage"]["total"]);
     assert_eq!(json["plan"]["identifiers"][0], "parse_config_file");
 
+    let status = env.json(&["status"]);
+    assert_eq!(
+        status["embedding"]["embedded"],
+        status["embedding"]["total"]
+    );
+    assert!(status["embedding"]["model"]
+        .as_str()
+        .unwrap()
+        .starts_with("all-MiniLM-L6-v2"));
+
     // Re-indexing unchanged files embeds nothing again.
     let again = env.json(&["index", env.repo_path()]);
     assert_eq!(again["embedding"]["embedded"], 0);
