@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/index.sh DIR — index speed, index size and search latency for one repository.
+# bench/index.sh DIR — lexical index speed, index size and search latency for one repository.
+# (Embedding is benchmarked by bench/embed.sh.)
 #
 # Reports: files/s and chunks/s of a fresh index, the index size, a no-change re-index, warm
 # search latency p50/p95 (in-process, bench/queries.txt) and cold `quarry search` process
@@ -16,13 +17,13 @@ trap 'rm -rf "$ws"' EXIT
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 t0=$(ms)
-report=$("$bin" --index-dir "$ws" index "$dir" --json)
+report=$("$bin" --index-dir "$ws" index "$dir" --no-embed --json)
 t1=$(ms)
 files=$(echo "$report" | python3 -c 'import json,sys; r=json.load(sys.stdin)["repos"][0]; print(r["files"])')
 chunks=$(echo "$report" | python3 -c 'import json,sys; r=json.load(sys.stdin)["repos"][0]; print(r["chunks"])')
 secs=$(awk "BEGIN{print ($t1-$t0)/1000}")
 size=$(du -k "$ws/index.sqlite" | cut -f1)
-t2=$(ms); "$bin" --index-dir "$ws" index "$dir" --json >/dev/null; t3=$(ms)
+t2=$(ms); "$bin" --index-dir "$ws" index "$dir" --no-embed --json >/dev/null; t3=$(ms)
 
 warm=$(target/release/examples/search_latency "$ws" bench/queries.txt "$rounds")
 

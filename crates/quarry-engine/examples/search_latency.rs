@@ -1,9 +1,9 @@
 //! Warm search latency: opens a workspace once and runs each query of a file (one per line)
 //! `--rounds` times, then prints p50/p95/max in milliseconds as JSON.
 //!
-//! `cargo run --release -p quarry-engine --example search_latency -- INDEX_DIR QUERIES [ROUNDS]`
+//! `[MODE=hybrid] cargo run --release -p quarry-engine --example search_latency -- INDEX_DIR QUERIES [ROUNDS]`
 
-use quarry_engine::{SearchRequest, Workspace};
+use quarry_engine::{Mode, SearchRequest, Workspace};
 use std::time::Instant;
 
 fn main() -> anyhow::Result<()> {
@@ -12,7 +12,23 @@ fn main() -> anyhow::Result<()> {
         args.len() >= 3,
         "usage: search_latency INDEX_DIR QUERIES_FILE [ROUNDS]"
     );
-    let ws = Workspace::open_existing(std::path::Path::new(&args[1]))?;
+    let mut ws = Workspace::open_existing(std::path::Path::new(&args[1]))?;
+    // MODE=hybrid|semantic measures those modes with the installed model.
+    let mode = match std::env::var("MODE").as_deref() {
+        Ok("hybrid") => Mode::Hybrid,
+        Ok("semantic") => Mode::Semantic,
+        _ => Mode::Lexical,
+    };
+    if mode != Mode::Lexical {
+        if let Some(note) = ws.attach_local_embedder(true)? {
+            anyhow::bail!("{note}");
+        }
+    }
+    let request = |q: &str| {
+        let mut r = SearchRequest::new(q);
+        r.mode = mode;
+        r
+    };
     let queries: Vec<String> = std::fs::read_to_string(&args[2])?
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -21,12 +37,12 @@ fn main() -> anyhow::Result<()> {
     let rounds: usize = args.get(3).map(|r| r.parse()).transpose()?.unwrap_or(20);
     let mut samples = Vec::new();
     for q in &queries {
-        ws.search(&SearchRequest::new(q.clone()))?; // warm the page cache and statement cache
+        ws.search(&request(q))?; // warm the page cache and statement cache
     }
     for _ in 0..rounds {
         for q in &queries {
             let started = Instant::now();
-            let response = ws.search(&SearchRequest::new(q.clone()))?;
+            let response = ws.search(&request(q))?;
             samples.push(started.elapsed().as_secs_f64() * 1000.0);
             std::hint::black_box(response);
         }
