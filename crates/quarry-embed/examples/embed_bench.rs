@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use quarry_embed::{EmbedOptions, Embedder, LocalEmbedder};
 
-// What a quarry binary should do too: glibc malloc churn costs ~30% of throughput.
+// What a quarry binary should do too: glibc malloc churn costs 30–50% of throughput.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -11,7 +11,8 @@
 //! therefore their dot product.
 //!
 //! Performance: a binary using this crate should set mimalloc as its global allocator; glibc
-//! malloc churn on the many short-lived tensors costs about 30% of throughput.
+//! malloc churn on the many short-lived tensors costs 30–50% of throughput (measured: 1 thread,
+//! 256 tokens, 9.0–9.3 vs 5.5–6.1 chunks per CPU-second).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
