@@ -237,7 +237,7 @@ impl LocalEmbedder {
         let weights_path = dir.weights_path();
         let weights = std::fs::read(&weights_path)
             .with_context(|| format!("reading {}", weights_path.display()))?;
-        let weights_sha256 = hex(&Sha256::digest(&weights));
+        let weights_sha256 = weights_hash(&weights_path, &weights);
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .with_context(|| format!("{} is not a safetensors file", weights_path.display()))?;
@@ -411,5 +411,55 @@ mod tests {
     #[test]
     fn hex_is_lowercase() {
         assert_eq!(hex(&[0x00, 0xab, 0x7f]), "00ab7f");
+    }
+}
+
+/// The weights' sha256, cached beside them in `.model.safetensors.sha256` as
+/// `SIZE MTIME_NS HASH`: hashing 90 MB costs ~200 ms, most of a cold search's budget, and is
+/// only needed again when the file changes.
+fn weights_hash(path: &Path, bytes: &[u8]) -> String {
+    let stamp = std::fs::metadata(path).ok().and_then(|m| {
+        let mtime = m
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        Some(format!("{} {mtime}", m.len()))
+    });
+    let cache = path.with_file_name(".model.safetensors.sha256");
+    if let (Some(stamp), Ok(cached)) = (&stamp, std::fs::read_to_string(&cache)) {
+        if let Some(hash) = cached.trim().strip_prefix(stamp.as_str()).map(str::trim) {
+            if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return hash.to_string();
+            }
+        }
+    }
+    let hash = hex(&Sha256::digest(bytes));
+    if let Some(stamp) = stamp {
+        // A read-only model folder just means hashing again next time.
+        let _ = std::fs::write(&cache, format!("{stamp} {hash}\n"));
+    }
+    hash
+}
+
+#[cfg(test)]
+mod weights_hash_tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_cached_until_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.safetensors");
+        std::fs::write(&path, b"weights v1").unwrap();
+        let first = weights_hash(&path, b"weights v1");
+        assert_eq!(first, hex(&Sha256::digest(b"weights v1")));
+        // Same file stamp: the cached hash is used, not the bytes passed in.
+        assert_eq!(weights_hash(&path, b"ignored"), first);
+        std::fs::write(&path, b"weights v2, longer").unwrap();
+        assert_eq!(
+            weights_hash(&path, b"weights v2, longer"),
+            hex(&Sha256::digest(b"weights v2, longer"))
+        );
     }
 }
