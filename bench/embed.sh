@@ -7,12 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: bench/embed.sh DIR}
-cargo build --release --locked -p quarry-cli >&2
-cargo build --release --locked -p quarry-engine --example search_latency >&2
-bin=target/release/quarry
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
+source bench/lib.sh
 
 t0=$(ms)
 "$bin" --index-dir "$ws" index "$dir" --no-embed --json >/dev/null
@@ -22,13 +17,7 @@ t2=$(ms)
 read -r texts embed_ms <<<"$embed"
 
 warm=$(MODE=hybrid target/release/examples/search_latency "$ws" bench/queries.txt "${ROUNDS:-5}")
-cold=()
-while IFS= read -r q; do
-    [ -z "$q" ] && continue
-    s=$(date +%s%N); "$bin" --index-dir "$ws" search "$q" --mode hybrid >/dev/null 2>&1; e=$(date +%s%N)
-    cold+=($(( (e - s) / 1000 )))
-done < bench/queries.txt
-cold_stats=$(printf '%s\n' "${cold[@]}" | sort -n | awk '{a[NR]=$1} END{p50=a[int((NR+1)/2)]; p95=a[int(NR*0.95+0.999)]; printf "p50 %.1f ms, p95 %.1f ms (%d runs)", p50/1000, p95/1000, NR}')
+cold_stats=$(cold_search --mode hybrid < bench/queries.txt)
 
 echo "repo:            $dir"
 echo "lexical index:   $(( t1 - t0 )) ms"

@@ -9,12 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: bench/index.sh DIR}
 rounds=${ROUNDS:-20}
-cargo build --release --locked -p quarry-cli >&2
-cargo build --release --locked -p quarry-engine --example search_latency >&2
-bin=target/release/quarry
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
+source bench/lib.sh
 
 t0=$(ms)
 report=$("$bin" --index-dir "$ws" index "$dir" --no-embed --json)
@@ -27,13 +22,7 @@ t2=$(ms); "$bin" --index-dir "$ws" index "$dir" --no-embed --json >/dev/null; t3
 
 warm=$(target/release/examples/search_latency "$ws" bench/queries.txt "$rounds")
 
-cold=()
-while IFS= read -r q; do
-    [ -z "$q" ] && continue
-    s=$(date +%s%N); "$bin" --index-dir "$ws" search "$q" >/dev/null 2>&1; e=$(date +%s%N)
-    cold+=($(( (e - s) / 1000 )))
-done < <(for _ in 1 2 3; do cat bench/queries.txt; done)
-cold_stats=$(printf '%s\n' "${cold[@]}" | sort -n | awk '{a[NR]=$1} END{p50=a[int((NR+1)/2)]; p95=a[int(NR*0.95+0.999)]; printf "p50 %.1f ms, p95 %.1f ms (%d runs)", p50/1000, p95/1000, NR}')
+cold_stats=$(for _ in 1 2 3; do cat bench/queries.txt; done | cold_search)
 
 echo "repo:          $dir"
 echo "machine:       $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
