@@ -31,14 +31,17 @@ fn eval_scores_a_document_corpus() {
     write_file(dir, "queries.jsonl", lines.as_bytes());
     let qfile = dir.join("queries.jsonl");
     let work = env.home.path().join("evalwork");
-    let report = env.json(&[
-        "eval",
-        qfile.to_str().unwrap(),
-        "--work-dir",
-        work.to_str().unwrap(),
-        "--mode",
-        "lexical",
-    ]);
+    let eval = |mode: &str| {
+        env.json(&[
+            "eval",
+            qfile.to_str().unwrap(),
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--mode",
+            mode,
+        ])
+    };
+    let report = eval("lexical");
     assert_eq!(report["queries"], 4);
     assert_eq!(report["mode"], "lexical");
     let m = &report["metrics"];
@@ -52,25 +55,11 @@ fn eval_scores_a_document_corpus() {
         report["latency_ms_p95"].as_f64().unwrap() >= report["latency_ms_p50"].as_f64().unwrap()
     );
     // Running again reuses the laid-out corpus and gives the same answer.
-    let again = env.json(&[
-        "eval",
-        qfile.to_str().unwrap(),
-        "--work-dir",
-        work.to_str().unwrap(),
-        "--mode",
-        "lexical",
-    ]);
+    let again = eval("lexical");
     assert_eq!(again["metrics"], report["metrics"]);
 
     // Hybrid with the real model: the corpus is embedded, and the answerable queries are found.
-    let hybrid = env.json(&[
-        "eval",
-        qfile.to_str().unwrap(),
-        "--work-dir",
-        work.to_str().unwrap(),
-        "--mode",
-        "hybrid",
-    ]);
+    let hybrid = eval("hybrid");
     assert_eq!(hybrid["mode"], "hybrid");
     assert_eq!(hybrid["metrics"]["hit_at_5"], 0.75);
 
