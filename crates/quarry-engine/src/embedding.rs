@@ -42,15 +42,16 @@ impl Workspace {
         self.embedder = embedder;
     }
 
-    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
-        self.embedder.as_ref()
-    }
-
     /// Attaches the local model when it is installed. For searching (`for_search`), a model whose
     /// fingerprint differs from the stored vectors' is not attached (its vectors would not be
     /// comparable). Returns a note for the user when semantic search stays off.
     pub fn attach_local_embedder(&mut self, for_search: bool) -> Result<Option<String>> {
-        if for_search && self.store().embedding_model()?.is_none() {
+        let stored = if for_search {
+            self.store().embedding_model()?
+        } else {
+            None
+        };
+        if for_search && stored.is_none() {
             return Ok(Some(
                 "this index has no vectors yet: run `quarry index PATH` with the model installed"
                     .into(),
@@ -60,14 +61,11 @@ impl Workspace {
             Ok(e) => e,
             Err(e) => return Ok(Some(format!("semantic search is off: {e:#}"))),
         };
-        if for_search {
-            let stored = self.store().embedding_model()?;
-            if stored.as_deref() != Some(embedder.fingerprint().as_str()) {
-                return Ok(Some(format!(
-                    "the index's vectors come from another model ({}); run `quarry index PATH` to re-embed",
-                    stored.unwrap_or_default()
-                )));
-            }
+        if for_search && stored.as_deref() != Some(embedder.fingerprint().as_str()) {
+            return Ok(Some(format!(
+                "the index's vectors come from another model ({}); run `quarry index PATH` to re-embed",
+                stored.unwrap_or_default()
+            )));
         }
         self.embedder = Some(embedder);
         Ok(None)

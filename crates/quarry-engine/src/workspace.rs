@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct Workspace {
-    dir: PathBuf,
     store: Box<dyn Store + Send>,
     /// The model semantic search and backfill use; `None` means lexical only.
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
@@ -36,7 +35,6 @@ impl Workspace {
     pub fn open(dir: &Path) -> Result<Workspace> {
         let store = SqliteStore::open(&Self::index_file(dir))?;
         Ok(Workspace {
-            dir: dir.to_path_buf(),
             store: Box::new(store),
             embedder: None,
         })
@@ -70,10 +68,6 @@ impl Workspace {
             other => other?,
         };
         Ok((ws, lock))
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     pub fn store(&self) -> &dyn Store {
