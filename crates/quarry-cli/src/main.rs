@@ -3,13 +3,14 @@
 
 mod output;
 mod progress;
+mod settings;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use quarry_core::store::FieldWeights;
 use quarry_core::Language;
 use quarry_engine::eval::{self, EvalOptions};
-use quarry_engine::{DiscoverOptions, IndexOptions, Mode, SearchRequest, Workspace};
+use quarry_engine::{DiscoverOptions, EmbedPurpose, IndexOptions, Mode, SearchRequest, Workspace};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -40,6 +41,10 @@ enum Command {
     Status(StatusArgs),
     /// Score retrieval on a query set (JSONL, the format of the shared evaluation sets).
     Eval(EvalArgs),
+    /// Read or change the workspace's settings (config.toml beside the index).
+    Config(settings::ConfigArgs),
+    /// List, install or choose the embedding model.
+    Model(settings::ModelArgs),
 }
 
 #[derive(Args)]
@@ -129,8 +134,9 @@ struct StatusArgs {
 struct EvalArgs {
     /// The query file (JSONL).
     queries: PathBuf,
-    #[arg(long, value_enum, default_value = "auto")]
-    mode: ModeArg,
+    /// The modes to score, comma-separated (each corpus is indexed once for all of them).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
+    mode: Vec<ModeArg>,
     /// Folder with the git repositories that `repo`/`commit` rows name (owner+name/repo, owner+name or name).
     #[arg(long, value_name = "DIR")]
     repos: Option<PathBuf>,
@@ -146,12 +152,10 @@ struct EvalArgs {
     /// Evaluate only the first N queries.
     #[arg(long)]
     max_queries: Option<usize>,
-    /// Hybrid: lexical weight for natural-language queries (tuning) [default: 0.3].
-    #[arg(long)]
-    nl_lexical_weight: Option<f64>,
-    /// Hybrid: semantic weight for queries that name code (tuning) [default: 0.5].
-    #[arg(long)]
-    code_semantic_weight: Option<f64>,
+    /// Override a setting for this run only, as KEY=VALUE (repeatable), e.g.
+    /// `--set search.nl_lexical_weight=0.3`; `quarry config list` names the keys.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
     /// BM25 field weights to try, as PATH,SYMBOL,BODY [default: 3,4,1].
     #[arg(long, value_parser = parse_weights)]
     weights: Option<FieldWeights>,
@@ -211,6 +215,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Search(args) => search(&dir, args),
         Command::Status(args) => status(&dir, args),
         Command::Eval(args) => evaluate(&dir, args),
+        Command::Config(args) => settings::config(&dir, args),
+        Command::Model(args) => settings::model(&dir, args),
     }
 }
 
@@ -242,13 +248,18 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     }
     let mut embedding = None;
     if !args.no_embed {
-        match ws.attach_local_embedder(false)? {
-            Some(note) => eprintln!("quarry: {note}"),
+        match ws.attach_embedder(EmbedPurpose::Indexing)? {
+            Some(note) => settings::tell(dir, &note, "indexing lexically only"),
             None => {
                 // Lexical search already works; an interrupted backfill resumes next run.
                 embedding = ws.embed_pending(&progress)?;
-                if let (Some(e), false) = (&embedding, args.json) {
-                    output::print_embed_report(e);
+                if let Some(e) = &embedding {
+                    if let Some(why) = &e.interrupted {
+                        eprintln!("quarry: warning: embedding stopped: {why}; what was embedded is kept, `quarry index` resumes");
+                    }
+                    if !args.json {
+                        output::print_embed_report(e);
+                    }
                 }
             }
         }
@@ -261,15 +272,14 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
 
 fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
     let mut ws = Workspace::open_existing(dir)?;
+    let config = ws.config()?;
     let mode: Mode = args.mode.into();
     if mode != Mode::Lexical {
-        if let Some(note) = ws.attach_local_embedder(true)? {
+        if let Some(note) = ws.attach_embedder(EmbedPurpose::Searching)? {
             if mode != Mode::Auto {
-                anyhow::bail!("{note}");
+                anyhow::bail!("{}", note.message);
             }
-            if !args.json {
-                eprintln!("quarry: {note}; searching lexically");
-            }
+            settings::tell(dir, &note, "searching lexically");
         }
     }
     let mut request = SearchRequest::new(args.query.join(" "));
@@ -278,7 +288,11 @@ fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
     request.language = args.lang;
     request.path = args.path;
     request.limit = args.limit;
+    request.fusion = config.fusion();
     let response = ws.search(&request)?;
+    for warning in &response.warnings {
+        eprintln!("quarry: warning: {warning}");
+    }
     if args.json {
         output::print_json(&response)
     } else {
@@ -317,25 +331,47 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     } else {
         output::print_status(&file, &stats, bytes)?;
         match embedding {
-            Some(e) => println!("embedding: {} of {} chunks · {}", e["embedded"], e["total"], e["model"].as_str().unwrap_or("")),
-            None => println!("embedding: none yet (install the model with scripts/install-model.sh, then run `quarry index`)"),
+            Some(e) => println!(
+                "embedding: {} of {} chunks · {}",
+                e["embedded"],
+                e["total"],
+                e["model"].as_str().unwrap_or("")
+            ),
+            None => println!("embedding: none yet (`quarry model install`, then `quarry index`)"),
         }
         Ok(())
     }
 }
 
 fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
-    let mode: Mode = args.mode.into();
-    let embedder = match mode {
-        Mode::Lexical => None,
-        Mode::Auto => quarry_engine::load_local_embedder().ok(),
-        _ => Some(quarry_engine::load_local_embedder()?),
+    let modes: Vec<Mode> = args.mode.iter().map(|&m| m.into()).collect();
+    // The embedder and fusion constants of the user's workspace settings, so a configured
+    // endpoint model or changed constant is what gets scored.
+    let mut config = quarry_engine::Config::load(dir)?;
+    for kv in &args.overrides {
+        let (key, value) = kv
+            .split_once('=')
+            .with_context(|| format!("`--set {kv}` is not KEY=VALUE"))?;
+        config.set(key.trim(), value)?;
+    }
+    let embedder = if modes
+        .iter()
+        .any(|m| matches!(m, Mode::Semantic | Mode::Hybrid))
+    {
+        Some(
+            quarry_engine::build_embedder(&config.embedder_choice()?)?
+                .context("semantic evaluation needs an embedder, and embed.provider is none")?,
+        )
+    } else if modes.contains(&Mode::Auto) {
+        quarry_engine::build_embedder(&config.embedder_choice()?)
+            .ok()
+            .flatten()
+    } else {
+        None
     };
-    let mut fusion = quarry_engine::search::FusionConfig::default();
-    fusion.nl_lexical = args.nl_lexical_weight.unwrap_or(fusion.nl_lexical);
-    fusion.code_semantic = args.code_semantic_weight.unwrap_or(fusion.code_semantic);
+    let fusion = config.fusion();
     let opts = EvalOptions {
-        mode,
+        modes,
         embedder,
         fusion,
         repos_dir: args.repos,
@@ -345,11 +381,11 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         max_queries: args.max_queries,
         weights: args.weights.unwrap_or_default(),
     };
-    let report = eval::run(&args.queries, &opts, &progress::Bars::new())
+    let reports = eval::run(&args.queries, &opts, &progress::Bars::new())
         .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;
     if args.json {
-        output::print_json(&report)
+        output::print_json(&serde_json::json!({ "reports": reports }))
     } else {
-        output::print_eval(&report)
+        reports.iter().try_for_each(output::print_eval)
     }
 }

@@ -31,17 +31,20 @@ fn eval_scores_a_document_corpus() {
     write_file(dir, "queries.jsonl", lines.as_bytes());
     let qfile = dir.join("queries.jsonl");
     let work = env.home.path().join("evalwork");
-    let eval = |mode: &str| {
+    let eval = |modes: &str| {
         env.json(&[
             "eval",
             qfile.to_str().unwrap(),
             "--work-dir",
             work.to_str().unwrap(),
             "--mode",
-            mode,
-        ])
+            modes,
+        ])["reports"]
+            .as_array()
+            .unwrap()
+            .clone()
     };
-    let report = eval("lexical");
+    let report = &eval("lexical")[0];
     assert_eq!(report["queries"], 4);
     assert_eq!(report["mode"], "lexical");
     let m = &report["metrics"];
@@ -56,12 +59,18 @@ fn eval_scores_a_document_corpus() {
     );
     // Running again reuses the laid-out corpus and gives the same answer.
     let again = eval("lexical");
-    assert_eq!(again["metrics"], report["metrics"]);
+    assert_eq!(again[0]["metrics"], report["metrics"]);
 
-    // Hybrid with the real model: the corpus is embedded, and the answerable queries are found.
-    let hybrid = eval("hybrid");
-    assert_eq!(hybrid["mode"], "hybrid");
-    assert_eq!(hybrid["metrics"]["hit_at_5"], 0.75);
+    // All modes in one run, in the order asked, with the real model: the corpus is embedded
+    // once, and the answerable queries are found by each mode.
+    let reports = eval("semantic,hybrid,lexical");
+    let modes: Vec<&str> = reports
+        .iter()
+        .map(|r| r["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["semantic", "hybrid", "lexical"]);
+    assert_eq!(reports[1]["metrics"]["hit_at_5"], 0.75);
+    assert_eq!(reports[2]["metrics"], report["metrics"]);
 
     let missing = env.fails(&["eval", "/no/such/queries.jsonl"]);
     assert!(missing.contains("/no/such/queries.jsonl"), "{missing}");

@@ -109,9 +109,19 @@ fn a_missing_model_leaves_indexing_and_search_lexical() {
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("semantic search is off") && stderr.contains("install-model.sh"),
+        stderr.contains("semantic search is off") && stderr.contains("quarry model install"),
         "{stderr}"
     );
+    // The hint is said once per workspace, not on every command.
+    let out = env
+        .quarry()
+        .env("QUARRY_MODEL_DIR", &missing)
+        .args(["index", env.repo_path()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("semantic search is off"), "{stderr}");
     let out = env
         .quarry()
         .env("QUARRY_MODEL_DIR", &missing)

@@ -161,6 +161,8 @@ pub trait Store {
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> anyhow::Result<()>;
     /// Marks an index run complete and records what it skipped.
     fn finish_run(&mut self, repo: i64, skipped: &SkipCounts) -> anyhow::Result<()>;
+    /// Drops stored vectors that no chunk refers to any more; returns how many.
+    fn prune_vectors(&mut self) -> anyhow::Result<u64>;
     fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
     fn stats(&self) -> anyhow::Result<Vec<RepoStats>>;
 

@@ -14,6 +14,10 @@
 //! malloc churn on the many short-lived tensors costs 30–50% of throughput (measured: 1 thread,
 //! 256 tokens, 9.0–9.3 vs 5.5–6.1 chunks per CPU-second).
 
+mod endpoint;
+
+pub use endpoint::{endpoint_fingerprint, EndpointEmbedder, EndpointOptions};
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +42,7 @@ pub const MAX_POSITIONS: usize = 512;
 pub const MODEL_DIR_ENV: &str = "QUARRY_MODEL_DIR";
 /// What to do when the model is missing.
 pub const INSTALL_HINT: &str =
-    "run scripts/install-model.sh to install it (or set QUARRY_MODEL_DIR to a directory holding it)";
+    "run `quarry model install` to install it (or set QUARRY_MODEL_DIR to a directory holding it)";
 
 /// The files a model directory must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];

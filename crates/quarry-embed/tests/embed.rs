@@ -211,7 +211,7 @@ fn missing_model_dir_is_a_clear_error() {
     let missing = tmp.path().join("no-such-model");
     let err = format!("{:#}", ModelDir::open(&missing).unwrap_err());
     assert!(
-        err.contains("not installed") && err.contains("scripts/install-model.sh"),
+        err.contains("not installed") && err.contains("quarry model install"),
         "{err}"
     );
     assert!(err.contains(missing.to_str().unwrap()), "{err}");
@@ -219,7 +219,7 @@ fn missing_model_dir_is_a_clear_error() {
     std::fs::write(tmp.path().join("config.json"), "{}").unwrap();
     let err = format!("{:#}", ModelDir::open(tmp.path()).unwrap_err());
     assert!(err.contains("tokenizer.json, model.safetensors"), "{err}");
-    assert!(err.contains("scripts/install-model.sh"), "{err}");
+    assert!(err.contains("quarry model install"), "{err}");
 }
 
 #[test]

@@ -20,8 +20,8 @@ fn main() -> anyhow::Result<()> {
         _ => Mode::Lexical,
     };
     if mode != Mode::Lexical {
-        if let Some(note) = ws.attach_local_embedder(true)? {
-            anyhow::bail!("{note}");
+        if let Some(note) = ws.attach_embedder(quarry_engine::EmbedPurpose::Searching)? {
+            anyhow::bail!("{}", note.message);
         }
     }
     let request = |q: &str| {

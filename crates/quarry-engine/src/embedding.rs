@@ -1,7 +1,9 @@
-//! Semantic side of the workspace: which embedder it uses, and the backfill that gives every
+//! Semantic side of the workspace: which embedder it uses (the workspace's settings choose the
+//! local model, an OpenAI-compatible endpoint, or none), and the backfill that gives every
 //! chunk a vector. Backfill runs after lexical indexing (lexical search works at once), in
 //! batches of one transaction each, so it can be interrupted and resumed by the next run.
 
+use crate::config::{Config, EmbedderChoice};
 use crate::{Progress, Workspace};
 use anyhow::Result;
 use quarry_core::Embedder;
@@ -12,19 +14,90 @@ use std::time::Instant;
 /// Distinct texts fetched, embedded and stored per transaction.
 const BACKFILL_BATCH: usize = 128;
 
-/// Loads the local model installed by `scripts/install-model.sh`; the error says how to
-/// install it when it is missing.
+/// Loads the local model installed by `scripts/install-model.sh` (or `quarry model install`);
+/// the error says how to install it when it is missing.
 pub fn load_local_embedder() -> Result<Arc<dyn Embedder>> {
-    let options = quarry_embed::EmbedOptions {
+    Ok(Arc::new(quarry_embed::LocalEmbedder::new(local_options())?))
+}
+
+fn local_options() -> quarry_embed::EmbedOptions {
+    quarry_embed::EmbedOptions {
         max_tokens: EMBED_MAX_TOKENS,
         ..Default::default()
-    };
-    Ok(Arc::new(quarry_embed::LocalEmbedder::new(options)?))
+    }
 }
 
 /// Tokens per embedded chunk: the length MiniLM was trained at; the embedding text
 /// (`quarry_core::embed_text`) is cut to fit it.
 pub const EMBED_MAX_TOKENS: usize = 128;
+
+/// Builds the embedder a choice names (`None` for no embedder). Nothing is sent to an
+/// endpoint here.
+pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder>>> {
+    Ok(match choice {
+        EmbedderChoice::None => None,
+        EmbedderChoice::Local { model_dir: None } => Some(load_local_embedder()?),
+        EmbedderChoice::Local {
+            model_dir: Some(dir),
+        } => {
+            let dir = quarry_embed::ModelDir::open(dir)?;
+            Some(Arc::new(quarry_embed::LocalEmbedder::from_dir(
+                &dir,
+                local_options(),
+            )?))
+        }
+        EmbedderChoice::Endpoint {
+            url,
+            model,
+            api_key_env,
+            timeout,
+        } => {
+            let mut options = quarry_embed::EndpointOptions::new(url, model);
+            options.api_key = std::env::var(api_key_env).ok().filter(|k| !k.is_empty());
+            options.timeout = *timeout;
+            Some(Arc::new(quarry_embed::EndpointEmbedder::new(options)?))
+        }
+    })
+}
+
+/// Why semantic search is off, when it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmbedderNoteKind {
+    /// No model is installed or configured: lexical search, and a hint how to enable it.
+    NoModel,
+    /// The settings say `embed.provider = none`.
+    Disabled,
+    /// The configured endpoint did not answer.
+    Unreachable,
+    /// The index has no vectors, or vectors of another model.
+    NoVectors,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbedderNote {
+    pub kind: EmbedderNoteKind,
+    pub message: String,
+}
+
+impl EmbedderNote {
+    fn new(kind: EmbedderNoteKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// What the embedder is attached for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbedPurpose {
+    /// Making vectors: an endpoint is probed first, so an unreachable one costs one timeout,
+    /// not one per batch.
+    Indexing,
+    /// Embedding queries: only a model whose vectors the index holds is attached.
+    Searching,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EmbedReport {
@@ -35,6 +108,9 @@ pub struct EmbedReport {
     pub model_changed: bool,
     pub coverage: quarry_core::Coverage,
     pub elapsed_ms: u64,
+    /// Set when the embedder failed part-way: what is stored stays, the next run resumes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 impl Workspace {
@@ -42,30 +118,59 @@ impl Workspace {
         self.embedder = embedder;
     }
 
-    /// Attaches the local model when it is installed. For searching (`for_search`), a model whose
-    /// fingerprint differs from the stored vectors' is not attached (its vectors would not be
-    /// comparable). Returns a note for the user when semantic search stays off.
-    pub fn attach_local_embedder(&mut self, for_search: bool) -> Result<Option<String>> {
-        let stored = if for_search {
-            self.store().embedding_model()?
-        } else {
-            None
-        };
-        if for_search && stored.is_none() {
-            return Ok(Some(
-                "this index has no vectors yet: run `quarry index PATH` with the model installed"
-                    .into(),
-            ));
-        }
-        let embedder = match load_local_embedder() {
-            Ok(e) => e,
-            Err(e) => return Ok(Some(format!("semantic search is off: {e:#}"))),
-        };
-        if for_search && stored.as_deref() != Some(embedder.fingerprint().as_str()) {
-            return Ok(Some(format!(
-                "the index's vectors come from another model ({}); run `quarry index PATH` to re-embed",
-                stored.unwrap_or_default()
+    /// The workspace's settings (`config.toml` in its folder).
+    pub fn config(&self) -> Result<Config> {
+        Config::load(&self.dir)
+    }
+
+    /// Attaches the embedder the workspace's settings choose. Returns a note for the user
+    /// when semantic search stays off; errors are only for broken settings.
+    pub fn attach_embedder(&mut self, purpose: EmbedPurpose) -> Result<Option<EmbedderNote>> {
+        use EmbedderNoteKind::*;
+        let choice = self.config()?.embedder_choice()?;
+        let stored = self.store().embedding_model()?;
+        if purpose == EmbedPurpose::Searching && stored.is_none() {
+            return Ok(Some(EmbedderNote::new(
+                NoVectors,
+                "this index has no vectors yet: run `quarry index PATH` with a model installed (`quarry model install`)",
             )));
+        }
+        let embedder = match build_embedder(&choice) {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                return Ok(Some(EmbedderNote::new(
+                    Disabled,
+                    "semantic search is off (embed.provider = none): `quarry model use all-MiniLM-L6-v2` turns it on",
+                )))
+            }
+            Err(e) => {
+                return Ok(Some(EmbedderNote::new(
+                    NoModel,
+                    format!("semantic search is off: {e:#}"),
+                )))
+            }
+        };
+        let fingerprint = embedder.fingerprint();
+        match purpose {
+            EmbedPurpose::Searching if stored.as_deref() != Some(fingerprint.as_str()) => {
+                return Ok(Some(EmbedderNote::new(
+                    NoVectors,
+                    format!(
+                        "the index's vectors come from another model ({}, not {fingerprint}); run `quarry index PATH` to re-embed",
+                        stored.unwrap_or_default()
+                    ),
+                )));
+            }
+            EmbedPurpose::Indexing if matches!(choice, EmbedderChoice::Endpoint { .. }) => {
+                let probe = embedder.embed(&["quarry"]);
+                if let Err(e) = probe {
+                    return Ok(Some(EmbedderNote::new(
+                        Unreachable,
+                        format!("{e:#}; run `quarry index` again when the endpoint is up"),
+                    )));
+                }
+            }
+            _ => {}
         }
         self.embedder = Some(embedder);
         Ok(None)
@@ -83,6 +188,7 @@ impl Workspace {
         let before = store.coverage(&[])?;
         progress.begin("embedding", before.total - before.embedded);
         let mut embedded = 0u64;
+        let mut interrupted = None;
         let result = (|| -> Result<()> {
             loop {
                 let pending = store.pending_embeddings(BACKFILL_BATCH)?;
@@ -90,7 +196,15 @@ impl Workspace {
                     return Ok(());
                 }
                 let texts: Vec<&str> = pending.iter().map(|p| p.text.as_str()).collect();
-                let vectors = embedder.embed(&texts)?;
+                // An embedder failure (an endpoint going down) ends the backfill, not the run:
+                // every batch stored so far stays, and the next run resumes.
+                let vectors = match embedder.embed(&texts) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        interrupted = Some(format!("{e:#}"));
+                        return Ok(());
+                    }
+                };
                 let rows: Vec<(String, Vec<f32>)> = pending
                     .iter()
                     .map(|p| p.hash.clone())
@@ -109,6 +223,7 @@ impl Workspace {
             model_changed,
             coverage: store.coverage(&[])?,
             elapsed_ms: started.elapsed().as_millis() as u64,
+            interrupted,
         }))
     }
 }

@@ -37,7 +37,8 @@ pub struct EvalQuery {
 
 #[derive(Clone)]
 pub struct EvalOptions {
-    pub mode: Mode,
+    /// The modes to score; each corpus is indexed once and every mode runs against it.
+    pub modes: Vec<Mode>,
     /// Where git repositories for `repo`/`commit` rows are found: `DIR/owner+name/repo`,
     /// `DIR/owner+name`, `DIR/name` or `DIR/name.git` (bare or not).
     pub repos_dir: Option<PathBuf>,
@@ -103,8 +104,15 @@ fn looks_like_commit_labels(queries: &[EvalQuery]) -> bool {
             .all(|q| !q.relevant.is_empty() && q.relevant.iter().all(is_sha))
 }
 
-/// Runs the evaluation.
-pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> Result<EvalReport> {
+/// Runs the evaluation: one report per mode, in the order of `opts.modes`.
+pub fn run(
+    queries_file: &Path,
+    opts: &EvalOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<EvalReport>> {
+    if opts.modes.is_empty() {
+        bail!("no mode to evaluate");
+    }
     let mut queries = read_queries(queries_file)?;
     if let Some(n) = opts.max_queries {
         queries.truncate(n);
@@ -120,19 +128,26 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
 
     let ws_dir = opts.work_dir.join("workspace");
     let (mut ws, _lock) = Workspace::open_for_writing(&ws_dir, Duration::from_secs(30), true)?;
-    let needs_vectors = opts.mode != Mode::Lexical && opts.embedder.is_some();
+    let needs_vectors = opts.modes.iter().any(|m| *m != Mode::Lexical) && opts.embedder.is_some();
     if needs_vectors {
         ws.set_embedder(opts.embedder.clone());
-    } else if matches!(opts.mode, Mode::Semantic | Mode::Hybrid) {
-        bail!(
-            "{:?} evaluation needs the embedding model: run scripts/install-model.sh",
-            opts.mode
-        );
+    } else if let Some(mode) = opts
+        .modes
+        .iter()
+        .find(|m| matches!(m, Mode::Semantic | Mode::Hybrid))
+    {
+        bail!("{mode:?} evaluation needs the embedding model: run `quarry model install`");
     }
-    let mut outcomes: Vec<Option<QueryOutcome>> = vec![None; queries.len()];
+    let mut runs: Vec<ModeRun> = opts
+        .modes
+        .iter()
+        .map(|&mode| ModeRun {
+            mode,
+            outcomes: vec![None; queries.len()],
+        })
+        .collect();
     let mut unavailable = Vec::new();
     let mut index_time = Duration::ZERO;
-    let mut mode_used = opts.mode;
 
     for group in &plan {
         let tree = match corpus::lay_out(group, opts) {
@@ -147,6 +162,7 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
         let started = Instant::now();
         let index_opts = IndexOptions {
             name: Some(group.repo_name.clone()),
+            keep_unused_vectors: true,
             ..Default::default()
         };
         ws.index_repo(&tree, &index_opts, &crate::NoProgress)?;
@@ -157,40 +173,78 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
 
         progress.begin(
             &format!("querying {}", group.label),
-            group.queries.len() as u64,
+            (group.queries.len() * runs.len()) as u64,
         );
-        for &i in &group.queries {
-            let q = &queries[i];
-            let mut request = SearchRequest::new(q.query.clone());
-            request.mode = opts.mode;
-            request.repos = vec![group.repo_name.clone()];
-            request.language = opts.language;
-            request.limit = opts.candidates;
-            request.weights = opts.weights;
-            request.fusion = opts.fusion;
-            let started = Instant::now();
-            let response = ws.search(&request)?;
-            let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-            mode_used = response.mode;
-            let files: Vec<String> = rank_files(&response.results)
-                .into_iter()
-                .map(|f| f.path)
-                .collect();
-            let first_relevant_rank = files
-                .iter()
-                .position(|f| q.relevant.contains(f))
-                .map(|p| p + 1);
-            outcomes[i] = Some(QueryOutcome {
-                id: q.id.clone(),
-                first_relevant_rank,
-                latency_ms,
-                top: files.iter().take(10).cloned().collect(),
-            });
-            progress.advance(1);
+        for run in &mut runs {
+            for &i in &group.queries {
+                let outcome = run_query(&ws, &queries[i], run.mode, &group.repo_name, opts)?;
+                run.mode = outcome.0;
+                run.outcomes[i] = Some(outcome.1);
+                progress.advance(1);
+            }
         }
         progress.end();
     }
 
+    let index_ms = index_time.as_millis() as u64;
+    Ok(runs
+        .into_iter()
+        .map(|run| report(queries_file, &queries, run, index_ms, &unavailable))
+        .collect())
+}
+
+/// One mode's outcomes, query by query (`None`: the query could not run).
+struct ModeRun {
+    /// The mode asked for, then the one searches resolved to (`auto` → hybrid or lexical).
+    mode: Mode,
+    outcomes: Vec<Option<QueryOutcome>>,
+}
+
+/// Runs one query; returns the mode the search resolved to and the outcome.
+fn run_query(
+    ws: &Workspace,
+    q: &EvalQuery,
+    mode: Mode,
+    repo: &str,
+    opts: &EvalOptions,
+) -> Result<(Mode, QueryOutcome)> {
+    let mut request = SearchRequest::new(q.query.clone());
+    request.mode = mode;
+    request.repos = vec![repo.to_string()];
+    request.language = opts.language;
+    request.limit = opts.candidates;
+    request.weights = opts.weights;
+    request.fusion = opts.fusion;
+    let started = Instant::now();
+    let response = ws.search(&request)?;
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let files: Vec<String> = rank_files(&response.results)
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    let first_relevant_rank = files
+        .iter()
+        .position(|f| q.relevant.contains(f))
+        .map(|p| p + 1);
+    Ok((
+        response.mode,
+        QueryOutcome {
+            id: q.id.clone(),
+            first_relevant_rank,
+            latency_ms,
+            top: files.iter().take(10).cloned().collect(),
+        },
+    ))
+}
+
+fn report(
+    queries_file: &Path,
+    queries: &[EvalQuery],
+    run: ModeRun,
+    index_ms: u64,
+    unavailable: &[(String, String)],
+) -> EvalReport {
+    let outcomes = run.outcomes;
     let mut metrics = Metrics::default();
     let mut latencies = Vec::new();
     for (q, outcome) in queries.iter().zip(&outcomes) {
@@ -203,15 +257,15 @@ pub fn run(queries_file: &Path, opts: &EvalOptions, progress: &dyn Progress) -> 
         }
     }
     metrics.finish();
-    Ok(EvalReport {
+    EvalReport {
         queries_file: queries_file.display().to_string(),
-        mode: mode_used,
+        mode: run.mode,
         queries: queries.len(),
         metrics,
         latency_ms_p50: metrics::percentile(&mut latencies, 0.50),
         latency_ms_p95: metrics::percentile(&mut latencies, 0.95),
-        index_ms: index_time.as_millis() as u64,
-        unavailable,
+        index_ms,
+        unavailable: unavailable.to_vec(),
         per_query: outcomes.into_iter().flatten().collect(),
-    })
+    }
 }

@@ -23,6 +23,9 @@ pub struct IndexOptions {
     pub rebuild: bool,
     /// The repo's name in the workspace (default: the folder's name).
     pub name: Option<String>,
+    /// Keep vectors that no chunk refers to any more (evaluation walks a repo through many
+    /// commits and would otherwise re-embed what an older commit had).
+    pub keep_unused_vectors: bool,
 }
 
 /// How many files one write transaction holds: big enough to amortise the commit, small
@@ -226,6 +229,9 @@ impl Workspace {
         write_result?;
 
         store.finish_run(repo.id, &skipped)?;
+        if !opts.keep_unused_vectors {
+            store.prune_vectors()?;
+        }
         let info = store.repos()?.into_iter().find(|r| r.id == repo.id);
         if let Some(info) = info {
             report.files = info.files;

@@ -2,6 +2,7 @@
 //! calls. It joins the pipeline — sources → chunking → store → retrieval — and owns the
 //! workspace: where the index lives and who may write it.
 
+pub mod config;
 mod embedding;
 pub mod eval;
 mod fusion;
@@ -12,7 +13,11 @@ mod progress;
 pub mod search;
 mod workspace;
 
-pub use embedding::{load_local_embedder, EmbedReport, EMBED_MAX_TOKENS};
+pub use config::Config;
+pub use embedding::{
+    build_embedder, load_local_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind,
+    EMBED_MAX_TOKENS,
+};
 pub use index::{FileChange, IndexOptions, IndexReport};
 pub use lock::WriteLock;
 pub use progress::{NoProgress, Progress};

@@ -118,6 +118,10 @@ pub struct SearchResponse {
     /// The query plan (hybrid mode).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub plan: Option<QueryPlan>,
+    /// What went wrong but did not stop the search (an unreachable embedding endpoint: the
+    /// answer is lexical then).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
 }
 
 /// A file ranked by its best chunk.
@@ -190,24 +194,33 @@ impl Workspace {
         let coverage = match (&self.embedder, request.mode) {
             (_, Mode::Lexical) | (None, Mode::Auto) => None,
             (None, _) => bail!(
-                "{:?} search needs the embedding model: run scripts/install-model.sh (or search with --mode lexical)",
+                "{:?} search needs the embedding model: run `quarry model install` (or search with --mode lexical)",
                 request.mode
             ),
             (Some(_), _) => Some(self.store().coverage(&request.repos)?),
         };
-        let mode = match request.mode {
+        let mut mode = match request.mode {
             Mode::Auto if coverage.is_some_and(|c| c.embedded > 0) => Mode::Hybrid,
             Mode::Auto => Mode::Lexical,
             m => m,
         };
+        // The query's vector first: if the embedder fails (an endpoint that went down), the
+        // answer is lexical with a warning, never an error and never a hang.
+        let mut warnings = Vec::new();
+        let mut query_vector = None;
+        if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
+            match embedder.embed(&[request.query.as_str()]) {
+                Ok(mut v) => query_vector = v.pop(),
+                Err(e) => {
+                    warnings.push(format!("{e:#}; answered lexically"));
+                    mode = Mode::Lexical;
+                }
+            }
+        }
         let semantic = |limit: usize| -> Result<Vec<ChunkHit>> {
-            let Some(embedder) = &self.embedder else {
+            let Some(vector) = query_vector.clone() else {
                 return Ok(Vec::new());
             };
-            let vector = embedder
-                .embed(&[request.query.as_str()])?
-                .pop()
-                .unwrap_or_default();
             self.store().search_vector(&VectorQuery {
                 vector,
                 repos: request.repos.clone(),
@@ -258,6 +271,7 @@ impl Workspace {
             index,
             coverage,
             plan,
+            warnings,
         })
     }
 }

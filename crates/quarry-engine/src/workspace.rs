@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct Workspace {
+    /// The workspace folder: the index file and `config.toml` live here.
+    pub(crate) dir: PathBuf,
     store: Box<dyn Store + Send>,
     /// The model semantic search and backfill use; `None` means lexical only.
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
@@ -35,6 +37,7 @@ impl Workspace {
     pub fn open(dir: &Path) -> Result<Workspace> {
         let store = SqliteStore::open(&Self::index_file(dir))?;
         Ok(Workspace {
+            dir: dir.to_path_buf(),
             store: Box::new(store),
             embedder: None,
         })

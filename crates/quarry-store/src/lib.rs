@@ -362,12 +362,16 @@ impl Store for SqliteStore {
                 params![repo, now, serde_json::to_string(skipped)?],
             )
             .map_err(|e| self.err(e))?;
-        vectors::prune(&self.conn).map_err(|e| self.err(e))?;
         // Fold the WAL back so the file on disk is the whole index (cheap after a run).
         let _ = self
             .conn
             .execute_batch("PRAGMA wal_checkpoint(PASSIVE); PRAGMA optimize;");
         Ok(())
+    }
+
+    fn prune_vectors(&mut self) -> Result<u64> {
+        let pruned = vectors::prune(&self.conn).map_err(|e| self.err(e))?;
+        Ok(pruned as u64)
     }
 
     fn search_lexical(

