@@ -103,8 +103,11 @@ struct SearchArgs {
     #[arg(required = true, num_args = 1..)]
     query: Vec<String>,
     /// How many chunks to return.
-    #[arg(short = 'k', long = "limit", default_value_t = 10)]
+    #[arg(short = 'k', long = "limit", default_value_t = quarry_engine::search::DEFAULT_LIMIT)]
     limit: usize,
+    /// How many of them carry their text (the rest: path, lines, symbol).
+    #[arg(long, default_value_t = quarry_engine::search::DEFAULT_FULL_TEXT)]
+    full_text: usize,
     /// Only this repo (repeatable).
     #[arg(long)]
     repo: Vec<String>,
@@ -288,6 +291,7 @@ fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
     request.language = args.lang;
     request.path = args.path;
     request.limit = args.limit;
+    request.full_text = args.full_text;
     request.fusion = config.fusion();
     let response = ws.search(&request)?;
     for warning in &response.warnings {

@@ -96,7 +96,7 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
                 p.boost
             )?;
         }
-        let (offset, lines) = snippet(&r.text, &terms, 3);
+        let (offset, lines) = snippet(r.text.as_deref().unwrap_or(""), &terms, 3);
         for (i, line) in lines.iter().enumerate() {
             let number = r.start_line as usize + offset + i;
             let line: String = line.chars().take(160).collect();

@@ -278,3 +278,31 @@ fn several_repos_share_one_workspace() {
         .all(|r| r["repo"] == name));
     assert_eq!(only["index"]["files"], 5);
 }
+
+#[test]
+fn only_the_first_results_carry_their_text() {
+    let env = Env::new();
+    for i in 0..12 {
+        env.write(
+            &format!("src/widget_{i}.py"),
+            format!("def make_widget_{i}():\n    return Widget({i})\n"),
+        );
+    }
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let json = env.json(&["search", "widget", "-k", "12", "--full-text", "3"]);
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 12);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["text"].is_string(), i < 3, "result {i}: {r}");
+        assert!(r["path"].is_string() && r["start_line"].is_u64());
+    }
+    // The default: 16 results at most, 8 of them with text.
+    let json = env.json(&["search", "widget"]);
+    let with_text = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["text"].is_string())
+        .count();
+    assert_eq!(with_text, 8);
+}

@@ -37,9 +37,16 @@ pub struct SearchRequest {
     pub path: Option<String>,
     /// Chunks to return.
     pub limit: usize,
+    /// Results that carry their text; later ones carry path, lines and symbol only, so an
+    /// agent reading a long result list does not pay for text it will not read.
+    pub full_text: usize,
     pub weights: FieldWeights,
     pub fusion: FusionConfig,
 }
+
+/// Results returned when the caller does not say, and how many of them carry their text.
+pub const DEFAULT_LIMIT: usize = 16;
+pub const DEFAULT_FULL_TEXT: usize = 8;
 
 impl SearchRequest {
     pub fn new(query: impl Into<String>) -> SearchRequest {
@@ -49,7 +56,8 @@ impl SearchRequest {
             repos: Vec::new(),
             language: None,
             path: None,
-            limit: 10,
+            limit: DEFAULT_LIMIT,
+            full_text: DEFAULT_FULL_TEXT,
             weights: FieldWeights::default(),
             fusion: FusionConfig::default(),
         }
@@ -69,7 +77,9 @@ pub struct SearchResult {
     pub kind: String,
     pub language: Language,
     pub score: f64,
-    pub text: String,
+    /// The chunk's lines; `None` past the request's `full_text` results.
+    #[serde(default)]
+    pub text: Option<String>,
     /// How a hybrid score was made.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub score_parts: Option<ScoreParts>,
@@ -87,7 +97,7 @@ impl From<ChunkHit> for SearchResult {
             kind: h.kind,
             language: h.language,
             score: h.score,
-            text: h.text,
+            text: Some(h.text),
             score_parts: None,
         }
     }
@@ -264,6 +274,10 @@ impl Workspace {
                     .collect()
             }
         };
+        let mut results: Vec<SearchResult> = results;
+        for r in results.iter_mut().skip(request.full_text) {
+            r.text = None;
+        }
         Ok(SearchResponse {
             query: request.query.clone(),
             mode,
