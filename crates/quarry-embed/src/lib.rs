@@ -14,10 +14,8 @@
 //! malloc churn on the many short-lived tensors costs 30–50% of throughput (measured: 1 thread,
 //! 256 tokens, 9.0–9.3 vs 5.5–6.1 chunks per CPU-second).
 
-mod distill;
 mod endpoint;
 
-pub use distill::{distill, is_static_model, StaticEmbedder, StaticMeta, STATIC_META};
 pub use endpoint::{endpoint_fingerprint, EndpointEmbedder, EndpointOptions};
 
 use std::ffi::OsString;
@@ -48,12 +46,6 @@ pub const INSTALL_HINT: &str =
 
 /// The files a model directory must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-
-/// Where `quarry model distill` puts the static model distilled from the default model.
-pub fn default_static_dir() -> Option<PathBuf> {
-    let dir = default_model_dir()?;
-    Some(dir.with_file_name(format!("{MODEL_NAME}-static")))
-}
 
 /// Where the installer puts the model by default, from the environment:
 /// `$QUARRY_MODEL_DIR`, else `$XDG_DATA_HOME/quarry/models/all-MiniLM-L6-v2`, else

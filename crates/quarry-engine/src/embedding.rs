@@ -39,11 +39,6 @@ pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder
         EmbedderChoice::Local { model_dir: None } => Some(load_local_embedder()?),
         EmbedderChoice::Local {
             model_dir: Some(dir),
-        } if quarry_embed::is_static_model(dir) => {
-            Some(Arc::new(quarry_embed::StaticEmbedder::open(dir)?))
-        }
-        EmbedderChoice::Local {
-            model_dir: Some(dir),
         } => {
             let dir = quarry_embed::ModelDir::open(dir)?;
             Some(Arc::new(quarry_embed::LocalEmbedder::from_dir(
