@@ -1,6 +1,8 @@
 //! The `quarry` command. Thin by design: it parses arguments, calls quarry-engine, and prints
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
+mod hook;
+mod hook_install;
 mod output;
 mod progress;
 mod settings;
@@ -39,6 +41,11 @@ enum Command {
     Search(SearchArgs),
     /// Show what is indexed: files, chunks, languages, skipped files, freshness, store size.
     Status(StatusArgs),
+    /// Outline a file: every definition with its lines, signature and doc line, type
+    /// members, imports on one line — a fraction of the file's tokens.
+    Summary(SummaryArgs),
+    /// Agent integration: the Claude Code hook (`claude`), and installing it.
+    Hook(HookArgs),
     /// Score retrieval on a query set (JSONL, the format of the shared evaluation sets).
     Eval(EvalArgs),
     /// Read or change the workspace's settings (config.toml beside the index).
@@ -125,6 +132,43 @@ struct SearchArgs {
     /// Print one JSON document (schema: docs/JSON.md).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args)]
+struct SummaryArgs {
+    /// The file to outline.
+    file: PathBuf,
+    /// Print JSON (schema: docs/JSON.md).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct HookArgs {
+    #[command(subcommand)]
+    action: HookAction,
+}
+
+#[derive(Subcommand)]
+enum HookAction {
+    /// Run as Claude Code's PreToolUse hook: reads the event JSON on stdin, answers on stdout.
+    Claude,
+    /// Add the hook to .claude/settings.json of the current project (or the user's settings).
+    Install {
+        /// Install into ~/.claude/settings.json (all projects).
+        #[arg(long)]
+        user: bool,
+        /// The settings file to change [default: .claude/settings.json, or the user's with --user].
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+    /// Remove quarry's hook from the settings file.
+    Uninstall {
+        #[arg(long)]
+        user: bool,
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -218,6 +262,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Search(args) => search(&dir, args),
         Command::Status(args) => status(&dir, args),
         Command::Eval(args) => evaluate(&dir, args),
+        Command::Summary(args) => summary(args),
+        Command::Hook(args) => hook_command(&cli.index_dir, &dir, args),
         Command::Config(args) => settings::config(&dir, args),
         Command::Model(args) => settings::model(&dir, args),
     }
@@ -301,6 +347,55 @@ fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
         output::print_json(&response)
     } else {
         output::print_search(&response, args.explain)
+    }
+}
+
+fn hook_command(index_dir: &Option<PathBuf>, dir: &std::path::Path, args: HookArgs) -> Result<()> {
+    let settings_file = |user: bool, settings: Option<PathBuf>| -> Result<PathBuf> {
+        match settings {
+            Some(s) => Ok(s),
+            None => hook_install::settings_path(user, &std::env::current_dir()?),
+        }
+    };
+    match args.action {
+        HookAction::Claude => hook::run_claude(dir.to_path_buf()),
+        HookAction::Install { user, settings } => {
+            let file = settings_file(user, settings)?;
+            let command = hook_install::hook_command(index_dir.as_deref())?;
+            let changed = hook_install::install(&file, &command)?;
+            eprintln!(
+                "quarry: {} {} (PreToolUse {}: {command})",
+                if changed {
+                    "hook installed in"
+                } else {
+                    "hook already installed in"
+                },
+                file.display(),
+                hook_install::MATCHER
+            );
+            Ok(())
+        }
+        HookAction::Uninstall { user, settings } => {
+            let file = settings_file(user, settings)?;
+            let removed = hook_install::uninstall(&file)?;
+            eprintln!(
+                "quarry: removed {removed} hook entr{} from {}",
+                if removed == 1 { "y" } else { "ies" },
+                file.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn summary(args: SummaryArgs) -> Result<()> {
+    let shown = args.file.to_string_lossy().into_owned();
+    let outline = quarry_engine::summary::summarize_file(&args.file, &shown)?;
+    if args.json {
+        output::print_json(&outline)
+    } else {
+        print!("{}", quarry_engine::summary::render(&outline));
+        Ok(())
     }
 }
 

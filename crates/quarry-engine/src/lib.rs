@@ -11,6 +11,7 @@ mod lock;
 pub mod plan;
 mod progress;
 pub mod search;
+pub mod summary;
 mod workspace;
 
 pub use config::Config;

@@ -127,3 +127,73 @@ mod tests {
         assert!(!plan(&long).natural_language);
     }
 }
+
+/// What a search pattern (an agent's Grep) is, which decides who should answer it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatternKind {
+    /// One identifier (`UploadQueue`, `parse_config`, `os.path.join`): grep finds it exactly;
+    /// the symbol table adds where it is defined.
+    Identifier,
+    /// Code with metavariables or structure (`fn $NAME(`, `foo($$$)`): a structural search.
+    Structural,
+    /// A regular expression or other literal text: grep's job.
+    Regex,
+    /// Words (`where do we retry failed uploads`): a meaning search.
+    NaturalLanguage,
+}
+
+/// Classifies a pattern. Natural language: at least three words of letters, no regex
+/// operators, no code punctuation.
+pub fn classify_pattern(pattern: &str) -> PatternKind {
+    let p = pattern.trim();
+    if p.contains('$') && p.chars().any(|c| c.is_ascii_uppercase()) && !p.ends_with('$') {
+        return PatternKind::Structural;
+    }
+    let identifier = !p.is_empty()
+        && p.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && p.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'))
+        && !p.ends_with('.');
+    if identifier {
+        return PatternKind::Identifier;
+    }
+    let words: Vec<&str> = p.split_whitespace().collect();
+    let wordy = words.len() >= 3
+        && words.iter().all(|w| {
+            w.trim_end_matches(['?', ',', '.', '!'])
+                .chars()
+                .all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+        });
+    if wordy {
+        PatternKind::NaturalLanguage
+    } else {
+        PatternKind::Regex
+    }
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::*;
+
+    #[test]
+    fn patterns_are_classified_by_shape() {
+        use PatternKind::*;
+        for (p, want) in [
+            ("UploadQueue", Identifier),
+            ("parse_config_file", Identifier),
+            ("os.path.join", Identifier),
+            ("std::fs::read", Identifier),
+            ("fn \\w+\\(", Regex),
+            ("TODO|FIXME", Regex),
+            ("def test_.*upload", Regex),
+            ("import os$", Regex),
+            ("fn $NAME($$$ARGS)", Structural),
+            ("where do we retry failed uploads", NaturalLanguage),
+            ("how is the config file parsed?", NaturalLanguage),
+            ("retry uploads", Regex),
+        ] {
+            assert_eq!(classify_pattern(p), want, "{p}");
+        }
+    }
+}

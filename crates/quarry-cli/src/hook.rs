@@ -1,0 +1,437 @@
+//! `quarry hook claude`: a Claude Code PreToolUse hook that answers Reads of big code files
+//! with their outline and natural-language Greps with search results.
+//!
+//! Design (docs/HOOK.md has the protocol notes): a Read is *denied* with the outline as the
+//! reason — the agent sees the outline, and the read did not happen. Edit needs a prior Read,
+//! so every way to a real read stays open: a Read with offset/limit passes untouched (and
+//! counts as read for Edit), and a second Read of the same file within the re-read window
+//! passes in full. Narrowing the read with `updatedInput` was rejected: the agent would edit
+//! text it never saw, and re-reads collide with Claude Code's "file unchanged" dedup.
+//!
+//! Fail open, always: malformed input, an unknown tool, any internal error or running past the
+//! time budget exits 0 with no output, which lets the tool call run unchanged. Why is logged
+//! to `hook.log` in the state folder.
+
+use anyhow::{Context, Result};
+use quarry_core::Language;
+use quarry_engine::plan::{classify_pattern, PatternKind};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The hook answers within this, or lets the call run (Claude Code waits up to the configured
+/// hook timeout; `quarry hook install` sets 5 s).
+const BUDGET: Duration = Duration::from_millis(3000);
+/// Files smaller than this are read whole: the outline would not save much.
+const MIN_BYTES: u64 = 3 * 1024;
+const MIN_LINES: usize = 100;
+/// A second Read of a file within this many seconds of its outline gets the whole file.
+const DEFAULT_REREAD_WINDOW_S: u64 = 300;
+/// A Grep target is remembered this long for the next Read's outline.
+const LAST_SEARCH_TTL_S: u64 = 30;
+/// Lines of a searched-for definition appended to an outline.
+const MAX_CONTEXT_LINES: usize = 120;
+
+#[derive(Debug, PartialEq)]
+pub enum Decision {
+    /// Let the call run unchanged (no output).
+    Allow(String),
+    /// Block the call; the reason is what the agent reads instead.
+    Deny(String),
+    /// Let the call run and add this note for the agent.
+    Context(String),
+}
+
+/// Per-session memory: which outlines were shown, and the last Grep target.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SessionState {
+    shown: HashMap<String, u64>,
+    last_search: Option<(String, u64)>,
+}
+
+pub struct Hook {
+    state_dir: PathBuf,
+    workspace_dir: PathBuf,
+    reread_window_s: u64,
+}
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The state folder: `$QUARRY_HOOK_STATE`, else `$XDG_STATE_HOME/quarry/hook`, else
+/// `~/.local/state/quarry/hook`.
+pub fn state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("QUARRY_HOOK_STATE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    dirs_state().join("quarry").join("hook")
+}
+
+fn dirs_state() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    home.join(".local").join("state")
+}
+
+fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    lower
+        .split('/')
+        .any(|c| matches!(c, "test" | "tests" | "__tests__" | "spec" | "testing"))
+        || name.starts_with("test_")
+        || name == "conftest.py"
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name.contains("_spec.")
+}
+
+impl Hook {
+    pub fn new(workspace_dir: PathBuf) -> Hook {
+        let reread_window_s = std::env::var("QUARRY_HOOK_REREAD_S")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_REREAD_WINDOW_S);
+        Hook {
+            state_dir: state_dir(),
+            workspace_dir,
+            reread_window_s,
+        }
+    }
+
+    fn session_file(&self, session: &str) -> PathBuf {
+        let safe: String = session
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(80)
+            .collect();
+        self.state_dir.join(format!("session-{safe}.json"))
+    }
+
+    fn load_state(&self, session: &str) -> SessionState {
+        std::fs::read(self.session_file(session))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    fn save_state(&self, session: &str, state: &SessionState) {
+        let _ = std::fs::create_dir_all(&self.state_dir);
+        let file = self.session_file(session);
+        let tmp = file.with_extension("tmp");
+        if let Ok(bytes) = serde_json::to_vec(state) {
+            let _ = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, &file));
+        }
+    }
+
+    /// Decides what to do with one PreToolUse event.
+    pub fn decide(&self, event: &Value) -> Result<Decision> {
+        let tool = event["tool_name"].as_str().unwrap_or("");
+        let input = &event["tool_input"];
+        let session = event["session_id"].as_str().unwrap_or("no-session");
+        match tool {
+            "Read" => self.read(event, input, session),
+            "Grep" => self.grep(input, session),
+            other => Ok(Decision::Allow(format!("tool {other:?} is not handled"))),
+        }
+    }
+
+    fn read(&self, event: &Value, input: &Value, session: &str) -> Result<Decision> {
+        let Some(file) = input["file_path"].as_str() else {
+            return Ok(Decision::Allow("no file_path".into()));
+        };
+        for key in ["offset", "limit", "pages"] {
+            if !input[key].is_null() {
+                return Ok(Decision::Allow(format!("scoped read ({key})")));
+            }
+        }
+        let path = Path::new(file);
+        if file.contains("/.claude/") {
+            return Ok(Decision::Allow("under .claude".into()));
+        }
+        if !Language::detect(path).is_code() {
+            return Ok(Decision::Allow("not a code file".into()));
+        }
+        if is_test_path(file) {
+            return Ok(Decision::Allow("test file".into()));
+        }
+        let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+            .map(PathBuf::from)
+            .or_else(|| event["cwd"].as_str().map(PathBuf::from));
+        if let Some(project) = project {
+            if !path.starts_with(&project) {
+                return Ok(Decision::Allow("outside the project".into()));
+            }
+        }
+        let meta = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => m,
+            _ => return Ok(Decision::Allow("not a readable file".into())),
+        };
+        if meta.len() < MIN_BYTES {
+            return Ok(Decision::Allow("small file".into()));
+        }
+        let mut state = self.load_state(session);
+        let now = now_s();
+        if let Some(&shown) = state.shown.get(file) {
+            if now.saturating_sub(shown) <= self.reread_window_s {
+                return Ok(Decision::Allow("second read: the whole file".into()));
+            }
+        }
+        let rel = project_relative(file, event);
+        let outline = quarry_engine::summary::summarize_file(path, &rel)?;
+        if (outline.total_lines as usize) < MIN_LINES {
+            return Ok(Decision::Allow("short file".into()));
+        }
+        let mut reason = format!(
+            "quarry: {rel} has {} lines, so here is its outline instead of the whole file. \
+             Read it with offset/limit to see or edit exact lines (the ranges below), or Read it \
+             again within {} min for the whole file.\n\n{}",
+            outline.total_lines,
+            self.reread_window_s.div_ceil(60),
+            quarry_engine::summary::render(&outline)
+        );
+        if let Some((target, at)) = &state.last_search {
+            if now.saturating_sub(*at) <= LAST_SEARCH_TTL_S {
+                append_definition(&mut reason, &outline, target, path);
+            }
+        }
+        state.shown.insert(file.to_string(), now);
+        self.save_state(session, &state);
+        Ok(Decision::Deny(reason))
+    }
+
+    fn grep(&self, input: &Value, session: &str) -> Result<Decision> {
+        let Some(pattern) = input["pattern"].as_str() else {
+            return Ok(Decision::Allow("no pattern".into()));
+        };
+        let mut state = self.load_state(session);
+        state.last_search = Some((pattern.to_string(), now_s()));
+        self.save_state(session, &state);
+        match classify_pattern(pattern) {
+            PatternKind::NaturalLanguage => self.answer_question(pattern, input),
+            PatternKind::Identifier => self.definition_site(pattern),
+            kind => Ok(Decision::Allow(format!("{kind:?} pattern: grep's job"))),
+        }
+    }
+
+    fn workspace(&self) -> Option<quarry_engine::Workspace> {
+        quarry_engine::Workspace::open_existing(&self.workspace_dir).ok()
+    }
+
+    fn answer_question(&self, question: &str, input: &Value) -> Result<Decision> {
+        let Some(mut ws) = self.workspace() else {
+            return Ok(Decision::Allow("no quarry index".into()));
+        };
+        let _ = ws.attach_embedder(quarry_engine::EmbedPurpose::Searching);
+        let mut request = quarry_engine::SearchRequest::new(question);
+        request.limit = 12;
+        request.full_text = 0;
+        request.path = input["path"]
+            .as_str()
+            .and_then(|p| repo_relative(&ws, p))
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("{p}*"));
+        let response = ws.search(&request)?;
+        if response.results.is_empty() {
+            return Ok(Decision::Allow("no search results".into()));
+        }
+        let mut reason = format!(
+            "quarry: \"{question}\" reads as a question, not a pattern, so here are quarry's {} search results \
+             (Read the lines you need; Grep an identifier or a regex to search literally):\n",
+            format!("{:?}", response.mode).to_lowercase()
+        );
+        for r in &response.results {
+            reason.push_str(&format!(
+                "{}:{}-{}  {}\n",
+                r.path,
+                r.start_line,
+                r.end_line,
+                r.symbol.as_deref().unwrap_or("")
+            ));
+        }
+        Ok(Decision::Deny(reason))
+    }
+
+    fn definition_site(&self, name: &str) -> Result<Decision> {
+        let Some(ws) = self.workspace() else {
+            return Ok(Decision::Allow("no quarry index".into()));
+        };
+        let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+        let mut request = quarry_engine::SearchRequest::new(name);
+        request.mode = quarry_engine::Mode::Lexical;
+        request.limit = 20;
+        request.full_text = 0;
+        let response = ws.search(&request)?;
+        let sites: Vec<String> = response
+            .results
+            .iter()
+            .filter(|r| {
+                r.symbol
+                    .as_deref()
+                    .is_some_and(|s| s == name || s.rsplit('.').next() == Some(last))
+            })
+            .take(3)
+            .map(|r| format!("{}:{}-{} ({})", r.path, r.start_line, r.end_line, r.kind))
+            .collect();
+        if sites.is_empty() {
+            return Ok(Decision::Allow("not a known symbol".into()));
+        }
+        Ok(Decision::Context(format!(
+            "quarry: `{name}` is defined at {}",
+            sites.join(", ")
+        )))
+    }
+}
+
+/// The path as the agent would name it: relative to the project when inside it.
+fn project_relative(file: &str, event: &Value) -> String {
+    let base = std::env::var("CLAUDE_PROJECT_DIR")
+        .ok()
+        .or_else(|| event["cwd"].as_str().map(str::to_string));
+    base.and_then(|b| {
+        Path::new(file)
+            .strip_prefix(&b)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    })
+    .unwrap_or_else(|| file.to_string())
+}
+
+/// A Grep `path` made relative to the indexed repo that contains it.
+fn repo_relative(ws: &quarry_engine::Workspace, path: &str) -> Option<String> {
+    let repos = ws.store().repos().ok()?;
+    repos.iter().find_map(|r| {
+        Path::new(path)
+            .strip_prefix(&r.root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    })
+}
+
+/// When the agent just searched for a name defined in this file, the definition's source is
+/// what it came for: append it to the outline.
+fn append_definition(
+    reason: &mut String,
+    outline: &quarry_engine::summary::Outline,
+    target: &str,
+    path: &Path,
+) {
+    let last = target.rsplit(['.', ':']).next().unwrap_or(target);
+    let Some(item) = outline
+        .items
+        .iter()
+        .find(|i| i.name == last || i.qualified_name == target)
+    else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(item.start_line as usize - 1)
+        .take((item.end_line - item.start_line + 1) as usize)
+        .take(MAX_CONTEXT_LINES)
+        .collect();
+    reason.push_str(&format!(
+        "\nYou searched for `{target}`; its definition, lines {}-{}:\n",
+        item.start_line,
+        item.start_line + lines.len() as u32 - 1
+    ));
+    for (i, line) in lines.iter().enumerate() {
+        reason.push_str(&format!("{:>6}\t{line}\n", item.start_line as usize + i));
+    }
+}
+
+/// The JSON Claude Code reads on stdout for a decision (`None`: print nothing).
+pub fn protocol_output(decision: &Decision) -> Option<Value> {
+    match decision {
+        Decision::Allow(_) => None,
+        Decision::Deny(reason) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        })),
+        Decision::Context(note) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "additionalContext": note,
+            }
+        })),
+    }
+}
+
+fn log(state_dir: &Path, line: &str) {
+    let _ = std::fs::create_dir_all(state_dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(state_dir.join("hook.log"))
+    {
+        let _ = writeln!(f, "{} {line}", now_s());
+    }
+}
+
+/// Runs the hook on stdin/stdout. Never fails: every problem means "let the call run".
+pub fn run_claude(workspace_dir: PathBuf) -> Result<()> {
+    let started = Instant::now();
+    let hook = Hook::new(workspace_dir);
+    let state_dir = hook.state_dir.clone();
+    let mut raw = Vec::new();
+    if let Err(e) = std::io::stdin().take(16 << 20).read_to_end(&mut raw) {
+        log(&state_dir, &format!("allow: cannot read stdin: {e}"));
+        return Ok(());
+    }
+    let event: Value = match serde_json::from_slice(&raw) {
+        Ok(v) => v,
+        Err(e) => {
+            log(&state_dir, &format!("allow: malformed event JSON: {e}"));
+            return Ok(());
+        }
+    };
+    let tool = event["tool_name"].as_str().unwrap_or("?").to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(hook.decide(&event));
+    });
+    let decision = match rx.recv_timeout(BUDGET) {
+        Ok(Ok(d)) => d,
+        Ok(Err(e)) => Decision::Allow(format!("error: {e:#}")),
+        Err(_) => Decision::Allow(format!("over the {} ms budget", BUDGET.as_millis())),
+    };
+    let summary = match &decision {
+        Decision::Allow(why) => format!("allow ({why})"),
+        Decision::Deny(r) => format!("deny ({} bytes)", r.len()),
+        Decision::Context(c) => format!("context ({c})"),
+    };
+    log(
+        &state_dir,
+        &format!("{tool}: {summary} in {} ms", started.elapsed().as_millis()),
+    );
+    if let Some(out) = protocol_output(&decision) {
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer(&mut stdout, &out).context("writing the hook answer")?;
+        writeln!(stdout)?;
+    }
+    // The decision thread may still hold the index open after a timeout: leave now.
+    std::process::exit(0);
+}

@@ -1,0 +1,152 @@
+//! `quarry hook install|uninstall`: adds quarry's PreToolUse hook to a Claude Code settings
+//! file (project `.claude/settings.json` or the user's `~/.claude/settings.json`), merging
+//! with what is there. Idempotent; the previous file is kept as `settings.json.quarry-backup`;
+//! a file that is not valid JSON is left untouched and reported.
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// How Claude Code matches the tools the hook handles.
+pub const MATCHER: &str = "Read|Grep";
+/// Seconds Claude Code waits for the hook (it answers or gives up well within).
+const TIMEOUT_S: u64 = 5;
+/// What identifies quarry's entries when merging or removing.
+const MARK: &str = "hook claude";
+
+/// The settings file for the project (`.claude/settings.json` under `project`) or the user.
+pub fn settings_path(user: bool, project: &Path) -> Result<PathBuf> {
+    if user {
+        let home = std::env::var_os("HOME").context("HOME is not set")?;
+        Ok(PathBuf::from(home).join(".claude").join("settings.json"))
+    } else {
+        Ok(project.join(".claude").join("settings.json"))
+    }
+}
+
+fn read_settings(path: &Path) -> Result<Value> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Ok(json!({})),
+        Ok(text) => {
+            let value: Value = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not valid JSON; fix it first (quarry leaves it as it is)",
+                    path.display()
+                )
+            })?;
+            if !value.is_object() {
+                bail!(
+                    "{} is not a JSON object; quarry leaves it as it is",
+                    path.display()
+                );
+            }
+            Ok(value)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn write_settings(path: &Path, value: &Value) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    if path.exists() {
+        let backup = path.with_extension("json.quarry-backup");
+        std::fs::copy(path, &backup).with_context(|| {
+            format!("cannot back up {} to {}", path.display(), backup.display())
+        })?;
+    }
+    let tmp = path.with_extension("json.quarry-tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(value)? + "\n")
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn is_ours(entry: &Value) -> bool {
+    entry["hooks"].as_array().is_some_and(|hooks| {
+        hooks
+            .iter()
+            .any(|h| h["command"].as_str().is_some_and(|c| c.contains(MARK)))
+    })
+}
+
+/// Removes quarry's entries from `PreToolUse`; returns how many.
+fn remove_ours(settings: &mut Value) -> usize {
+    let Some(list) = settings
+        .get_mut("hooks")
+        .and_then(|h| h.get_mut("PreToolUse"))
+        .and_then(Value::as_array_mut)
+    else {
+        return 0;
+    };
+    let before = list.len();
+    list.retain(|e| !is_ours(e));
+    before - list.len()
+}
+
+/// Adds (or refreshes) the hook entry running `command`. Returns true when the file changed.
+pub fn install(path: &Path, command: &str) -> Result<bool> {
+    let original = read_settings(path)?;
+    let mut settings = original.clone();
+    remove_ours(&mut settings);
+    let hooks = settings
+        .as_object_mut()
+        .expect("checked to be an object")
+        .entry("hooks")
+        .or_insert_with(|| json!({}));
+    let Some(hooks) = hooks.as_object_mut() else {
+        bail!("`hooks` in {} is not an object", path.display());
+    };
+    let list = hooks.entry("PreToolUse").or_insert_with(|| json!([]));
+    let Some(list) = list.as_array_mut() else {
+        bail!("`hooks.PreToolUse` in {} is not a list", path.display());
+    };
+    list.push(json!({
+        "matcher": MATCHER,
+        "hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}],
+    }));
+    if settings == original {
+        return Ok(false);
+    }
+    write_settings(path, &settings)?;
+    Ok(true)
+}
+
+/// Removes quarry's hook entries; returns how many were removed.
+pub fn uninstall(path: &Path) -> Result<usize> {
+    if !path.exists() {
+        return Ok(0);
+    }
+    let mut settings = read_settings(path)?;
+    let removed = remove_ours(&mut settings);
+    if removed > 0 {
+        if let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) {
+            if hooks["PreToolUse"].as_array().is_some_and(Vec::is_empty) {
+                hooks.remove("PreToolUse");
+            }
+        }
+        if settings["hooks"].as_object().is_some_and(|h| h.is_empty()) {
+            settings.as_object_mut().expect("object").remove("hooks");
+        }
+        write_settings(path, &settings)?;
+    }
+    Ok(removed)
+}
+
+/// The command line Claude Code runs: this binary by absolute path, so PATH does not matter.
+pub fn hook_command(index_dir: Option<&Path>) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find the quarry binary's path")?;
+    let quote = |p: &Path| {
+        let s = p.to_string_lossy();
+        if s.contains([' ', '"', '\'', '$']) {
+            format!("'{}'", s.replace('\'', r"'\''"))
+        } else {
+            s.into_owned()
+        }
+    };
+    Ok(match index_dir {
+        Some(dir) => format!("{} --index-dir {} {MARK}", quote(&exe), quote(dir)),
+        None => format!("{} {MARK}", quote(&exe)),
+    })
+}

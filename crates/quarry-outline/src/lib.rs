@@ -1,0 +1,155 @@
+//! quarry-outline: what is in a file, in a few hundred tokens. Agents spend most of their
+//! tokens reading whole files to learn their shape; an outline gives every definition with its
+//! exact lines, signature and the first line of its doc comment, the members of each type, and
+//! the imports on one line — enough to ask for the exact lines needed next.
+//!
+//! Built on the chunker's symbols (tree-sitter definitions with lines and signatures), plus
+//! three things read from the source lines around them: doc comments, type members (the lines
+//! directly inside a type that are not definitions themselves: fields, attributes, interface
+//! members), and import blocks. Files the chunker has no grammar for get a heuristic outline of
+//! definition-looking lines.
+
+mod render;
+mod source;
+
+use quarry_chunk::{chunk_file, ChunkOptions};
+use quarry_core::{Language, Symbol};
+use serde::Serialize;
+
+pub use render::render;
+
+/// A file's outline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outline {
+    pub path: String,
+    pub language: Language,
+    pub total_lines: u32,
+    /// Runs of consecutive import lines, each shown as one line.
+    pub imports: Vec<ImportBlock>,
+    /// Definitions in file order; `depth` gives the nesting.
+    pub items: Vec<OutlineItem>,
+    /// True when the outline comes from the heuristic (no grammar, or the parse failed).
+    pub heuristic: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportBlock {
+    pub start_line: u32,
+    pub end_line: u32,
+    /// What is imported, in order (module paths as written).
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OutlineItem {
+    pub name: String,
+    /// `Parent.name` for nested definitions.
+    pub qualified_name: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: Option<String>,
+    /// First line of the doc comment or docstring.
+    pub doc: Option<String>,
+    /// 0 for top-level definitions.
+    pub depth: u32,
+    /// For types: the lines directly inside that are not definitions (fields, variants,
+    /// interface members), trimmed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+}
+
+/// Kinds whose direct non-definition lines are listed as members.
+const TYPE_KINDS: &[&str] = &[
+    "class",
+    "struct",
+    "enum",
+    "interface",
+    "trait",
+    "union",
+    "type",
+    "record",
+    "module",
+    "namespace",
+    "object",
+];
+
+/// At most this many members are listed per type; the rest are counted.
+pub const MAX_MEMBERS: usize = 16;
+
+/// Outlines `text`, the contents of `path` in `language`.
+pub fn outline(path: &str, language: Language, text: &str) -> Outline {
+    let lines = source::Lines::new(text);
+    let total_lines = lines.len() as u32;
+    let symbols = if language == Language::Text {
+        Vec::new()
+    } else {
+        chunk_file(language, text, &ChunkOptions::default()).symbols
+    };
+    let heuristic = symbols.is_empty() && language != Language::Markdown;
+    let items = if heuristic {
+        source::heuristic_items(&lines)
+    } else {
+        items_from_symbols(&symbols, &lines, language)
+    };
+    let imports = if language.is_code() {
+        lines.import_blocks(language)
+    } else {
+        Vec::new()
+    };
+    Outline {
+        path: path.to_string(),
+        language,
+        total_lines,
+        imports,
+        items,
+        heuristic,
+    }
+}
+
+fn items_from_symbols(
+    symbols: &[Symbol],
+    lines: &source::Lines,
+    language: Language,
+) -> Vec<OutlineItem> {
+    let mut sorted: Vec<&Symbol> = symbols.iter().collect();
+    sorted.sort_by_key(|s| (s.start_line, std::cmp::Reverse(s.end_line)));
+    let mut items: Vec<OutlineItem> = Vec::with_capacity(sorted.len());
+    for s in sorted {
+        let qualified_name = s.qualified_name();
+        let depth = s.parent.as_ref().map_or(0, |p| {
+            items
+                .iter()
+                .rev()
+                .find(|i| &i.qualified_name == p)
+                .map_or(1, |i| i.depth + 1)
+        });
+        let signature_line = lines.signature_line(s.start_line, s.end_line, s.signature.as_deref());
+        let doc = lines.doc_comment(signature_line, s.start_line, s.end_line, language);
+        let members = if TYPE_KINDS.contains(&s.kind.as_str()) {
+            let children: Vec<(u32, u32)> = symbols
+                .iter()
+                .filter(|c| c.parent.as_deref() == Some(qualified_name.as_str()))
+                .map(|c| (c.start_line, c.end_line))
+                .collect();
+            lines.members(signature_line, s.end_line, &children, language)
+        } else {
+            Vec::new()
+        };
+        items.push(OutlineItem {
+            name: s.name.clone(),
+            qualified_name,
+            kind: s.kind.clone(),
+            start_line: s.start_line,
+            end_line: s.end_line,
+            signature: s.signature.clone(),
+            doc,
+            depth,
+            members,
+        });
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests;
