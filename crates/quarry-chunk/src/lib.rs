@@ -15,6 +15,7 @@
 //! windows. [`chunk_file`] never panics: every input, however broken, yields chunks covering
 //! each non-blank line.
 
+mod calls;
 mod languages;
 mod markdown;
 mod tree;
@@ -89,6 +90,7 @@ pub fn chunk_file(language: Language, text: &str, opts: &ChunkOptions) -> FileCh
                 Ok(Some(result)) => FileChunks {
                     chunks: finish(result.pieces, &lines, code, &result.names),
                     symbols: result.symbols,
+                    calls: result.calls,
                 },
                 _ => text_chunks(code, &lines, &opts),
             }
@@ -118,6 +120,7 @@ fn text_chunks(language: Language, lines: &Lines, opts: &ChunkOptions) -> FileCh
     FileChunks {
         chunks: finish(pieces, lines, language, &[]),
         symbols: Vec::new(),
+        calls: Vec::new(),
     }
 }
 

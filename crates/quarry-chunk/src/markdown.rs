@@ -75,6 +75,7 @@ pub(crate) fn chunk(lines: &Lines, opts: &ChunkOptions) -> FileChunks {
     FileChunks {
         chunks: finish(pieces, lines, Language::Markdown, &names),
         symbols,
+        calls: Vec::new(),
     }
 }
 

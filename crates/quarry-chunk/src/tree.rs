@@ -49,6 +49,7 @@ impl Def {
 pub(crate) struct CodeResult {
     pub pieces: Vec<Piece>,
     pub symbols: Vec<Symbol>,
+    pub calls: Vec<quarry_core::CallSite>,
     pub names: Vec<(u32, String)>,
 }
 
@@ -78,7 +79,7 @@ pub(crate) fn chunk(
         opts,
     };
     let pieces = cx.level(1, lines.len(), None, &roots);
-    let symbols = defs
+    let symbols: Vec<Symbol> = defs
         .iter()
         .map(|d| Symbol {
             name: d.name.clone(),
@@ -94,9 +95,11 @@ pub(crate) fn chunk(
         .map(|d| (d.sym_start, d.qname.clone()))
         .collect();
     names.sort_by_key(|(line, _)| *line);
+    let calls = crate::calls::collect(&tree, text, &symbols);
     Some(CodeResult {
         pieces,
         symbols,
+        calls,
         names,
     })
 }

@@ -1,6 +1,7 @@
 //! The `quarry` command. Thin by design: it parses arguments, calls quarry-engine, and prints
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
+mod agent_output;
 mod hook;
 mod hook_install;
 mod output;
@@ -44,6 +45,10 @@ enum Command {
     /// Outline a file: every definition with its lines, signature and doc line, type
     /// members, imports on one line — a fraction of the file's tokens.
     Summary(SummaryArgs),
+    /// Where a name is called (by name; see docs/ARCHITECTURE.md for the limits).
+    Callers(CallersArgs),
+    /// Transitive callers of a name and the files they are in: what a change to it affects.
+    Impact(CallersArgs),
     /// Agent integration: the Claude Code hook (`claude`), and installing it.
     Hook(HookArgs),
     /// Score retrieval on a query set (JSONL, the format of the shared evaluation sets).
@@ -138,7 +143,35 @@ struct SearchArgs {
 struct SummaryArgs {
     /// The file to outline.
     file: PathBuf,
+    /// structure: the outline; context: one definition's source, calls, callers and types
+    /// (needs --symbol); extract: the file's call graph.
+    #[arg(long, value_enum, default_value = "structure")]
+    mode: SummaryMode,
+    /// The definition for `--mode context` (qualified like `Class.method`, or bare).
+    #[arg(long)]
+    symbol: Option<String>,
     /// Print JSON (schema: docs/JSON.md).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SummaryMode {
+    Structure,
+    Context,
+    Extract,
+}
+
+#[derive(Args)]
+struct CallersArgs {
+    /// The called name (`save`, `Store.save` — matched by its last segment).
+    name: String,
+    /// Only this repo (repeatable).
+    #[arg(long)]
+    repo: Vec<String>,
+    /// For `impact`: how many steps of callers of callers.
+    #[arg(long, default_value_t = 3)]
+    depth: usize,
     #[arg(long)]
     json: bool,
 }
@@ -262,7 +295,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Search(args) => search(&dir, args),
         Command::Status(args) => status(&dir, args),
         Command::Eval(args) => evaluate(&dir, args),
-        Command::Summary(args) => summary(args),
+        Command::Summary(args) => summary(&dir, args),
+        Command::Callers(args) => callers(&dir, args, false),
+        Command::Impact(args) => callers(&dir, args, true),
         Command::Hook(args) => hook_command(&cli.index_dir, &dir, args),
         Command::Config(args) => settings::config(&dir, args),
         Command::Model(args) => settings::model(&dir, args),
@@ -388,14 +423,54 @@ fn hook_command(index_dir: &Option<PathBuf>, dir: &std::path::Path, args: HookAr
     }
 }
 
-fn summary(args: SummaryArgs) -> Result<()> {
+fn summary(dir: &std::path::Path, args: SummaryArgs) -> Result<()> {
+    use quarry_engine::summary;
     let shown = args.file.to_string_lossy().into_owned();
-    let outline = quarry_engine::summary::summarize_file(&args.file, &shown)?;
-    if args.json {
-        output::print_json(&outline)
+    // Context and extract resolve names through the index when there is one.
+    let ws = || Workspace::open_existing(dir).ok();
+    match (args.mode, &args.symbol) {
+        (SummaryMode::Structure, _) => {
+            let outline = summary::summarize_file(&args.file, &shown)?;
+            if args.json {
+                return output::print_json(&outline);
+            }
+            print!("{}", summary::render(&outline));
+            Ok(())
+        }
+        (SummaryMode::Context, None) => anyhow::bail!("--mode context needs --symbol NAME"),
+        (SummaryMode::Context, Some(symbol)) => {
+            let ws = ws();
+            let context = summary::symbol_context(ws.as_ref(), &args.file, &shown, symbol)?;
+            if args.json {
+                return output::print_json(&context);
+            }
+            agent_output::print_context(&context)
+        }
+        (SummaryMode::Extract, _) => {
+            let ws = ws();
+            let graph = summary::call_graph(ws.as_ref(), &args.file, &shown)?;
+            if args.json {
+                return output::print_json(&graph);
+            }
+            agent_output::print_call_graph(&graph)
+        }
+    }
+}
+
+fn callers(dir: &std::path::Path, args: CallersArgs, transitive: bool) -> Result<()> {
+    let ws = Workspace::open_existing(dir)?;
+    if transitive {
+        let impact = ws.impact(&args.name, &args.repo, args.depth)?;
+        if args.json {
+            return output::print_json(&impact);
+        }
+        agent_output::print_impact(&impact)
     } else {
-        print!("{}", quarry_engine::summary::render(&outline));
-        Ok(())
+        let found = ws.callers(&args.name, &args.repo)?;
+        if args.json {
+            return output::print_json(&found);
+        }
+        agent_output::print_callers(&found)
     }
 }
 

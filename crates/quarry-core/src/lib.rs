@@ -15,8 +15,8 @@ pub mod tokens;
 pub use embed::{embed_text, EmbedSource, Embedder};
 pub use hash::content_hash;
 pub use language::Language;
-pub use model::{Chunk, FileChunks, Symbol};
+pub use model::{CallSite, Chunk, FileChunks, Symbol};
 pub use store::{
-    ChunkHit, Coverage, FileState, IndexedFile, LexicalQuery, PendingEmbedding, RepoInfo,
-    RepoStats, SkipCounts, Store, VectorQuery,
+    CallRef, ChunkHit, Coverage, FileState, IndexedFile, LexicalQuery, PendingEmbedding, RepoInfo,
+    RepoStats, SkipCounts, Store, SymbolRef, VectorQuery,
 };

@@ -46,9 +46,21 @@ impl Symbol {
     }
 }
 
+/// A call in the source: the called name and the definition the call is in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSite {
+    /// The called name as written, last segment only (`a.b.run()` → `run`).
+    pub callee: String,
+    /// Qualified name of the innermost definition containing the call; `None` at top level.
+    pub caller: Option<String>,
+    pub line: u32,
+}
+
 /// The result of chunking one file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileChunks {
     pub chunks: Vec<Chunk>,
     pub symbols: Vec<Symbol>,
+    /// Call sites, for code files with a grammar.
+    pub calls: Vec<CallSite>,
 }

@@ -148,6 +148,30 @@ pub struct ChunkHit {
     pub text: String,
 }
 
+/// A call to a name, found in an indexed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRef {
+    pub repo: String,
+    pub path: String,
+    /// The qualified name of the definition the call is in (`None`: top-level code).
+    pub caller: Option<String>,
+    pub callee: String,
+    pub line: u32,
+}
+
+/// A definition in the index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SymbolRef {
+    pub repo: String,
+    pub path: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: Option<String>,
+}
+
 /// The persistence interface every backend implements.
 pub trait Store {
     /// Finds or creates the repo rooted at `root`, named `name`.
@@ -164,6 +188,15 @@ pub trait Store {
     /// Drops stored vectors that no chunk refers to any more; returns how many.
     fn prune_vectors(&mut self) -> anyhow::Result<u64>;
     fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
+    /// Calls of `name` (the called name's last segment), in the given repos (all when empty).
+    fn callers(&self, name: &str, repos: &[String], limit: usize) -> anyhow::Result<Vec<CallRef>>;
+    /// Definitions named `name` (bare name), in the given repos (all when empty).
+    fn definitions(
+        &self,
+        name: &str,
+        repos: &[String],
+        limit: usize,
+    ) -> anyhow::Result<Vec<SymbolRef>>;
     fn stats(&self) -> anyhow::Result<Vec<RepoStats>>;
 
     /// The fingerprint of the model whose vectors are stored, if any.

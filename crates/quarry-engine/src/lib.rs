@@ -6,6 +6,7 @@ pub mod config;
 mod embedding;
 pub mod eval;
 mod fusion;
+pub mod graph;
 mod index;
 mod lock;
 pub mod plan;

@@ -1,10 +1,13 @@
 //! File summaries for agents (`quarry summary`, the Claude Code hook): the outline of one file
-//! read from disk. Needs no index and no model — only the parser — so it answers in
-//! milliseconds even where nothing was indexed yet.
+//! read from disk (parser only: no index, no model, milliseconds), one definition's context
+//! (its source, what it calls, who calls it, the types it names) and the file's call graph.
+//! Context and call graph use the index when there is one to resolve names across the repo.
 
-use anyhow::{bail, Result};
-use quarry_core::Language;
+use crate::Workspace;
+use anyhow::{bail, Context, Result};
+use quarry_core::{CallSite, Language, SymbolRef};
 use quarry_sources::FileText;
+use serde::Serialize;
 use std::path::Path;
 
 pub use quarry_outline::{render, Outline, OutlineItem};
@@ -28,4 +31,303 @@ pub fn summarize_file(path: &Path, shown_path: &str) -> Result<Outline> {
         Language::detect(path),
         &text,
     ))
+}
+
+/// Where a called name is defined: in the same file, elsewhere in the index, or unknown.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "where", rename_all = "snake_case")]
+pub enum Target {
+    /// Defined in this file, at these lines.
+    File {
+        qualified_name: String,
+        start_line: u32,
+        end_line: u32,
+        signature: Option<String>,
+    },
+    /// Defined once elsewhere in the index.
+    Index(SymbolRef),
+    /// Several definitions share the name (by-name resolution cannot tell them apart).
+    Ambiguous { candidates: Vec<SymbolRef> },
+    /// Not defined in this file nor in the index (library, builtin, dynamic).
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Edge {
+    /// The calling definition (qualified), `None` for top-level code.
+    pub caller: Option<String>,
+    pub callee: String,
+    pub line: u32,
+    pub target: Target,
+}
+
+/// `quarry summary --mode context --symbol NAME`: what an agent needs to edit one definition.
+#[derive(Debug, Clone, Serialize)]
+pub struct SymbolContext {
+    pub path: String,
+    pub symbol: OutlineItem,
+    /// The definition's full source, exactly its lines.
+    pub source: String,
+    /// What it calls, each name once, resolved.
+    pub calls: Vec<Edge>,
+    /// Who calls it: this file's calls plus the index's (by name).
+    pub callers: Vec<CallerSite>,
+    /// Types it names (CamelCase identifiers defined as class/struct/enum/… somewhere).
+    pub types: Vec<Target>,
+    pub by_name: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CallerSite {
+    pub repo: Option<String>,
+    pub path: String,
+    pub caller: Option<String>,
+    pub line: u32,
+    pub signature: Option<String>,
+}
+
+/// `quarry summary --mode extract`: the file's call graph.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallGraph {
+    pub path: String,
+    pub edges: Vec<Edge>,
+    pub by_name: bool,
+}
+
+const TYPE_KINDS: &[&str] = &[
+    "class",
+    "struct",
+    "enum",
+    "interface",
+    "trait",
+    "type",
+    "union",
+    "record",
+];
+/// Definitions fetched per name when resolving.
+const MAX_CANDIDATES: usize = 8;
+
+/// A file read and parsed once for context and extract, with what the index knows about it.
+struct ParsedFile {
+    shown: String,
+    text: String,
+    outline: Outline,
+    calls: Vec<CallSite>,
+    /// (repo, repo-relative path) when the file is in an indexed repo.
+    indexed_as: Option<(String, String)>,
+}
+
+fn parse_file(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<ParsedFile> {
+    let text = match quarry_sources::read_text(path, MAX_SUMMARY_BYTES) {
+        FileText::Text { text, .. } => text,
+        FileText::Skipped(reason) => bail!("cannot summarise {}: {reason}", path.display()),
+    };
+    let language = Language::detect(path);
+    let outline = quarry_outline::outline(shown, language, &text);
+    let calls =
+        quarry_chunk::chunk_file(language, &text, &quarry_chunk::ChunkOptions::default()).calls;
+    let indexed_as = ws.and_then(|ws| {
+        let abs = std::fs::canonicalize(path).ok()?;
+        ws.store().repos().ok()?.into_iter().find_map(|r| {
+            let rel = abs.strip_prefix(&r.root).ok()?;
+            Some((r.name, rel.to_string_lossy().replace('\\', "/")))
+        })
+    });
+    Ok(ParsedFile {
+        shown: shown.to_string(),
+        text,
+        outline,
+        calls,
+        indexed_as,
+    })
+}
+
+impl ParsedFile {
+    fn resolve(&self, ws: Option<&Workspace>, name: &str) -> Target {
+        if let Some(item) = self.outline.items.iter().find(|i| i.name == name) {
+            return Target::File {
+                qualified_name: item.qualified_name.clone(),
+                start_line: item.start_line,
+                end_line: item.end_line,
+                signature: item.signature.clone(),
+            };
+        }
+        let Some(ws) = ws else {
+            return Target::Unknown;
+        };
+        let mut found = ws
+            .store()
+            .definitions(name, &[], MAX_CANDIDATES)
+            .unwrap_or_default();
+        match found.len() {
+            0 => Target::Unknown,
+            1 => Target::Index(found.remove(0)),
+            _ => Target::Ambiguous { candidates: found },
+        }
+    }
+}
+
+/// The context of one definition of `path` (`symbol`: qualified or bare name).
+pub fn symbol_context(
+    ws: Option<&Workspace>,
+    path: &Path,
+    shown: &str,
+    symbol: &str,
+) -> Result<SymbolContext> {
+    let file = parse_file(ws, path, shown)?;
+    let item = file
+        .outline
+        .items
+        .iter()
+        .find(|i| i.qualified_name == symbol)
+        .or_else(|| {
+            file.outline
+                .items
+                .iter()
+                .find(|i| i.name == crate::graph::bare_name(symbol))
+        })
+        .cloned()
+        .with_context(|| {
+            let names: Vec<&str> = file
+                .outline
+                .items
+                .iter()
+                .map(|i| i.qualified_name.as_str())
+                .take(30)
+                .collect();
+            format!(
+                "{shown} defines no `{symbol}` (it defines: {})",
+                names.join(", ")
+            )
+        })?;
+    let source: Vec<&str> = file
+        .text
+        .lines()
+        .skip(item.start_line as usize - 1)
+        .take((item.end_line - item.start_line + 1) as usize)
+        .collect();
+    let source = source.join("\n");
+
+    let mut seen = std::collections::HashSet::new();
+    let calls: Vec<Edge> = file
+        .calls
+        .iter()
+        .filter(|c| item.start_line <= c.line && c.line <= item.end_line)
+        .filter(|c| seen.insert(c.callee.clone()))
+        .map(|c| Edge {
+            caller: c.caller.clone(),
+            callee: c.callee.clone(),
+            line: c.line,
+            target: file.resolve(ws, &c.callee),
+        })
+        .collect();
+
+    let mut callers: Vec<CallerSite> = file
+        .calls
+        .iter()
+        .filter(|c| {
+            c.callee == item.name && !(item.start_line <= c.line && c.line <= item.end_line)
+        })
+        .map(|c| CallerSite {
+            repo: file.indexed_as.as_ref().map(|(r, _)| r.clone()),
+            path: file.shown.clone(),
+            caller: c.caller.clone(),
+            line: c.line,
+            signature: c.caller.as_deref().and_then(|q| {
+                file.outline
+                    .items
+                    .iter()
+                    .find(|i| i.qualified_name == q)
+                    .and_then(|i| i.signature.clone())
+            }),
+        })
+        .collect();
+    if let Some(ws) = ws {
+        for call in ws.store().callers(&item.name, &[], 200)? {
+            let same_file = file
+                .indexed_as
+                .as_ref()
+                .is_some_and(|(r, p)| *r == call.repo && *p == call.path);
+            if same_file {
+                continue;
+            }
+            let signature = call.caller.as_deref().and_then(|q| {
+                ws.store()
+                    .definitions(
+                        crate::graph::bare_name(q),
+                        std::slice::from_ref(&call.repo),
+                        MAX_CANDIDATES,
+                    )
+                    .ok()?
+                    .into_iter()
+                    .find(|d| d.path == call.path && d.qualified_name == q)
+                    .and_then(|d| d.signature)
+            });
+            callers.push(CallerSite {
+                repo: Some(call.repo),
+                path: call.path,
+                caller: call.caller,
+                line: call.line,
+                signature,
+            });
+        }
+    }
+
+    let mut type_names: Vec<String> = Vec::new();
+    for word in source.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let camel = word.starts_with(|c: char| c.is_ascii_uppercase())
+            && word.chars().any(|c| c.is_ascii_lowercase())
+            && word != item.name;
+        if camel && !type_names.iter().any(|t| t == word) && type_names.len() < 24 {
+            type_names.push(word.to_string());
+        }
+    }
+    let types = type_names
+        .iter()
+        .map(|name| file.resolve(ws, name))
+        .filter(|t| match t {
+            Target::File { qualified_name, .. } => file.outline.items.iter().any(|i| {
+                &i.qualified_name == qualified_name && TYPE_KINDS.contains(&i.kind.as_str())
+            }),
+            Target::Index(s) => TYPE_KINDS.contains(&s.kind.as_str()),
+            Target::Ambiguous { candidates } => candidates
+                .iter()
+                .any(|s| TYPE_KINDS.contains(&s.kind.as_str())),
+            Target::Unknown => false,
+        })
+        .collect();
+
+    Ok(SymbolContext {
+        path: file.shown.clone(),
+        symbol: item,
+        source,
+        calls,
+        callers,
+        types,
+        by_name: true,
+    })
+}
+
+/// The call graph of `path`: every call site, resolved to this file, the index, or unknown.
+pub fn call_graph(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<CallGraph> {
+    let file = parse_file(ws, path, shown)?;
+    let mut cache: std::collections::HashMap<String, Target> = std::collections::HashMap::new();
+    let edges = file
+        .calls
+        .iter()
+        .map(|c| Edge {
+            caller: c.caller.clone(),
+            callee: c.callee.clone(),
+            line: c.line,
+            target: cache
+                .entry(c.callee.clone())
+                .or_insert_with(|| file.resolve(ws, &c.callee))
+                .clone(),
+        })
+        .collect();
+    Ok(CallGraph {
+        path: file.shown,
+        edges,
+        by_name: true,
+    })
 }

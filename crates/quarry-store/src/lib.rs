@@ -8,6 +8,7 @@
 //! Every index batch is one transaction, so a run killed at any moment leaves a consistent
 //! file: the next run sees which files are stored with which hash and finishes the job.
 
+mod graph;
 mod schema;
 mod search;
 mod vectors;
@@ -150,6 +151,9 @@ impl SqliteStore {
                 "INSERT INTO symbols(file_id, name, kind, parent, start_line, end_line, signature)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
+            let mut insert_call = tx.prepare_cached(
+                "INSERT INTO calls(file_id, caller, callee, line) VALUES (?1, ?2, ?3, ?4)",
+            )?;
             let mut touch =
                 tx.prepare_cached("UPDATE files SET hash = ?3, size = ?4, mtime_ns = ?5 WHERE repo_id = ?1 AND path = ?2")?;
 
@@ -228,6 +232,9 @@ impl SqliteStore {
                         s.end_line,
                         s.signature
                     ])?;
+                }
+                for c in &file.content.calls {
+                    insert_call.execute(params![file_id, c.caller, c.callee, c.line])?;
                 }
             }
         }
@@ -367,6 +374,24 @@ impl Store for SqliteStore {
             .conn
             .execute_batch("PRAGMA wal_checkpoint(PASSIVE); PRAGMA optimize;");
         Ok(())
+    }
+
+    fn callers(
+        &self,
+        name: &str,
+        repos: &[String],
+        limit: usize,
+    ) -> Result<Vec<quarry_core::CallRef>> {
+        graph::callers(&self.conn, name, repos, limit).map_err(|e| self.err(e))
+    }
+
+    fn definitions(
+        &self,
+        name: &str,
+        repos: &[String],
+        limit: usize,
+    ) -> Result<Vec<quarry_core::SymbolRef>> {
+        graph::definitions(&self.conn, name, repos, limit).map_err(|e| self.err(e))
     }
 
     fn prune_vectors(&mut self) -> Result<u64> {

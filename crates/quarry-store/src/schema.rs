@@ -68,6 +68,19 @@ const MIGRATIONS: &[&str] = &[
     -- Chunks stored before this version have no embed_hash: make the next run re-read them.
     UPDATE files SET hash = '', mtime_ns = 0;
     "#,
+    // 3: call sites (callee name, calling definition, line), for callers/impact queries.
+    r#"
+    CREATE TABLE calls(
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        caller TEXT,
+        callee TEXT NOT NULL,
+        line INTEGER NOT NULL
+    );
+    CREATE INDEX calls_by_callee ON calls(callee);
+    CREATE INDEX calls_by_file ON calls(file_id);
+    -- Files stored before this version have no call sites: make the next run re-read them.
+    UPDATE files SET hash = '', mtime_ns = 0;
+    "#,
 ];
 
 /// The schema version this build writes.

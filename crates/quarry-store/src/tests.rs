@@ -43,7 +43,11 @@ fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
             size: 10,
             mtime_ns: 1,
         },
-        content: FileChunks { chunks, symbols },
+        content: FileChunks {
+            chunks,
+            symbols,
+            calls: Vec::new(),
+        },
     }
 }
 
