@@ -99,6 +99,9 @@ impl SqliteStore {
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.pragma_update(None, "foreign_keys", "ON")?;
         self.conn.pragma_update(None, "cache_size", -32_000)?;
+        // Read pages straight from the OS page cache instead of copying them into SQLite's:
+        // the kNN scan reads every stored vector, and copying was a third of its time.
+        self.conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
         Ok(())
     }
 
@@ -134,6 +137,7 @@ impl SqliteStore {
 
     fn apply_batch(&mut self, repo: i64, batch: &IndexBatch) -> rusqlite::Result<()> {
         let tx = self.conn.transaction()?;
+        vectors::invalidate_coverage(&tx)?;
         {
             let mut find =
                 tx.prepare_cached("SELECT id FROM files WHERE repo_id = ?1 AND path = ?2")?;
@@ -325,6 +329,7 @@ impl Store for SqliteStore {
             [repo],
         )
         .and_then(|_| tx.execute("DELETE FROM repos WHERE id = ?1", [repo]))
+        .and_then(|_| vectors::refresh_coverage(&tx))
         .and_then(|_| tx.commit())
         .map_err(|e| classify(&self.path, e))
     }
@@ -369,6 +374,7 @@ impl Store for SqliteStore {
                 params![repo, now, serde_json::to_string(skipped)?],
             )
             .map_err(|e| self.err(e))?;
+        vectors::refresh_coverage(&self.conn).map_err(|e| self.err(e))?;
         // Fold the WAL back so the file on disk is the whole index (cheap after a run).
         let _ = self
             .conn

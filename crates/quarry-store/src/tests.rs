@@ -327,6 +327,17 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     };
     store.apply(repo, &changed).unwrap();
     assert_eq!(store.pending_embeddings(100).unwrap().len(), 1);
+    // Coverage is cached by writers and dropped by index batches: it is never stale.
+    let c = store.coverage(&[]).unwrap();
+    assert_eq!((c.embedded, c.total), (2, 3));
+    store.finish_run(repo, &SkipCounts::new()).unwrap();
+    assert_eq!(store.coverage(&["demo".to_string()]).unwrap(), c);
+    let none = store.coverage(&["nope".to_string()]).unwrap();
+    assert_eq!(
+        (none.embedded, none.total),
+        (0, 0),
+        "unknown repos count nothing"
+    );
     // The old text's vector is unused now; pruning drops exactly it.
     assert_eq!(store.prune_vectors().unwrap(), 1);
     assert_eq!(store.prune_vectors().unwrap(), 0);
