@@ -15,6 +15,8 @@ fn repo(env: &Env) {
         "app/service.py",
         "from app.store import Store\n\n\ndef create_user(name):\n    s = Store()\n    s.save(name)\n    return name\n\n\ndef handler(req):\n    return create_user(req.name)\n",
     );
+    // Another `save`: the context of create_user must pick the one its file imports.
+    env.write("app/other.py", "def save(x):\n    return x\n");
     env.write(
         "app/cli.py",
         "from app.service import handler\n\n\ndef main():\n    handler(parse())\n\n\ndef parse():\n    return None\n",
@@ -123,7 +125,7 @@ fn context_and_call_graph_resolve_names_through_the_index() {
     );
     let calls = c["calls"].as_array().unwrap();
     let save = calls.iter().find(|e| e["callee"] == "save").unwrap();
-    assert_eq!(save["target"]["where"], "index");
+    assert_eq!(save["target"]["where"], "index", "import-aware: {save}");
     assert_eq!(save["target"]["path"], "app/store.py");
     assert_eq!(save["target"]["start_line"], 4);
     assert_eq!(strings(&c["callers"], "caller"), ["handler"]);

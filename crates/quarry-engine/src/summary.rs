@@ -142,7 +142,40 @@ fn parse_file(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<Parsed
     })
 }
 
+/// A repo path as module segments: `src/app/store.py` → `[src, app, store]`, with
+/// `mod.rs`, `__init__.py` and `index.ts` standing for their folder.
+fn module_segments(path: &str) -> Vec<&str> {
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let mut parts: Vec<&str> = stem.split('/').filter(|p| !p.is_empty()).collect();
+    if matches!(parts.last(), Some(&("mod" | "__init__" | "index" | "lib"))) {
+        parts.pop();
+    }
+    parts
+}
+
 impl ParsedFile {
+    /// Whether one of this file's imports names the module at `path` (by its trailing
+    /// segments: `from app.store import X`, `use crate::store::X`, `import "./store"`).
+    fn imports_path(&self, path: &str) -> bool {
+        let module = module_segments(path);
+        self.outline
+            .imports
+            .iter()
+            .flat_map(|b| &b.names)
+            .any(|name| {
+                let segments: Vec<&str> = name
+                    .split(['.', ':', '/', '\\'])
+                    .filter(|s| !s.is_empty() && !matches!(*s, "crate" | "self" | "super"))
+                    .collect();
+                // The import may end with the item itself (`app.store.Store`): try both.
+                [segments.len(), segments.len().saturating_sub(1)]
+                    .iter()
+                    .any(|&n| {
+                        n > 0 && module.len() >= n && module[module.len() - n..] == segments[..n]
+                    })
+            })
+    }
+
     fn resolve(&self, ws: Option<&Workspace>, name: &str) -> Target {
         if let Some(item) = self.outline.items.iter().find(|i| i.name == name) {
             return Target::File {
@@ -159,6 +192,17 @@ impl ParsedFile {
             .store()
             .definitions(name, &[], MAX_CANDIDATES)
             .unwrap_or_default();
+        if found.len() > 1 {
+            // Import awareness: of several same-named definitions, keep those in modules this
+            // file imports (when that leaves any).
+            let imported: Vec<&SymbolRef> = found
+                .iter()
+                .filter(|d| self.imports_path(&d.path))
+                .collect();
+            if imported.len() == 1 {
+                return Target::Index(imported[0].clone());
+            }
+        }
         match found.len() {
             0 => Target::Unknown,
             1 => Target::Index(found.remove(0)),
