@@ -2,6 +2,7 @@
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
 mod agent_output;
+mod history_cmd;
 mod hook;
 mod hook_install;
 mod output;
@@ -45,6 +46,16 @@ enum Command {
     /// Outline a file: every definition with its lines, signature and doc line, type
     /// members, imports on one line — a fraction of the file's tokens.
     Summary(SummaryArgs),
+    /// Ingest new commits of the workspace's repos (or of the given repository folders).
+    Sync(history_cmd::SyncArgs),
+    /// Search commits by words, identifiers or paths, with author/date/path filters.
+    Log(history_cmd::LogArgs),
+    /// One commit by SHA (a unique prefix): metadata, files with +/- counts, the patch.
+    Show(history_cmd::ShowArgs),
+    /// Commits that changed a file or folder, following renames.
+    Touches(history_cmd::TouchesArgs),
+    /// Add (index + history), list or remove repositories.
+    Repo(history_cmd::RepoArgs),
     /// Where a name is called (by name; see docs/ARCHITECTURE.md for the limits).
     Callers(CallersArgs),
     /// Transitive callers of a name and the files they are in: what a change to it affects.
@@ -296,6 +307,11 @@ fn run(cli: Cli) -> Result<()> {
         Command::Status(args) => status(&dir, args),
         Command::Eval(args) => evaluate(&dir, args),
         Command::Summary(args) => summary(&dir, args),
+        Command::Sync(args) => history_cmd::sync(&dir, args),
+        Command::Log(args) => history_cmd::log(&dir, args),
+        Command::Show(args) => history_cmd::show(&dir, args),
+        Command::Touches(args) => history_cmd::touches(&dir, args),
+        Command::Repo(args) => history_cmd::repo(&dir, args),
         Command::Callers(args) => callers(&dir, args, false),
         Command::Impact(args) => callers(&dir, args, true),
         Command::Hook(args) => hook_command(&cli.index_dir, &dir, args),

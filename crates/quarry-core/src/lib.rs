@@ -7,6 +7,7 @@
 
 pub mod embed;
 pub mod hash;
+pub mod history;
 pub mod language;
 pub mod model;
 pub mod store;

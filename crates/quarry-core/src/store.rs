@@ -172,8 +172,9 @@ pub struct SymbolRef {
     pub signature: Option<String>,
 }
 
-/// The persistence interface every backend implements.
-pub trait Store {
+/// The persistence interface every backend implements (code index, vectors, and through
+/// `HistoryStore`, commits).
+pub trait Store: crate::history::HistoryStore {
     /// Finds or creates the repo rooted at `root`, named `name`.
     fn ensure_repo(&mut self, name: &str, root: &str) -> anyhow::Result<RepoInfo>;
     fn repos(&self) -> anyhow::Result<Vec<RepoInfo>>;

@@ -7,6 +7,7 @@ mod embedding;
 pub mod eval;
 mod fusion;
 pub mod graph;
+pub mod history;
 mod index;
 mod lock;
 pub mod plan;

@@ -9,6 +9,7 @@
 //! file: the next run sees which files are stored with which hash and finishes the job.
 
 mod graph;
+mod history;
 mod schema;
 mod search;
 mod vectors;
@@ -328,6 +329,12 @@ impl Store for SqliteStore {
                (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
             [repo],
         )
+        .and_then(|_| {
+            tx.execute(
+                "DELETE FROM commits_fts WHERE rowid IN (SELECT id FROM commits WHERE repo_id = ?1)",
+                [repo],
+            )
+        })
         .and_then(|_| tx.execute("DELETE FROM repos WHERE id = ?1", [repo]))
         .and_then(|_| vectors::refresh_coverage(&tx))
         .and_then(|_| tx.commit())

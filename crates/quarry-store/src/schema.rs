@@ -81,6 +81,44 @@ const MIGRATIONS: &[&str] = &[
     -- Files stored before this version have no call sites: make the next run re-read them.
     UPDATE files SET hash = '', mtime_ns = 0;
     "#,
+    // 4: git history — commits, the files each changed, and BM25 over subject, body, changed
+    // paths and patch; per repo, the head last synced.
+    r#"
+    CREATE TABLE commits(
+        id INTEGER PRIMARY KEY,
+        repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+        sha TEXT NOT NULL,
+        parents TEXT NOT NULL,
+        author TEXT NOT NULL,
+        email TEXT NOT NULL,
+        author_time INTEGER NOT NULL,
+        commit_time INTEGER NOT NULL,
+        subject TEXT NOT NULL,
+        body TEXT NOT NULL,
+        patch TEXT NOT NULL,
+        patch_truncated INTEGER NOT NULL,
+        files_changed INTEGER NOT NULL,
+        UNIQUE(repo_id, sha)
+    );
+    CREATE INDEX commits_by_sha ON commits(sha);
+    CREATE INDEX commits_by_time ON commits(repo_id, author_time);
+    CREATE TABLE commit_files(
+        commit_id INTEGER NOT NULL REFERENCES commits(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        old_path TEXT,
+        status TEXT NOT NULL,
+        added INTEGER,
+        removed INTEGER
+    );
+    CREATE INDEX commit_files_by_commit ON commit_files(commit_id);
+    CREATE INDEX commit_files_by_path ON commit_files(path);
+    CREATE VIRTUAL TABLE commits_fts USING fts5(
+        subject, body, paths, patch,
+        content = '', contentless_delete = 1,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    ALTER TABLE repos ADD COLUMN history_head TEXT;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -1,0 +1,312 @@
+//! `quarry sync`, `log`, `show`, `touches` and `repo`: git history commands. Arguments and
+//! printing only; the work is in `quarry_engine::history`.
+
+use crate::output::print_json;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use quarry_core::history::{CommitHit, CommitQuery};
+use quarry_engine::Workspace;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct SyncArgs {
+    /// Repository folders [default: every repo in the workspace].
+    paths: Vec<PathBuf>,
+    /// Only this repo (by name).
+    #[arg(long)]
+    repo: Vec<String>,
+    #[arg(long, default_value_t = 10.0)]
+    lock_wait: f64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct FilterArgs {
+    /// Only this repo (repeatable).
+    #[arg(long)]
+    repo: Vec<String>,
+    /// Only commits authored on or after this date (YYYY-MM-DD or RFC 3339).
+    #[arg(long)]
+    since: Option<String>,
+    /// Only commits authored on or before this date.
+    #[arg(long)]
+    until: Option<String>,
+    /// Only commits whose author name or email contains this.
+    #[arg(long)]
+    author: Option<String>,
+    /// How many commits to print.
+    #[arg(short = 'k', long = "limit", default_value_t = 20)]
+    limit: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct LogArgs {
+    /// Words, identifiers, a path, or nothing (newest first).
+    query: Vec<String>,
+    /// Only commits that changed a path matching this glob (or containing this text).
+    #[arg(long)]
+    path: Option<String>,
+    #[command(flatten)]
+    filters: FilterArgs,
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// The commit's SHA or a prefix of it (at least 4 hex digits; must be unique).
+    sha: String,
+    #[arg(long)]
+    repo: Vec<String>,
+    /// Print at most this many lines of the patch (0: none).
+    #[arg(long, default_value_t = 400)]
+    patch_lines: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct TouchesArgs {
+    /// A file or folder, relative to its repo's root.
+    path: String,
+    #[command(flatten)]
+    filters: FilterArgs,
+}
+
+#[derive(Args)]
+pub struct RepoArgs {
+    #[command(subcommand)]
+    action: RepoAction,
+}
+
+#[derive(Subcommand)]
+enum RepoAction {
+    /// Index a repository's code and ingest its history.
+    Add {
+        path: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Repositories in the workspace.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a repository and everything stored for it.
+    Remove { name: String },
+}
+
+/// Unix seconds of a `YYYY-MM-DD` (start of day, UTC) or RFC 3339 date.
+fn parse_date(s: &str, end_of_day: bool) -> Result<i64> {
+    let t = if s.len() == 10 {
+        let time = if end_of_day { "23:59:59" } else { "00:00:00" };
+        humantime::parse_rfc3339(&format!("{s}T{time}Z"))
+    } else {
+        humantime::parse_rfc3339_weak(s)
+    }
+    .with_context(|| format!("`{s}` is not a date (YYYY-MM-DD or RFC 3339)"))?;
+    Ok(t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64))
+}
+
+fn query_of(f: &FilterArgs, path: Option<String>) -> Result<CommitQuery> {
+    Ok(CommitQuery {
+        terms: Vec::new(),
+        repos: f.repo.clone(),
+        since: f
+            .since
+            .as_deref()
+            .map(|s| parse_date(s, false))
+            .transpose()?,
+        until: f
+            .until
+            .as_deref()
+            .map(|s| parse_date(s, true))
+            .transpose()?,
+        author: f.author.clone(),
+        path,
+        limit: f.limit,
+    })
+}
+
+fn print_hits(hits: &[CommitHit], json: bool) -> Result<()> {
+    if json {
+        return print_json(&serde_json::json!({ "commits": hits }));
+    }
+    let mut out = std::io::stdout().lock();
+    for h in hits {
+        writeln!(
+            out,
+            "{}  {}  {}  {:<20}  {} ({} files)",
+            &h.sha[..12.min(h.sha.len())],
+            h.repo,
+            &h.date[..10.min(h.date.len())],
+            h.author.chars().take(20).collect::<String>(),
+            h.subject,
+            h.files_changed
+        )?;
+    }
+    if hits.is_empty() {
+        eprintln!("no commits found (is the history synced? `quarry sync`)");
+    }
+    Ok(())
+}
+
+pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
+    let wait = Duration::from_secs_f64(args.lock_wait.max(0.0));
+    let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, false)?;
+    let targets: Vec<(PathBuf, Option<String>)> = if args.paths.is_empty() {
+        let repos = ws.store().repos()?;
+        let chosen: Vec<_> = repos
+            .into_iter()
+            .filter(|r| args.repo.is_empty() || args.repo.contains(&r.name))
+            .map(|r| (PathBuf::from(r.root), Some(r.name)))
+            .collect();
+        if chosen.is_empty() {
+            bail!("no repo to sync: `quarry sync PATH` or `quarry repo add PATH` first");
+        }
+        chosen
+    } else {
+        args.paths.iter().map(|p| (p.clone(), None)).collect()
+    };
+    let progress = crate::progress::Bars::new();
+    let mut reports = Vec::new();
+    for (path, name) in targets {
+        let report = ws.sync_history(&path, name.as_deref(), &progress)?;
+        if !args.json {
+            eprintln!(
+                "{}: {} new commits, {} dropped, {} stored ({:.1} s){}",
+                report.repo,
+                report.added,
+                report.dropped,
+                report.total,
+                report.elapsed_ms as f64 / 1000.0,
+                report
+                    .notes
+                    .iter()
+                    .map(|n| format!("\n  note: {n}"))
+                    .collect::<String>()
+            );
+        }
+        reports.push(report);
+    }
+    if args.json {
+        print_json(&serde_json::json!({ "repos": reports }))?;
+    }
+    Ok(())
+}
+
+pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
+    let ws = Workspace::open_existing(dir)?;
+    let query = query_of(&args.filters, args.path)?;
+    let hits = ws.search_commits(&args.query.join(" "), query)?;
+    print_hits(&hits, args.filters.json)
+}
+
+pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
+    let ws = Workspace::open_existing(dir)?;
+    let query = query_of(&args.filters, None)?;
+    let hits = ws.touches(&args.path, &query)?;
+    print_hits(&hits, args.filters.json)
+}
+
+pub fn show(dir: &Path, args: ShowArgs) -> Result<()> {
+    let ws = Workspace::open_existing(dir)?;
+    let mut shown = ws.show_commit(&args.sha, &args.repo)?;
+    let total_lines = shown.commit.patch.lines().count();
+    if total_lines > args.patch_lines {
+        shown.commit.patch = shown
+            .commit
+            .patch
+            .lines()
+            .take(args.patch_lines)
+            .collect::<Vec<_>>()
+            .join("\n");
+        shown.commit.patch_truncated = true;
+    }
+    if args.json {
+        return print_json(&shown);
+    }
+    let c = &shown.commit;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "commit {} ({})", c.sha, shown.repo)?;
+    writeln!(out, "Author: {} <{}>", c.author, c.email)?;
+    let date = std::time::UNIX_EPOCH + Duration::from_secs(c.author_time.max(0) as u64);
+    writeln!(out, "Date:   {}", humantime::format_rfc3339_seconds(date))?;
+    writeln!(out, "\n    {}", c.subject)?;
+    for line in c.body.lines() {
+        writeln!(out, "    {line}")?;
+    }
+    writeln!(out)?;
+    for f in &c.files {
+        let counts = match (f.added, f.removed) {
+            (Some(a), Some(r)) => format!("+{a} -{r}"),
+            _ => "binary".to_string(),
+        };
+        match &f.old_path {
+            Some(old) => writeln!(out, "  {:<9} {old} → {}  {counts}", f.status, f.path)?,
+            None => writeln!(out, "  {:<9} {}  {counts}", f.status, f.path)?,
+        }
+    }
+    if !c.patch.is_empty() {
+        writeln!(out, "\n{}", c.patch)?;
+    }
+    if c.patch_truncated {
+        writeln!(
+            out,
+            "… patch truncated (--patch-lines N shows more, up to what was stored)"
+        )?;
+    }
+    Ok(())
+}
+
+pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
+    match args.action {
+        RepoAction::Add { path, name, json } => {
+            let (mut ws, _lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
+            let progress = crate::progress::Bars::new();
+            let opts = quarry_engine::IndexOptions {
+                name: name.clone(),
+                ..Default::default()
+            };
+            let index = ws.index_repo(&path, &opts, &progress)?;
+            let history = ws.sync_history(&path, Some(&index.repo), &progress)?;
+            if json {
+                return print_json(&serde_json::json!({ "index": index, "history": history }));
+            }
+            eprintln!(
+                "{}: {} files, {} chunks; {} commits",
+                index.repo, index.files, index.chunks, history.total
+            );
+            Ok(())
+        }
+        RepoAction::List { json } => {
+            let ws = Workspace::open_existing(dir)?;
+            let repos = ws.store().repos()?;
+            if json {
+                return print_json(&serde_json::json!({ "repos": repos }));
+            }
+            for r in repos {
+                println!(
+                    "{:<24} {}  {} files, {} chunks",
+                    r.name, r.root, r.files, r.chunks
+                );
+            }
+            Ok(())
+        }
+        RepoAction::Remove { name } => {
+            let (mut ws, _lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
+            let Some(repo) = ws.store().repos()?.into_iter().find(|r| r.name == name) else {
+                bail!("no repo named `{name}` in this workspace");
+            };
+            ws.store_mut().remove_repo(repo.id)?;
+            eprintln!("removed {name}");
+            Ok(())
+        }
+    }
+}

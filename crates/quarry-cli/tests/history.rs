@@ -1,0 +1,264 @@
+//! Git history end to end, with real repositories made by the git CLI in temp dirs: sync,
+//! log with filters, show by SHA prefix, touches across a rename, re-sync, rewritten history,
+//! and the bad inputs (not a repo, an empty repo, a non-UTF-8 author).
+
+mod common;
+
+use common::Env;
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str], author: &OsStr, date: &str) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", author)
+        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
+        .env("GIT_COMMITTER_NAME", "ci")
+        .env("GIT_COMMITTER_EMAIL", "ci@example.com")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn commit(dir: &Path, message: &str, author: &str, date: &str) {
+    git(dir, &["add", "-A"], OsStr::new(author), date);
+    git(
+        dir,
+        &["commit", "-q", "-m", message],
+        OsStr::new(author),
+        date,
+    );
+}
+
+fn head(dir: &Path) -> String {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn shas(v: &Value) -> Vec<String> {
+    v["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sha"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn subjects(v: &Value) -> Vec<String> {
+    v["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn history_is_synced_searched_shown_and_followed_across_renames() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    git(
+        dir,
+        &["init", "-q", "-b", "main"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    env.write("auth/session.go", "package auth\n\nfunc Open() {}\n");
+    commit(dir, "Add session handling", "Alice", "2025-01-10T10:00:00Z");
+    env.write(
+        "auth/session.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting */ }\n",
+    );
+    env.write("README.md", "# demo\n");
+    commit(
+        dir,
+        "Throttle logins with a rate limiter\n\nToken bucket per user.",
+        "Bob",
+        "2025-02-01T10:00:00Z",
+    );
+    git(
+        dir,
+        &["mv", "auth/session.go", "auth/sessions.go"],
+        OsStr::new("Alice"),
+        "2025-03-01T10:00:00Z",
+    );
+    commit(dir, "Rename session file", "Alice", "2025-03-01T10:00:00Z");
+    env.write(
+        "auth/sessions.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting, burst 10 */ }\n",
+    );
+    commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
+
+    let report = env.json(&["sync", env.repo_path()]);
+    assert_eq!(report["repos"][0]["added"], 4, "{report}");
+    assert_eq!(
+        env.json(&["sync", env.repo_path()])["repos"][0]["added"],
+        0,
+        "incremental"
+    );
+
+    let log = env.json(&["log", "rate limiting"]);
+    assert_eq!(
+        subjects(&log)[0],
+        "Throttle logins with a rate limiter",
+        "{log}"
+    );
+    let by_bob = env.json(&["log", "--author", "bob"]);
+    assert_eq!(subjects(&by_bob), ["Throttle logins with a rate limiter"]);
+    let recent = env.json(&["log", "--since", "2025-02-15"]);
+    assert_eq!(
+        subjects(&recent),
+        ["Allow bursts", "Rename session file"],
+        "newest first"
+    );
+    let readme = env.json(&["log", "--path", "README.md"]);
+    assert_eq!(subjects(&readme), ["Throttle logins with a rate limiter"]);
+    // Filters apply before ranking: a matching commit outside the window is not returned.
+    let filtered = env.json(&["log", "rate limiting", "--until", "2025-01-31"]);
+    assert!(!subjects(&filtered).contains(&"Throttle logins with a rate limiter".to_string()));
+
+    let touches = env.json(&["touches", "auth/sessions.go"]);
+    assert_eq!(
+        subjects(&touches),
+        [
+            "Allow bursts",
+            "Rename session file",
+            "Throttle logins with a rate limiter",
+            "Add session handling"
+        ],
+        "follows the rename back"
+    );
+    assert_eq!(
+        env.json(&["touches", "auth"])["commits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+
+    let sha = head(dir);
+    let shown = env.json(&["show", &sha[..8]]);
+    assert_eq!(shown["sha"], sha.as_str());
+    assert_eq!(shown["subject"], "Allow bursts");
+    assert_eq!(shown["files"][0]["path"], "auth/sessions.go");
+    assert_eq!(shown["files"][0]["added"], 1);
+    assert_eq!(shown["files"][0]["removed"], 1);
+    assert!(shown["patch"]
+        .as_str()
+        .unwrap()
+        .contains("+func Limit() { /* rate limiting, burst 10 */ }"));
+    let rename = &env.json(&["log", "Rename session file"])["commits"][0];
+    let renamed = env.json(&["show", rename["sha"].as_str().unwrap()]);
+    assert_eq!(renamed["files"][0]["status"], "renamed", "{renamed}");
+    assert_eq!(renamed["files"][0]["old_path"], "auth/session.go");
+    assert!(env.fails(&["show", "zzzz"]).contains("not a commit SHA"));
+    assert!(env.fails(&["show", "0000000"]).contains("no stored commit"));
+
+    // History rewritten: the last commit is replaced.
+    git(
+        dir,
+        &["reset", "-q", "--hard", "HEAD~1"],
+        OsStr::new("x"),
+        "2025-05-01T00:00:00Z",
+    );
+    env.write("auth/sessions.go", "package auth\n\nfunc Open() {}\n");
+    commit(dir, "Remove the limiter", "Dave", "2025-05-01T10:00:00Z");
+    let again = env.json(&["sync"]);
+    let r = &again["repos"][0];
+    assert_eq!(
+        (
+            r["added"].as_u64(),
+            r["dropped"].as_u64(),
+            r["total"].as_u64()
+        ),
+        (Some(1), Some(1), Some(4)),
+        "{again}"
+    );
+    assert!(r["notes"][0].as_str().unwrap().contains("rewritten"));
+    assert!(!shas(&env.json(&["log"])).contains(&sha));
+}
+
+#[test]
+fn bad_repositories_get_clear_answers() {
+    let env = Env::new();
+    let plain = env.repo.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let err = env.fails(&["sync", plain.to_str().unwrap()]);
+    assert!(err.contains("not a git repository"), "{err}");
+
+    let empty = env.repo.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    git(
+        &empty,
+        &["init", "-q"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    let report = env.json(&["sync", empty.to_str().unwrap()]);
+    assert_eq!(report["repos"][0]["added"], 0);
+    assert!(report["repos"][0]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("no commits"));
+
+    // A Latin-1 author name and message (not UTF-8) are stored lossily, never rejected. The
+    // commit object is written byte for byte: git itself would re-encode the name.
+    let latin = env.repo.path().join("latin");
+    std::fs::create_dir_all(&latin).unwrap();
+    git(
+        &latin,
+        &["init", "-q"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    std::fs::write(latin.join("a.txt"), "a\n").unwrap();
+    git(
+        &latin,
+        &["add", "-A"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    let tree = Command::new("git")
+        .arg("write-tree")
+        .current_dir(&latin)
+        .output()
+        .unwrap();
+    let tree = String::from_utf8(tree.stdout).unwrap().trim().to_string();
+    let mut object = format!("tree {tree}\n").into_bytes();
+    object.extend_from_slice(b"author Jos\xe9 <jose@example.com> 1735689600 +0000\n");
+    object.extend_from_slice(
+        b"committer Jos\xe9 <jose@example.com> 1735689600 +0000\n\ncaf\xe9 commit\n",
+    );
+    let mut child = Command::new("git")
+        .args(["hash-object", "-w", "-t", "commit", "--stdin"])
+        .current_dir(&latin)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &object).unwrap();
+    let sha = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    git(
+        &latin,
+        &["update-ref", "HEAD", sha.trim()],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    env.ok(&["sync", latin.to_str().unwrap()]);
+    let log = env.json(&["log", "--repo", "latin"]);
+    assert_eq!(log["commits"][0]["subject"], "caf\u{fffd} commit");
+    assert_eq!(log["commits"][0]["author"], "Jos\u{fffd}");
+}

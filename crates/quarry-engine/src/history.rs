@@ -1,0 +1,159 @@
+//! Git history in the workspace: `sync` ingests the commits of a repo not stored yet (in
+//! batches, one transaction each, so an interrupted sync resumes), drops commits no longer
+//! reachable (history rewritten), and `log`/`show`/`touches` read them back.
+
+use crate::{Progress, Workspace};
+use anyhow::{bail, Context, Result};
+use quarry_core::history::{CommitHit, CommitQuery, CommitRecord};
+use quarry_core::tokens;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Instant;
+
+/// Commits read and stored per transaction.
+const SYNC_BATCH: usize = 250;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncReport {
+    pub repo: String,
+    pub head: Option<String>,
+    /// Commits stored by this run.
+    pub added: usize,
+    /// Commits dropped because HEAD no longer reaches them (a force-push, a rebase).
+    pub dropped: usize,
+    /// Commits stored in all.
+    pub total: usize,
+    pub elapsed_ms: u64,
+    /// Notes for the user (empty repo, shallow clone…).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// `quarry show`: one commit, found by a SHA prefix.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownCommit {
+    pub repo: String,
+    #[serde(flatten)]
+    pub commit: CommitRecord,
+}
+
+impl Workspace {
+    /// Ingests the history of the repo at `root` (registered under `name`, or its folder name).
+    pub fn sync_history(
+        &mut self,
+        root: &Path,
+        name: Option<&str>,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        let started = Instant::now();
+        let root = std::fs::canonicalize(root)
+            .with_context(|| format!("cannot open {}", root.display()))?;
+        let repo = quarry_history::GitRepo::open(&root)?;
+        let default_name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "repo".into());
+        let info = self
+            .store_mut()
+            .ensure_repo(name.unwrap_or(&default_name), &root.to_string_lossy())?;
+        let mut notes = Vec::new();
+        if repo.is_shallow() {
+            notes.push("shallow clone: only the commits it has are ingested".to_string());
+        }
+        let Some((head, reachable)) = repo.reachable()? else {
+            notes.push("the repository has no commits yet".to_string());
+            return Ok(SyncReport {
+                repo: info.name,
+                head: None,
+                added: 0,
+                dropped: 0,
+                total: 0,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                notes,
+            });
+        };
+        let known = self.store().known_commits(info.id)?;
+        let reachable_set: HashSet<&String> = reachable.iter().collect();
+        let gone: Vec<String> = known
+            .iter()
+            .filter(|s| !reachable_set.contains(s))
+            .cloned()
+            .collect();
+        if !gone.is_empty() {
+            self.store_mut().drop_commits(info.id, &gone)?;
+            notes.push(format!(
+                "history was rewritten: dropped {} commits HEAD no longer reaches",
+                gone.len()
+            ));
+        }
+        let new: Vec<&String> = reachable.iter().filter(|s| !known.contains(*s)).collect();
+        progress.begin(&format!("history {}", info.name), new.len() as u64);
+        let mut added = 0;
+        let result = (|| -> Result<()> {
+            for batch in new.chunks(SYNC_BATCH) {
+                let shas: Vec<&str> = batch.iter().map(|s| s.as_str()).collect();
+                let mut records = Vec::with_capacity(batch.len());
+                for (sha, read) in shas.iter().zip(repo.commits(&shas)?) {
+                    match read {
+                        Ok(record) => records.push(record),
+                        Err(e) => notes.push(format!("commit {sha}: {e:#}")),
+                    }
+                }
+                self.store_mut().put_commits(info.id, &records)?;
+                added += records.len();
+                progress.advance(batch.len() as u64);
+            }
+            Ok(())
+        })();
+        progress.end();
+        result?;
+        notes.truncate(20);
+        Ok(SyncReport {
+            repo: info.name,
+            head: Some(head),
+            added,
+            dropped: gone.len(),
+            total: known.len() - gone.len() + added,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            notes,
+        })
+    }
+
+    /// Ranked commits for `text` (newest first when it has no terms), filters applied first.
+    pub fn search_commits(&self, text: &str, mut query: CommitQuery) -> Result<Vec<CommitHit>> {
+        query.terms = tokens::query_terms(text);
+        self.store().search_commits(&query)
+    }
+
+    /// The commit a SHA prefix names — exactly one, or an error saying why not.
+    pub fn show_commit(&self, prefix: &str, repos: &[String]) -> Result<ShownCommit> {
+        let prefix = prefix.trim();
+        if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+            bail!("`{prefix}` is not a commit SHA (at least 4 hex digits)");
+        }
+        let mut found = self.store().commits_by_prefix(prefix, repos)?;
+        match found.len() {
+            0 => bail!("no stored commit starts with {prefix}: run `quarry sync` if it is new"),
+            1 => {
+                let (repo, commit) = found.remove(0);
+                Ok(ShownCommit { repo, commit })
+            }
+            n => {
+                let shas: Vec<String> = found
+                    .iter()
+                    .map(|(r, c)| format!("{r}:{}", &c.sha[..12]))
+                    .collect();
+                bail!(
+                    "{prefix} is ambiguous ({n} commits: {}); give more digits",
+                    shas.join(", ")
+                )
+            }
+        }
+    }
+
+    /// Commits that changed `path` (file or folder), following renames, newest first.
+    pub fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        self.store().touches(path.trim_start_matches("./"), query)
+    }
+}

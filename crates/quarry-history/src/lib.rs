@@ -1,0 +1,113 @@
+//! quarry-history: a repository's commits as `quarry_core::history::CommitRecord`s. The
+//! engine asks which commits HEAD reaches, compares with what is stored, and reads only the
+//! new ones, in batches (`GitRepo::commits`), so a sync is incremental and resumable.
+
+mod git;
+
+use anyhow::{bail, Result};
+use quarry_core::history::{ChangedFile, CommitRecord};
+use std::path::Path;
+
+/// Patch text kept per commit: enough to read a change, bounded for the index's size.
+pub const PATCH_BYTES: usize = 64 * 1024;
+
+pub struct GitRepo {
+    history: git::History,
+}
+
+impl GitRepo {
+    /// Opens a working tree's root, its `.git`, or a bare repository.
+    pub fn open(path: &Path) -> Result<GitRepo> {
+        match git::History::open(path) {
+            Ok(history) => Ok(GitRepo { history }),
+            Err(e) => bail!(
+                "{} is not a git repository (or cannot be read): {e}",
+                path.display()
+            ),
+        }
+    }
+
+    /// A shallow clone: history stops at its grafts.
+    pub fn is_shallow(&self) -> bool {
+        self.history.repo().is_shallow().unwrap_or(false)
+    }
+
+    /// HEAD's commit and every commit it reaches, newest first; `None` for a repository with
+    /// no commits yet.
+    pub fn reachable(&self) -> Result<Option<(String, Vec<String>)>> {
+        let head = match self.history.head_commit_id() {
+            Ok(id) => id,
+            Err(git::IngestError::EmptyRepository) => return Ok(None),
+            Err(e) => bail!("{e}"),
+        };
+        let repo = self.history.repo();
+        let walk = repo
+            .rev_walk([head])
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+            ))
+            .all()?;
+        let mut shas = Vec::new();
+        for info in walk {
+            shas.push(info?.id.to_string());
+        }
+        Ok(Some((head.to_string(), shas)))
+    }
+
+    /// Reads the given commits (metadata, changed files, patch), one result per SHA.
+    pub fn commits(&self, shas: &[&str]) -> Result<Vec<Result<CommitRecord>>> {
+        let repo = self.history.repo();
+        let options = git::Options {
+            patch: true,
+            patch_cap: PATCH_BYTES,
+            renames: true,
+        };
+        let mut differ = git::Differ::new(repo, &options).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(shas
+            .iter()
+            .map(|sha| -> Result<CommitRecord> {
+                let id = gix::ObjectId::from_hex(sha.as_bytes())?;
+                let commit = repo.find_commit(id)?;
+                let mut record =
+                    git::commit_metadata(&commit).map_err(|e| anyhow::anyhow!("{e}"))?;
+                differ.diff_first_parent(&commit, &mut record);
+                Ok(convert(record))
+            })
+            .collect())
+    }
+}
+
+fn convert(r: git::CommitRecord) -> CommitRecord {
+    CommitRecord {
+        sha: r.sha,
+        parents: r.parents,
+        author: r.author_name,
+        email: r.author_email,
+        author_time: r.author_time,
+        commit_time: r.committer_time,
+        subject: r.subject,
+        body: r.body,
+        files: r
+            .files
+            .into_iter()
+            .map(|f| {
+                let (status, old_path) = match f.status {
+                    git::FileStatus::Added => ("added", None),
+                    git::FileStatus::Modified => ("modified", None),
+                    git::FileStatus::Deleted => ("deleted", None),
+                    git::FileStatus::Renamed { old_path } => ("renamed", Some(old_path)),
+                    git::FileStatus::Copied { old_path } => ("copied", Some(old_path)),
+                };
+                ChangedFile {
+                    path: f.path,
+                    old_path,
+                    status: status.to_string(),
+                    added: f.lines_added,
+                    removed: f.lines_removed,
+                }
+            })
+            .collect(),
+        patch: r.patch,
+        patch_truncated: r.patch_truncated,
+    }
+}

@@ -1,0 +1,349 @@
+//! Commits: stored per repo with their changed files, searched with BM25 over subject, body,
+//! changed paths and patch (code-aware tokens, like chunks), with every filter (repo, dates,
+//! author, path) in the same SQL statement as the ranking — a pre-filter, never a post-filter.
+
+use crate::SqliteStore;
+use anyhow::Result;
+use quarry_core::history::{ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStore};
+use quarry_core::tokens;
+use rusqlite::{params, types::Value, Connection};
+use std::collections::HashSet;
+
+fn format_time(unix: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// BM25 weights of subject, body, changed paths, patch.
+const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
+
+fn glob_of(filter: &str) -> String {
+    if filter.contains(['*', '?', '[']) {
+        filter.replace("**/", "*").replace("**", "*")
+    } else {
+        format!("*{filter}*")
+    }
+}
+
+/// Filters shared by search and touches; `c` is `commits`, `r` is `repos`.
+fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery) {
+    if !q.repos.is_empty() {
+        let marks: Vec<String> = q
+            .repos
+            .iter()
+            .map(|name| {
+                args.push(Value::Text(name.clone()));
+                format!("?{}", args.len())
+            })
+            .collect();
+        sql.push_str(&format!(" AND r.name IN ({})", marks.join(",")));
+    }
+    if let Some(since) = q.since {
+        args.push(Value::Integer(since));
+        sql.push_str(&format!(" AND c.author_time >= ?{}", args.len()));
+    }
+    if let Some(until) = q.until {
+        args.push(Value::Integer(until));
+        sql.push_str(&format!(" AND c.author_time <= ?{}", args.len()));
+    }
+    if let Some(author) = &q.author {
+        args.push(Value::Text(format!("%{}%", author.to_lowercase())));
+        sql.push_str(&format!(
+            " AND (lower(c.author) LIKE ?{0} OR lower(c.email) LIKE ?{0})",
+            args.len()
+        ));
+    }
+    if let Some(path) = &q.path {
+        args.push(Value::Text(glob_of(path)));
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM commit_files cf WHERE cf.commit_id = c.id AND (cf.path GLOB ?{0} OR cf.old_path GLOB ?{0}))",
+            args.len()
+        ));
+    }
+}
+
+const HIT_COLUMNS: &str =
+    "r.name, c.sha, c.author, c.email, c.author_time, c.subject, c.files_changed";
+
+fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<CommitHit> {
+    Ok(CommitHit {
+        repo: r.get(0)?,
+        sha: r.get(1)?,
+        author: r.get(2)?,
+        email: r.get(3)?,
+        date: format_time(r.get(4)?),
+        subject: r.get(5)?,
+        files_changed: r.get::<_, i64>(6)? as u32,
+        score,
+    })
+}
+
+fn put(conn: &mut Connection, repo: i64, commits: &[CommitRecord]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT OR IGNORE INTO commits(repo_id, sha, parents, author, email, author_time, commit_time,
+                                           subject, body, patch, patch_truncated, files_changed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )?;
+        let mut insert_file = tx.prepare_cached(
+            "INSERT INTO commit_files(commit_id, path, old_path, status, added, removed) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        let mut insert_fts = tx.prepare_cached(
+            "INSERT INTO commits_fts(rowid, subject, body, paths, patch) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for c in commits {
+            let inserted = insert.execute(params![
+                repo,
+                c.sha,
+                c.parents.join(" "),
+                c.author,
+                c.email,
+                c.author_time,
+                c.commit_time,
+                c.subject,
+                c.body,
+                c.patch,
+                c.patch_truncated,
+                c.files.len() as i64,
+            ])?;
+            if inserted == 0 {
+                continue;
+            }
+            let id = tx.last_insert_rowid();
+            let mut paths = String::new();
+            for f in &c.files {
+                insert_file.execute(params![
+                    id, f.path, f.old_path, f.status, f.added, f.removed
+                ])?;
+                paths.push_str(&f.path);
+                paths.push(' ');
+                if let Some(old) = &f.old_path {
+                    paths.push_str(old);
+                    paths.push(' ');
+                }
+            }
+            insert_fts.execute(params![
+                id,
+                tokens::index_text(&c.subject),
+                tokens::index_text(&c.body),
+                tokens::index_text(&paths),
+                tokens::index_text(&c.patch),
+            ])?;
+        }
+    }
+    tx.commit()
+}
+
+fn drop_commits(conn: &mut Connection, repo: i64, shas: &[String]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut find =
+            tx.prepare_cached("SELECT id FROM commits WHERE repo_id = ?1 AND sha = ?2")?;
+        for sha in shas {
+            let ids: Vec<i64> = find
+                .query_map(params![repo, sha], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for id in ids {
+                tx.execute("DELETE FROM commits_fts WHERE rowid = ?1", [id])?;
+                tx.execute("DELETE FROM commits WHERE id = ?1", [id])?;
+            }
+        }
+    }
+    tx.commit()
+}
+
+fn search(conn: &Connection, q: &CommitQuery) -> rusqlite::Result<Vec<CommitHit>> {
+    let mut args: Vec<Value> = Vec::new();
+    let mut sql;
+    if q.terms.is_empty() {
+        sql = format!(
+            "SELECT {HIT_COLUMNS}, 0.0 FROM commits c JOIN repos r ON r.id = c.repo_id WHERE 1"
+        );
+        push_commit_filters(&mut sql, &mut args, q);
+        sql.push_str(" ORDER BY c.author_time DESC");
+    } else {
+        let expression = q
+            .terms
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "")))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        args.push(Value::Text(expression));
+        sql = format!(
+            "SELECT {HIT_COLUMNS}, -bm25(commits_fts, {}, {}, {}, {}) AS score
+             FROM commits_fts JOIN commits c ON c.id = commits_fts.rowid JOIN repos r ON r.id = c.repo_id
+             WHERE commits_fts MATCH ?1",
+            WEIGHTS[0], WEIGHTS[1], WEIGHTS[2], WEIGHTS[3]
+        );
+        push_commit_filters(&mut sql, &mut args, q);
+        sql.push_str(" ORDER BY score DESC");
+    }
+    args.push(Value::Integer(q.limit.max(1) as i64));
+    sql.push_str(&format!(" LIMIT ?{}", args.len()));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        let score: f64 = r.get(7)?;
+        hit_from_row(r, score)
+    })?;
+    rows.collect()
+}
+
+fn files_of(conn: &Connection, commit_id: i64) -> rusqlite::Result<Vec<ChangedFile>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, old_path, status, added, removed FROM commit_files WHERE commit_id = ?1 ORDER BY rowid",
+    )?;
+    let rows = stmt.query_map([commit_id], |r| {
+        Ok(ChangedFile {
+            path: r.get(0)?,
+            old_path: r.get(1)?,
+            status: r.get(2)?,
+            added: r.get(3)?,
+            removed: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+fn by_prefix(
+    conn: &Connection,
+    prefix: &str,
+    repos: &[String],
+) -> rusqlite::Result<Vec<(String, CommitRecord)>> {
+    let prefix = prefix.to_ascii_lowercase();
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id, r.name, c.sha, c.parents, c.author, c.email, c.author_time, c.commit_time,
+                c.subject, c.body, c.patch, c.patch_truncated
+         FROM commits c JOIN repos r ON r.id = c.repo_id
+         WHERE c.sha >= ?1 AND c.sha < ?2 ORDER BY r.name LIMIT 20",
+    )?;
+    // Every SHA with the prefix sorts between the prefix and the prefix with a last char after 'f'.
+    let upper = format!("{prefix}g");
+    let rows: Vec<(i64, String, CommitRecord)> = stmt
+        .query_map(params![prefix, upper], |r| {
+            let parents: String = r.get(3)?;
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                CommitRecord {
+                    sha: r.get(2)?,
+                    parents: parents.split_whitespace().map(str::to_string).collect(),
+                    author: r.get(4)?,
+                    email: r.get(5)?,
+                    author_time: r.get(6)?,
+                    commit_time: r.get(7)?,
+                    subject: r.get(8)?,
+                    body: r.get(9)?,
+                    files: Vec::new(),
+                    patch: r.get(10)?,
+                    patch_truncated: r.get(11)?,
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    for (id, repo, mut record) in rows {
+        if !repos.is_empty() && !repos.contains(&repo) {
+            continue;
+        }
+        record.files = files_of(conn, id)?;
+        out.push((repo, record));
+    }
+    Ok(out)
+}
+
+/// Commits that changed `path` (or anything under it), following renames back in time.
+fn touches(conn: &Connection, path: &str, q: &CommitQuery) -> rusqlite::Result<Vec<CommitHit>> {
+    let path = path.trim_end_matches('/');
+    let mut names: Vec<String> = vec![path.to_string()];
+    let mut seen_commits: HashSet<(String, String)> = HashSet::new();
+    let mut hits: Vec<(i64, CommitHit)> = Vec::new();
+    let mut i = 0;
+    while i < names.len() && names.len() <= 64 {
+        let name = names[i].clone();
+        i += 1;
+        let mut args: Vec<Value> =
+            vec![Value::Text(name.clone()), Value::Text(format!("{name}/*"))];
+        let mut sql = format!(
+            "SELECT {HIT_COLUMNS}, c.author_time, cf.path, cf.old_path, cf.status
+             FROM commit_files cf JOIN commits c ON c.id = cf.commit_id JOIN repos r ON r.id = c.repo_id
+             WHERE (cf.path = ?1 OR cf.path GLOB ?2)"
+        );
+        push_commit_filters(
+            &mut sql,
+            &mut args,
+            &CommitQuery {
+                path: None,
+                ..q.clone()
+            },
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+            Ok((
+                hit_from_row(r, 0.0)?,
+                r.get::<_, i64>(7)?,
+                r.get::<_, String>(8)?,
+                r.get::<_, Option<String>>(9)?,
+                r.get::<_, String>(10)?,
+            ))
+        })?;
+        for row in rows {
+            let (hit, time, file, old, status) = row?;
+            // A rename into this exact path: older commits knew the file by its old name.
+            if status == "renamed" && file == name {
+                if let Some(old) = old {
+                    if !names.contains(&old) {
+                        names.push(old);
+                    }
+                }
+            }
+            if seen_commits.insert((hit.repo.clone(), hit.sha.clone())) {
+                hits.push((time, hit));
+            }
+        }
+    }
+    hits.sort_by_key(|h| std::cmp::Reverse(h.0));
+    Ok(hits
+        .into_iter()
+        .take(q.limit.max(1))
+        .map(|(_, h)| h)
+        .collect())
+}
+
+impl HistoryStore for SqliteStore {
+    fn known_commits(&self, repo: i64) -> Result<HashSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT sha FROM commits WHERE repo_id = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([repo], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    fn put_commits(&mut self, repo: i64, commits: &[CommitRecord]) -> Result<()> {
+        put(&mut self.conn, repo, commits).map_err(|e| crate::classify(&self.path, e))
+    }
+
+    fn drop_commits(&mut self, repo: i64, shas: &[String]) -> Result<()> {
+        drop_commits(&mut self.conn, repo, shas).map_err(|e| crate::classify(&self.path, e))
+    }
+
+    fn search_commits(&self, query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        search(&self.conn, query).map_err(|e| self.err(e))
+    }
+
+    fn commits_by_prefix(
+        &self,
+        prefix: &str,
+        repos: &[String],
+    ) -> Result<Vec<(String, CommitRecord)>> {
+        by_prefix(&self.conn, prefix, repos).map_err(|e| self.err(e))
+    }
+
+    fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        touches(&self.conn, path, query).map_err(|e| self.err(e))
+    }
+}
