@@ -262,3 +262,74 @@ fn bad_repositories_get_clear_answers() {
     assert_eq!(log["commits"][0]["subject"], "caf\u{fffd} commit");
     assert_eq!(log["commits"][0]["author"], "Jos\u{fffd}");
 }
+
+#[test]
+fn eval_ranks_commits_for_a_commit_query_set() {
+    let env = Env::new();
+    let repos = env.repo.path().join("repos");
+    let dir = repos.join("demo");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(
+        &dir,
+        &["init", "-q"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    let mut fixes = Vec::new();
+    for (i, (file, message)) in [
+        ("upload.py", "Retry failed uploads with exponential backoff"),
+        ("auth.py", "Fix session expiry check for long-lived tokens"),
+        ("cache.py", "Evict stale cache entries on write"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(dir.join(file), format!("# {message}\nvalue = {i}\n")).unwrap();
+        commit(
+            &dir,
+            message,
+            "Alice",
+            &format!("2025-0{}-01T00:00:00Z", i + 1),
+        );
+        fixes.push(head(&dir));
+    }
+    let queries = [
+        ("q1", "uploads fail and are never retried", &fixes[0]),
+        ("q2", "session tokens expire too early", &fixes[1]),
+    ];
+    let lines: String = queries
+        .iter()
+        .map(|(id, q, sha)| {
+            serde_json::json!({"id": id, "query": q, "repo": "acme/demo", "commit": "HEAD", "relevant": [sha]})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let file = env.repo.path().join("commits.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let work = env.home.path().join("evalwork");
+    let report = env.json(&[
+        "eval",
+        file.to_str().unwrap(),
+        "--repos",
+        repos.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--mode",
+        "lexical",
+    ]);
+    let r = &report["reports"][0];
+    assert_eq!(r["queries"], 2);
+    assert_eq!(r["metrics"]["hit_at_1"], 1.0, "{report}");
+    let err = env.fails(&[
+        "eval",
+        file.to_str().unwrap(),
+        "--repos",
+        repos.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--mode",
+        "semantic",
+    ]);
+    assert!(err.contains("lexical"), "{err}");
+}

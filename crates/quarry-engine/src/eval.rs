@@ -7,6 +7,7 @@
 //! the files that differ, so the incremental indexer re-reads just what changed between
 //! commits — this keeps a 77-commit sympy set to minutes on a laptop.
 
+mod commits;
 mod corpus;
 mod metrics;
 
@@ -118,10 +119,7 @@ pub fn run(
         queries.truncate(n);
     }
     if looks_like_commit_labels(&queries) {
-        bail!(
-            "{} ranks commits, and commit search is not part of quarry yet",
-            queries_file.display()
-        );
+        return commits::run(queries_file, &queries, opts, progress);
     }
     let base = queries_file.parent().unwrap_or(Path::new("."));
     let plan = corpus::plan(&queries, base, opts)?;

@@ -262,12 +262,17 @@ fn touches(conn: &Connection, path: &str, q: &CommitQuery) -> rusqlite::Result<V
     while i < names.len() && names.len() <= 64 {
         let name = names[i].clone();
         i += 1;
-        let mut args: Vec<Value> =
-            vec![Value::Text(name.clone()), Value::Text(format!("{name}/*"))];
+        // Paths under `name/` sort between "name/" and "name0" ('0' follows '/'): index range
+        // scans, where a GLOB would scan every changed file.
+        let mut args: Vec<Value> = vec![
+            Value::Text(name.clone()),
+            Value::Text(format!("{name}/")),
+            Value::Text(format!("{name}0")),
+        ];
         let mut sql = format!(
             "SELECT {HIT_COLUMNS}, c.author_time, cf.path, cf.old_path, cf.status
              FROM commit_files cf JOIN commits c ON c.id = cf.commit_id JOIN repos r ON r.id = c.repo_id
-             WHERE (cf.path = ?1 OR cf.path GLOB ?2)"
+             WHERE (cf.path = ?1 OR (cf.path > ?2 AND cf.path < ?3))"
         );
         push_commit_filters(
             &mut sql,

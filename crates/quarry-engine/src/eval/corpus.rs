@@ -34,7 +34,7 @@ pub struct Group {
     pub queries: Vec<usize>,
 }
 
-fn find_git_dir(repos_dir: &Path, repo: &str) -> Option<PathBuf> {
+pub(crate) fn find_git_dir(repos_dir: &Path, repo: &str) -> Option<PathBuf> {
     let flat = repo.replace('/', "+");
     let name = repo.rsplit('/').next().unwrap_or(repo);
     [

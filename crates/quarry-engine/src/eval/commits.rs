@@ -1,0 +1,113 @@
+//! Commit retrieval sets (`relevant` = commit SHAs, corpus = a repo's whole history): each
+//! repo's history is synced once into the evaluation workspace, then every query's issue text
+//! ranks commits.
+
+use super::{corpus, report, EvalOptions, EvalQuery, EvalReport, ModeRun, QueryOutcome};
+use crate::search::Mode;
+use crate::{Progress, Workspace};
+use anyhow::{bail, Result};
+use quarry_core::history::CommitQuery;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub fn run(
+    queries_file: &Path,
+    queries: &[EvalQuery],
+    opts: &EvalOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<EvalReport>> {
+    if let Some(mode) = opts
+        .modes
+        .iter()
+        .find(|m| !matches!(m, Mode::Lexical | Mode::Auto))
+    {
+        bail!("commit search is lexical so far; {mode:?} is not available for commit sets (use --mode lexical)");
+    }
+    let Some(repos_dir) = &opts.repos_dir else {
+        bail!(
+            "{} ranks commits of git repositories: pass --repos DIR",
+            queries_file.display()
+        );
+    };
+    let ws_dir = opts.work_dir.join("workspace");
+    let (mut ws, _lock) = Workspace::open_for_writing(&ws_dir, Duration::from_secs(30), true)?;
+    let mut index_time = Duration::ZERO;
+    let mut names: HashMap<String, Result<String, String>> = HashMap::new();
+    for q in queries {
+        let Some(repo) = &q.repo else { continue };
+        if names.contains_key(repo) {
+            continue;
+        }
+        let name = format!("{}-history", repo.replace('/', "+"));
+        let synced = match corpus::find_git_dir(repos_dir, repo) {
+            None => Err(format!(
+                "no git repository for {repo} in {}",
+                repos_dir.display()
+            )),
+            Some(git_dir) => {
+                let started = Instant::now();
+                let result = ws
+                    .sync_history(&git_dir, Some(&name), progress)
+                    .map(|r| r.repo)
+                    .map_err(|e| format!("{e:#}"));
+                index_time += started.elapsed();
+                result
+            }
+        };
+        names.insert(repo.clone(), synced);
+    }
+    let mut runs: Vec<ModeRun> = opts
+        .modes
+        .iter()
+        .map(|_| ModeRun {
+            mode: Mode::Lexical,
+            outcomes: vec![None; queries.len()],
+        })
+        .collect();
+    let mut unavailable = Vec::new();
+    progress.begin("querying commits", queries.len() as u64);
+    for (i, q) in queries.iter().enumerate() {
+        let name = match q.repo.as_ref().and_then(|r| names.get(r)) {
+            Some(Ok(name)) => name.clone(),
+            Some(Err(why)) => {
+                unavailable.push((q.id.clone(), why.clone()));
+                continue;
+            }
+            None => {
+                unavailable.push((q.id.clone(), "the query names no repo".to_string()));
+                continue;
+            }
+        };
+        let started = Instant::now();
+        let hits = ws.search_commits(
+            &q.query,
+            CommitQuery {
+                repos: vec![name],
+                limit: opts.candidates.max(10),
+                ..Default::default()
+            },
+        )?;
+        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let top: Vec<String> = hits.into_iter().map(|h| h.sha).collect();
+        let first_relevant_rank = top
+            .iter()
+            .position(|s| q.relevant.contains(s))
+            .map(|p| p + 1);
+        for run in &mut runs {
+            run.outcomes[i] = Some(QueryOutcome {
+                id: q.id.clone(),
+                first_relevant_rank,
+                latency_ms,
+                top: top.iter().take(10).cloned().collect(),
+            });
+        }
+        progress.advance(1);
+    }
+    progress.end();
+    let index_ms = index_time.as_millis() as u64;
+    Ok(runs
+        .into_iter()
+        .map(|run| report(queries_file, queries, run, index_ms, &unavailable))
+        .collect())
+}
