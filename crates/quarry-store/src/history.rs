@@ -263,7 +263,8 @@ fn touches(conn: &Connection, path: &str, q: &CommitQuery) -> rusqlite::Result<V
         let name = names[i].clone();
         i += 1;
         // Paths under `name/` sort between "name/" and "name0" ('0' follows '/'): index range
-        // scans, where a GLOB would scan every changed file.
+        // scans, where a GLOB would scan every changed file. CROSS JOIN keeps the path index
+        // as the outer loop (otherwise SQLite starts from the repo and walks all its commits).
         let mut args: Vec<Value> = vec![
             Value::Text(name.clone()),
             Value::Text(format!("{name}/")),
@@ -271,7 +272,7 @@ fn touches(conn: &Connection, path: &str, q: &CommitQuery) -> rusqlite::Result<V
         ];
         let mut sql = format!(
             "SELECT {HIT_COLUMNS}, c.author_time, cf.path, cf.old_path, cf.status
-             FROM commit_files cf JOIN commits c ON c.id = cf.commit_id JOIN repos r ON r.id = c.repo_id
+             FROM commit_files cf CROSS JOIN commits c ON c.id = cf.commit_id CROSS JOIN repos r ON r.id = c.repo_id
              WHERE (cf.path = ?1 OR (cf.path > ?2 AND cf.path < ?3))"
         );
         push_commit_filters(
