@@ -333,3 +333,55 @@ fn eval_ranks_commits_for_a_commit_query_set() {
     ]);
     assert!(err.contains("lexical"), "{err}");
 }
+
+#[test]
+fn bare_clones_and_detached_heads_sync_what_head_reaches() {
+    let env = Env::new();
+    let dir = env.repo.path().join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    git(
+        &dir,
+        &["init", "-q"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    for i in 0..3 {
+        std::fs::write(dir.join("f.txt"), format!("{i}\n")).unwrap();
+        commit(
+            &dir,
+            &format!("change {i}"),
+            "Alice",
+            &format!("2025-0{}-01T00:00:00Z", i + 1),
+        );
+    }
+    let bare = env.repo.path().join("mirror.git");
+    git(
+        env.repo.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            dir.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    let report = env.json(&["sync", bare.to_str().unwrap()]);
+    assert_eq!(report["repos"][0]["added"], 3, "{report}");
+
+    git(
+        &dir,
+        &["checkout", "-q", "--detach", "HEAD~1"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    let report = env.json(&["sync", dir.to_str().unwrap()]);
+    assert_eq!(
+        report["repos"][0]["added"], 2,
+        "detached HEAD reaches two commits: {report}"
+    );
+    let name = report["repos"][0]["repo"].as_str().unwrap().to_string();
+    let log = env.json(&["log", "--repo", &name]);
+    assert_eq!(subjects(&log), ["change 1", "change 0"]);
+}
