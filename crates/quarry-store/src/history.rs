@@ -17,27 +17,9 @@ fn format_time(unix: i64) -> String {
 /// BM25 weights of subject, body, changed paths, patch.
 const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
 
-fn glob_of(filter: &str) -> String {
-    if filter.contains(['*', '?', '[']) {
-        filter.replace("**/", "*").replace("**", "*")
-    } else {
-        format!("*{filter}*")
-    }
-}
-
 /// Filters shared by search and touches; `c` is `commits`, `r` is `repos`.
 fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery) {
-    if !q.repos.is_empty() {
-        let marks: Vec<String> = q
-            .repos
-            .iter()
-            .map(|name| {
-                args.push(Value::Text(name.clone()));
-                format!("?{}", args.len())
-            })
-            .collect();
-        sql.push_str(&format!(" AND r.name IN ({})", marks.join(",")));
-    }
+    crate::search::push_filters(sql, args, &q.repos, None, None);
     if let Some(since) = q.since {
         args.push(Value::Integer(since));
         sql.push_str(&format!(" AND c.author_time >= ?{}", args.len()));
@@ -54,7 +36,7 @@ fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery)
         ));
     }
     if let Some(path) = &q.path {
-        args.push(Value::Text(glob_of(path)));
+        args.push(Value::Text(crate::search::path_pattern(path)));
         sql.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM commit_files cf WHERE cf.commit_id = c.id AND (cf.path GLOB ?{0} OR cf.old_path GLOB ?{0}))",
             args.len()

@@ -18,7 +18,7 @@ fn match_expression(terms: &[String]) -> String {
 
 /// A path filter as a GLOB pattern: a pattern with glob characters is used as given, a plain
 /// string matches any path containing it.
-fn path_pattern(filter: &str) -> String {
+pub(crate) fn path_pattern(filter: &str) -> String {
     if filter.contains(['*', '?', '[']) {
         filter.replace("**/", "*").replace("**", "*")
     } else {
