@@ -18,19 +18,24 @@ pub const MAX_SUMMARY_BYTES: u64 = 4 << 20;
 /// Reads `path` and outlines it; `shown_path` is the name the outline carries. A binary,
 /// unreadable or oversized file is an error that says so.
 pub fn summarize_file(path: &Path, shown_path: &str) -> Result<Outline> {
-    let text = match quarry_sources::read_text(path, MAX_SUMMARY_BYTES) {
-        FileText::Text { text, .. } => text,
-        FileText::Skipped(reason) => bail!(
-            "cannot summarise {}: {reason} (limit {} MiB for too-large files)",
-            path.display(),
-            MAX_SUMMARY_BYTES >> 20
-        ),
-    };
+    let text = read_source(path)?;
     Ok(quarry_outline::outline(
         shown_path,
         Language::detect(path),
         &text,
     ))
+}
+
+/// A file's text for summarising; binary, unreadable or oversized files are errors.
+fn read_source(path: &Path) -> Result<String> {
+    match quarry_sources::read_text(path, MAX_SUMMARY_BYTES) {
+        FileText::Text { text, .. } => Ok(text),
+        FileText::Skipped(reason) => bail!(
+            "cannot summarise {}: {reason} (limit {} MiB for too-large files)",
+            path.display(),
+            MAX_SUMMARY_BYTES >> 20
+        ),
+    }
 }
 
 /// Where a called name is defined: in the same file, elsewhere in the index, or unknown.
@@ -118,14 +123,12 @@ struct ParsedFile {
 }
 
 fn parse_file(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<ParsedFile> {
-    let text = match quarry_sources::read_text(path, MAX_SUMMARY_BYTES) {
-        FileText::Text { text, .. } => text,
-        FileText::Skipped(reason) => bail!("cannot summarise {}: {reason}", path.display()),
-    };
+    let text = read_source(path)?;
     let language = Language::detect(path);
-    let outline = quarry_outline::outline(shown, language, &text);
-    let calls =
-        quarry_chunk::chunk_file(language, &text, &quarry_chunk::ChunkOptions::default()).calls;
+    // One parse: its symbols make the outline, its call sites the edges.
+    let chunked = quarry_chunk::chunk_file(language, &text, &quarry_chunk::ChunkOptions::default());
+    let outline = quarry_outline::outline_from_symbols(shown, language, &text, &chunked.symbols);
+    let calls = chunked.calls;
     let indexed_as = ws.and_then(|ws| {
         let abs = std::fs::canonicalize(path).ok()?;
         ws.store().repos().ok()?.into_iter().find_map(|r| {

@@ -79,18 +79,29 @@ pub const MAX_MEMBERS: usize = 16;
 
 /// Outlines `text`, the contents of `path` in `language`.
 pub fn outline(path: &str, language: Language, text: &str) -> Outline {
-    let lines = source::Lines::new(text);
-    let total_lines = lines.len() as u32;
     let symbols = if language == Language::Text {
         Vec::new()
     } else {
         chunk_file(language, text, &ChunkOptions::default()).symbols
     };
+    outline_from_symbols(path, language, text, &symbols)
+}
+
+/// Outlines `text` from symbols the caller already has (one parse serves the outline and
+/// whatever else the caller needs from the chunker, such as call sites).
+pub fn outline_from_symbols(
+    path: &str,
+    language: Language,
+    text: &str,
+    symbols: &[Symbol],
+) -> Outline {
+    let lines = source::Lines::new(text);
+    let total_lines = lines.len() as u32;
     let heuristic = symbols.is_empty() && language != Language::Markdown;
     let items = if heuristic {
         source::heuristic_items(&lines)
     } else {
-        items_from_symbols(&symbols, &lines, language)
+        items_from_symbols(symbols, &lines, language)
     };
     let imports = if language.is_code() {
         lines.import_blocks(language)
