@@ -2,10 +2,12 @@
 //! printing only; the work is in `quarry_engine::history`.
 
 use crate::output::print_json;
+use crate::ModeArg;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use quarry_core::history::{CommitHit, CommitQuery};
-use quarry_engine::Workspace;
+use quarry_engine::commit_search::HistoryEmbedReport;
+use quarry_engine::{EmbedPurpose, Mode, Workspace};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +19,13 @@ pub struct SyncArgs {
     /// Only this repo (by name).
     #[arg(long)]
     repo: Vec<String>,
+    /// Only embed commits still without a vector (no ingest): backfills after the embedder
+    /// was unreachable, or after `repo update NAME --embed`.
+    #[arg(long, conflicts_with = "no_embed")]
+    embed_only: bool,
+    /// Ingest only; leave embedding for a later `sync` or `sync --embed-only`.
+    #[arg(long)]
+    no_embed: bool,
     #[arg(long, default_value_t = 10.0)]
     lock_wait: f64,
     #[arg(long)]
@@ -51,6 +60,10 @@ pub struct LogArgs {
     /// Only commits that changed a path matching this glob (or containing this text).
     #[arg(long)]
     path: Option<String>,
+    /// How commits are ranked: by words (BM25), by meaning (the commit's embedding), or both
+    /// fused; auto is hybrid when the history is embedded.
+    #[arg(long, value_enum, default_value = "auto")]
+    mode: ModeArg,
     #[command(flatten)]
     filters: FilterArgs,
 }
@@ -70,7 +83,8 @@ pub struct ShowArgs {
 
 #[derive(Args)]
 pub struct TouchesArgs {
-    /// A file or folder, relative to its repo's root.
+    /// A file or folder, relative to its repo's root; `FILE::Symbol` (e.g.
+    /// `src/auth.py::Session.login`) lists the commits that changed that definition.
     path: String,
     #[command(flatten)]
     filters: FilterArgs,
@@ -89,8 +103,28 @@ enum RepoAction {
         path: PathBuf,
         #[arg(long)]
         name: Option<String>,
+        /// Embed the repo's commits for search by meaning (the default when a model is set up).
+        #[arg(long, conflicts_with = "no_embed")]
+        embed: bool,
+        /// Do not embed its commits (lexical commit search only; cheaper on huge histories).
+        #[arg(long)]
+        no_embed: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Change a repository's settings.
+    Update {
+        name: String,
+        /// Embed its commits (`quarry sync --embed-only` does the backfill).
+        #[arg(
+            long,
+            conflicts_with = "no_embed",
+            required_unless_present = "no_embed"
+        )]
+        embed: bool,
+        /// Stop embedding its commits and drop their vectors.
+        #[arg(long)]
+        no_embed: bool,
     },
     /// Repositories in the workspace.
     List {
@@ -176,6 +210,7 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     };
     let progress = crate::progress::Bars::new();
     let mut reports = Vec::new();
+    let targets = if args.embed_only { Vec::new() } else { targets };
     for (path, name) in targets {
         let report = ws.sync_history(&path, name.as_deref(), &progress)?;
         if !args.json {
@@ -195,23 +230,88 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
         }
         reports.push(report);
     }
+    let embedding = if args.no_embed {
+        None
+    } else {
+        embed_history(dir, &mut ws, &progress, args.json)?
+    };
     if args.json {
-        print_json(&serde_json::json!({ "repos": reports }))?;
+        print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
     }
     Ok(())
 }
 
+/// Embeds the commits still without a vector, for repos with embedding on. An embedder that
+/// is missing or unreachable is a warning: the ingest stands, `sync --embed-only` resumes.
+fn embed_history(
+    dir: &Path,
+    ws: &mut Workspace,
+    progress: &crate::progress::Bars,
+    json: bool,
+) -> Result<Option<HistoryEmbedReport>> {
+    let waiting: u64 = ws
+        .store()
+        .history_stats()?
+        .iter()
+        .filter(|h| h.embed)
+        .map(|h| h.commits - h.embedded)
+        .sum();
+    if waiting == 0 {
+        return Ok(None);
+    }
+    if let Some(note) = ws.attach_embedder(EmbedPurpose::Indexing)? {
+        crate::settings::tell(
+            dir,
+            &note,
+            &format!("{waiting} commits wait for embedding (`quarry sync --embed-only` later)"),
+        );
+        return Ok(None);
+    }
+    let report = ws.embed_history(progress)?;
+    if let Some(r) = &report {
+        if let Some(why) = &r.interrupted {
+            eprintln!("quarry: warning: embedding stopped: {why}");
+        }
+        if !json {
+            eprintln!(
+                "embedded {} commits ({:.1} s); {} still without a vector",
+                r.embedded,
+                r.elapsed_ms as f64 / 1000.0,
+                r.pending
+            );
+        }
+    }
+    Ok(report)
+}
+
 pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
-    let ws = Workspace::open_existing(dir)?;
+    let mut ws = Workspace::open_existing(dir)?;
+    let mode: Mode = args.mode.into();
+    if mode != Mode::Lexical {
+        if let Some(note) = ws.attach_embedder(EmbedPurpose::Searching)? {
+            if mode != Mode::Auto {
+                bail!("{}", note.message);
+            }
+        }
+    }
     let query = query_of(&args.filters, args.path)?;
-    let hits = ws.search_commits(&args.query.join(" "), query)?;
-    print_hits(&hits, args.filters.json)
+    let found = ws.search_commits(&args.query.join(" "), query, mode)?;
+    for warning in &found.warnings {
+        eprintln!("quarry: warning: {warning}");
+    }
+    if args.filters.json {
+        return print_json(&found);
+    }
+    print_hits(&found.commits, false)
 }
 
 pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
     let ws = Workspace::open_existing(dir)?;
     let query = query_of(&args.filters, None)?;
-    let hits = ws.touches(&args.path, &query)?;
+    let hits = match quarry_engine::symbol_history::split_symbol_path(&args.path) {
+        Some((path, symbol)) => ws.touches_symbol(path, &symbol, &query)?,
+        None => ws.touches(&args.path, &query)?,
+    };
     print_hits(&hits, args.filters.json)
 }
 
@@ -267,7 +367,13 @@ pub fn show(dir: &Path, args: ShowArgs) -> Result<()> {
 
 pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
     match args.action {
-        RepoAction::Add { path, name, json } => {
+        RepoAction::Add {
+            path,
+            name,
+            embed: _,
+            no_embed,
+            json,
+        } => {
             let (mut ws, _lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
             let progress = crate::progress::Bars::new();
             let opts = quarry_engine::IndexOptions {
@@ -275,14 +381,41 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
                 ..Default::default()
             };
             let index = ws.index_repo(&path, &opts, &progress)?;
+            let repo_id = repo_named(&ws, &index.repo)?;
+            ws.store_mut().set_history_embedding(repo_id, !no_embed)?;
             let history = ws.sync_history(&path, Some(&index.repo), &progress)?;
+            // Chunks first (code search by meaning), then commits.
+            let code = match ws.attach_embedder(EmbedPurpose::Indexing)? {
+                None => ws.embed_pending(&progress)?,
+                Some(_) => None,
+            };
+            let embedding = embed_history(dir, &mut ws, &progress, json)?;
             if json {
-                return print_json(&serde_json::json!({ "index": index, "history": history }));
+                return print_json(&serde_json::json!({
+                    "index": index, "history": history, "code_embedding": code, "embedding": embedding
+                }));
             }
             eprintln!(
                 "{}: {} files, {} chunks; {} commits",
                 index.repo, index.files, index.chunks, history.total
             );
+            Ok(())
+        }
+        RepoAction::Update {
+            name,
+            embed,
+            no_embed: _,
+        } => {
+            let (mut ws, _lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
+            let id = repo_named(&ws, &name)?;
+            ws.store_mut().set_history_embedding(id, embed)?;
+            if embed {
+                eprintln!(
+                    "{name}: history embedding on; `quarry sync --embed-only` embeds its commits"
+                );
+            } else {
+                eprintln!("{name}: history embedding off; its commit vectors were dropped");
+            }
             Ok(())
         }
         RepoAction::List { json } => {
@@ -301,12 +434,17 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
         }
         RepoAction::Remove { name } => {
             let (mut ws, _lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
-            let Some(repo) = ws.store().repos()?.into_iter().find(|r| r.name == name) else {
-                bail!("no repo named `{name}` in this workspace");
-            };
-            ws.store_mut().remove_repo(repo.id)?;
+            let id = repo_named(&ws, &name)?;
+            ws.store_mut().remove_repo(id)?;
             eprintln!("removed {name}");
             Ok(())
         }
+    }
+}
+
+fn repo_named(ws: &Workspace, name: &str) -> Result<i64> {
+    match ws.store().repos()?.into_iter().find(|r| r.name == name) {
+        Some(repo) => Ok(repo.id),
+        None => bail!("no repo named `{name}` in this workspace (`quarry repo list`)"),
     }
 }

@@ -98,7 +98,7 @@ struct IndexArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ModeArg {
+pub(crate) enum ModeArg {
     /// BM25 over code-aware tokens.
     Lexical,
     /// Nearest neighbours of the query's embedding (needs the model).
@@ -506,6 +506,7 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     }
     let ws = Workspace::open(dir)?;
     let stats = ws.store().stats()?;
+    let history = ws.store().history_stats()?;
     let bytes = ws.store().size_bytes();
     let embedding = match ws.store().embedding_model()? {
         Some(model) => {
@@ -516,13 +517,23 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     };
     if args.json {
         output::print_json(&serde_json::json!({
-            "index": file, "repos": stats, "store_bytes": bytes, "embedding": embedding
+            "index": file, "repos": stats, "history": history, "store_bytes": bytes, "embedding": embedding
         }))
     } else {
-        output::print_status(&file, &stats, bytes)?;
+        output::print_status(&file, &stats, &history, bytes)?;
+        let embedded_history: Vec<_> = history.iter().filter(|h| h.embed).collect();
+        let commits = if embedded_history.iter().any(|h| h.commits > 0) {
+            format!(
+                ", {} of {} commits",
+                embedded_history.iter().map(|h| h.embedded).sum::<u64>(),
+                embedded_history.iter().map(|h| h.commits).sum::<u64>()
+            )
+        } else {
+            String::new()
+        };
         match embedding {
             Some(e) => println!(
-                "embedding: {} of {} chunks · {}",
+                "embedding: {} of {} chunks{commits} · {}",
                 e["embedded"],
                 e["total"],
                 e["model"].as_str().unwrap_or("")

@@ -2,6 +2,7 @@
 //! for programs (`--json`: one document on stdout).
 
 use anyhow::Result;
+use quarry_core::history::HistoryStats;
 use quarry_core::{tokens, RepoStats};
 use quarry_engine::eval::EvalReport;
 use quarry_engine::{IndexReport, SearchResponse};
@@ -203,9 +204,16 @@ fn human_bytes(n: u64) -> String {
     unreachable!()
 }
 
-pub fn print_status(file: &Path, stats: &[RepoStats], bytes: u64) -> Result<()> {
+pub fn print_status(
+    file: &Path,
+    stats: &[RepoStats],
+    history: &[HistoryStats],
+    bytes: u64,
+) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let style = Style::stdout();
+    // The embedding column is shown only when some repo embeds a history it has.
+    let any_embed = history.iter().any(|h| h.embed && h.commits > 0);
     for s in stats {
         writeln!(out, "{}  {}", style.paint("1", &s.repo.name), s.repo.root)?;
         let when = match s.repo.indexed_at {
@@ -230,6 +238,17 @@ pub fn print_status(file: &Path, stats: &[RepoStats], bytes: u64) -> Result<()> 
             }
         )?;
         writeln!(out, "  skipped: {}", skipped_line(&s.repo.skipped))?;
+        if let Some(h) = history
+            .iter()
+            .find(|h| h.repo == s.repo.name && h.commits > 0)
+        {
+            let embed = match (any_embed, h.embed) {
+                (false, _) => String::new(),
+                (true, false) => " · embed off".to_string(),
+                (true, true) => format!(" · embed on ({} of {} embedded)", h.embedded, h.commits),
+            };
+            writeln!(out, "  history: {} commits{embed}", h.commits)?;
+        }
     }
     if stats.is_empty() {
         writeln!(out, "no repos indexed yet: run `quarry index PATH`")?;

@@ -67,6 +67,65 @@ pub struct CommitHit {
     pub score: f64,
 }
 
+/// A commit still waiting for its vector, with the text to embed.
+#[derive(Debug, Clone)]
+pub struct PendingCommit {
+    pub id: i64,
+    pub text: String,
+}
+
+/// Per repo: commits stored and embedded, and whether its history is embedded at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryStats {
+    pub repo: String,
+    pub commits: u64,
+    pub embedded: u64,
+    pub embed: bool,
+}
+
+/// Characters of body and of changed lines that go into a commit's embedding text; the model
+/// reads only its first ~128 tokens anyway, so more would cost storage reads, not quality.
+const EMBED_BODY_CHARS: usize = 600;
+const EMBED_PATCH_CHARS: usize = 1200;
+
+/// The text a commit is embedded from: subject, body, the files it changed, then a preview of
+/// its changed lines (the `+`/`-` lines of the patch, without headers). Subject first: it is
+/// the densest summary and the model weights the start most.
+pub fn commit_embed_text(subject: &str, body: &str, paths: &[&str], patch: &str) -> String {
+    let mut out = String::with_capacity(2 * EMBED_PATCH_CHARS);
+    out.push_str(subject.trim());
+    let body: String = body.trim().chars().take(EMBED_BODY_CHARS).collect();
+    if !body.is_empty() {
+        out.push('\n');
+        out.push_str(&body);
+    }
+    if !paths.is_empty() {
+        out.push_str("\nfiles: ");
+        let shown = paths.len().min(12);
+        out.push_str(&paths[..shown].join(", "));
+        if paths.len() > shown {
+            out.push_str(&format!(" and {} more", paths.len() - shown));
+        }
+    }
+    let mut budget = EMBED_PATCH_CHARS;
+    for line in patch.lines() {
+        if budget == 0 {
+            break;
+        }
+        let changed = (line.starts_with('+') && !line.starts_with("+++"))
+            || (line.starts_with('-') && !line.starts_with("---"));
+        let text = line.get(1..).unwrap_or("").trim();
+        if !changed || text.is_empty() {
+            continue;
+        }
+        let text: String = text.chars().take(budget).collect();
+        budget = budget.saturating_sub(text.chars().count() + 1);
+        out.push('\n');
+        out.push_str(&text);
+    }
+    out
+}
+
 /// Commit storage and search, beside the code index.
 pub trait HistoryStore {
     /// SHAs already stored for a repo.
@@ -84,4 +143,38 @@ pub trait HistoryStore {
     ) -> anyhow::Result<Vec<(String, CommitRecord)>>;
     /// Commits that changed `path` (a file, or a folder prefix), newest first.
     fn touches(&self, path: &str, query: &CommitQuery) -> anyhow::Result<Vec<CommitHit>>;
+
+    /// Turns embedding of a repo's history on or off (off drops its commit vectors).
+    fn set_history_embedding(&mut self, repo: i64, on: bool) -> anyhow::Result<()>;
+    /// Per repo: commits stored, embedded, and whether embedding is on.
+    fn history_stats(&self) -> anyhow::Result<Vec<HistoryStats>>;
+    /// Up to `limit` commits of repos with embedding on that have no vector, newest first.
+    fn pending_commit_embeddings(&self, limit: usize) -> anyhow::Result<Vec<PendingCommit>>;
+    /// Stores commit vectors (by commit id) in one transaction.
+    fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> anyhow::Result<()>;
+    /// Commits nearest to `vector` among those passing the query's filters (a pre-filter:
+    /// only commits that pass are scored); `score` is the cosine.
+    fn search_commit_vectors(
+        &self,
+        vector: &[f32],
+        query: &CommitQuery,
+    ) -> anyhow::Result<Vec<CommitHit>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_text_has_subject_body_files_and_changed_lines_only() {
+        let patch = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n context\n-old = 1\n+new = 2\n";
+        let text = commit_embed_text("Fix it", "Because.", &["x.py"], patch);
+        assert_eq!(text, "Fix it\nBecause.\nfiles: x.py\nold = 1\nnew = 2");
+        let many: Vec<String> = (0..20).map(|i| format!("f{i}.rs")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let text = commit_embed_text("Subject", "", &many, "");
+        assert!(text.ends_with("f11.rs and 8 more"), "{text}");
+        let long = format!("+{}\n", "x".repeat(5000));
+        assert!(commit_embed_text("s", "", &[], &long).len() < 1300);
+    }
 }

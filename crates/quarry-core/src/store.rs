@@ -178,6 +178,8 @@ pub trait Store: crate::history::HistoryStore {
     /// Finds or creates the repo rooted at `root`, named `name`.
     fn ensure_repo(&mut self, name: &str, root: &str) -> anyhow::Result<RepoInfo>;
     fn repos(&self) -> anyhow::Result<Vec<RepoInfo>>;
+    /// Records that a repo now lives at `root` (it was moved on disk); everything stored stays.
+    fn move_repo(&mut self, repo: i64, root: &str) -> anyhow::Result<()>;
     /// Removes a repo and everything indexed for it.
     fn remove_repo(&mut self, repo: i64) -> anyhow::Result<()>;
     /// The stored state of every file of a repo, by repo-relative path.

@@ -5,7 +5,7 @@
 use crate::{Progress, Workspace};
 use anyhow::{bail, Context, Result};
 use quarry_core::history::{CommitHit, CommitQuery, CommitRecord};
-use quarry_core::tokens;
+use quarry_core::RepoInfo;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
@@ -54,14 +54,41 @@ impl Workspace {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "repo".into());
-        let info = self
-            .store_mut()
-            .ensure_repo(name.unwrap_or(&default_name), &root.to_string_lossy())?;
+        let reachable = repo.reachable()?;
+        // A repo moved on disk is recognised by its name or by its history: the newest
+        // commits HEAD reaches are already stored for it.
+        let recent: Vec<&String> = reachable
+            .as_ref()
+            .map(|(_, all)| all.iter().take(16).collect())
+            .unwrap_or_default();
+        let store = self.store();
+        let is_same = |r: &RepoInfo| {
+            store
+                .known_commits(r.id)
+                .is_ok_and(|known| recent.iter().any(|s| known.contains(*s)))
+        };
+        let (info, moved_from) = {
+            let name = name.unwrap_or(&default_name).to_string();
+            let root = root.to_string_lossy().into_owned();
+            let same: Vec<i64> = self
+                .store()
+                .repos()?
+                .iter()
+                .filter(|r| r.root != root && !Path::new(&r.root).exists() && is_same(r))
+                .map(|r| r.id)
+                .collect();
+            self.register_repo(&name, &root, &|r| same.contains(&r.id))?
+        };
         let mut notes = Vec::new();
+        if let Some(old) = moved_from {
+            notes.push(format!(
+                "the repo moved from {old}: its stored history is kept"
+            ));
+        }
         if repo.is_shallow() {
             notes.push("shallow clone: only the commits it has are ingested".to_string());
         }
-        let Some((head, reachable)) = repo.reachable()? else {
+        let Some((head, reachable)) = reachable else {
             notes.push("the repository has no commits yet".to_string());
             return Ok(SyncReport {
                 repo: info.name,
@@ -118,12 +145,6 @@ impl Workspace {
             elapsed_ms: started.elapsed().as_millis() as u64,
             notes,
         })
-    }
-
-    /// Ranked commits for `text` (newest first when it has no terms), filters applied first.
-    pub fn search_commits(&self, text: &str, mut query: CommitQuery) -> Result<Vec<CommitHit>> {
-        query.terms = tokens::query_terms(text);
-        self.store().search_commits(&query)
     }
 
     /// The commit a SHA prefix names — exactly one, or an error saying why not.

@@ -62,6 +62,9 @@ pub struct IndexReport {
     pub elapsed_ms: u64,
     /// Added, changed and removed files (at most 1000; the counts above are complete).
     pub changes: Vec<FileChange>,
+    /// The repo's previous root, when it was found moved on disk (its index was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
 }
 
 enum Outcome {
@@ -115,8 +118,8 @@ impl Workspace {
             .unwrap_or_else(|| "root".into());
         let name = opts.name.clone().unwrap_or(default_name);
 
+        let (mut repo, moved_from) = self.register_repo(&name, &root_str, &|_| false)?;
         let store = self.store_mut();
-        let mut repo = store.ensure_repo(&name, &root_str)?;
         if opts.rebuild {
             store.remove_repo(repo.id)?;
             repo = store.ensure_repo(&name, &root_str)?;
@@ -142,6 +145,7 @@ impl Workspace {
             lossy_utf8: 0,
             elapsed_ms: 0,
             changes: Vec::new(),
+            moved_from,
         };
         let note = |report: &mut IndexReport, path: &str, change: &'static str| {
             if report.changes.len() < MAX_LISTED_CHANGES {

@@ -2,6 +2,7 @@
 //! calls. It joins the pipeline — sources → chunking → store → retrieval — and owns the
 //! workspace: where the index lives and who may write it.
 
+pub mod commit_search;
 pub mod config;
 mod embedding;
 pub mod eval;
@@ -14,6 +15,7 @@ pub mod plan;
 mod progress;
 pub mod search;
 pub mod summary;
+pub mod symbol_history;
 mod workspace;
 
 pub use config::Config;

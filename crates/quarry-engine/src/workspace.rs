@@ -4,7 +4,7 @@
 
 use crate::WriteLock;
 use anyhow::{bail, Context, Result};
-use quarry_core::{Embedder, Store};
+use quarry_core::{Embedder, RepoInfo, Store};
 use quarry_store::SqliteStore;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,5 +79,34 @@ impl Workspace {
 
     pub fn store_mut(&mut self) -> &mut (dyn Store + Send) {
         self.store.as_mut()
+    }
+
+    /// The repo rooted at `root`, registered under `name` if it is new. A repo whose folder no
+    /// longer exists and that `is_same` recognises (by default: the same name) is the same
+    /// repo moved on disk: its root is updated and everything stored for it is kept. Returns
+    /// the old root when that happened.
+    pub fn register_repo(
+        &mut self,
+        name: &str,
+        root: &str,
+        is_same: &dyn Fn(&RepoInfo) -> bool,
+    ) -> Result<(RepoInfo, Option<String>)> {
+        let repos = self.store().repos()?;
+        if let Some(repo) = repos.iter().find(|r| r.root == root) {
+            return Ok((repo.clone(), None));
+        }
+        let moved = repos
+            .iter()
+            .filter(|r| !Path::new(&r.root).exists())
+            .find(|r| r.name == name || is_same(r));
+        if let Some(repo) = moved {
+            self.store_mut().move_repo(repo.id, root)?;
+            let moved = RepoInfo {
+                root: root.to_string(),
+                ..repo.clone()
+            };
+            return Ok((moved, Some(repo.root.clone())));
+        }
+        Ok((self.store_mut().ensure_repo(name, root)?, None))
     }
 }

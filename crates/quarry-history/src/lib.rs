@@ -54,6 +54,21 @@ impl GitRepo {
         Ok(Some((head.to_string(), shas)))
     }
 
+    /// The content of `path` in the tree of commit `sha`; `None` when the commit has no such
+    /// file (or it is not a file).
+    pub fn file_at(&self, sha: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        let repo = self.history.repo();
+        let id = gix::ObjectId::from_hex(sha.as_bytes())?;
+        let tree = repo.find_commit(id)?.tree()?;
+        let Some(entry) = tree.lookup_entry_by_path(path)? else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        Ok(Some(entry.object()?.detach().data))
+    }
+
     /// Reads the given commits (metadata, changed files, patch), one result per SHA.
     pub fn commits(&self, shas: &[&str]) -> Result<Vec<Result<CommitRecord>>> {
         let repo = self.history.repo();

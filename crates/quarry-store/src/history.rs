@@ -2,9 +2,12 @@
 //! changed paths and patch (code-aware tokens, like chunks), with every filter (repo, dates,
 //! author, path) in the same SQL statement as the ranking — a pre-filter, never a post-filter.
 
+use crate::history_vectors;
 use crate::SqliteStore;
 use anyhow::Result;
-use quarry_core::history::{ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStore};
+use quarry_core::history::{
+    ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStats, HistoryStore, PendingCommit,
+};
 use quarry_core::tokens;
 use rusqlite::{params, types::Value, Connection};
 use std::collections::HashSet;
@@ -18,7 +21,7 @@ fn format_time(unix: i64) -> String {
 const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
 
 /// Filters shared by search and touches; `c` is `commits`, `r` is `repos`.
-fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery) {
+pub(crate) fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery) {
     crate::search::push_filters(sql, args, &q.repos, None, None);
     if let Some(since) = q.since {
         args.push(Value::Integer(since));
@@ -47,7 +50,11 @@ fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery)
 const HIT_COLUMNS: &str =
     "r.name, c.sha, c.author, c.email, c.author_time, c.subject, c.files_changed";
 
-fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<CommitHit> {
+pub(crate) fn hit_columns() -> &'static str {
+    HIT_COLUMNS
+}
+
+pub(crate) fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<CommitHit> {
     Ok(CommitHit {
         repo: r.get(0)?,
         sha: r.get(1)?,
@@ -333,5 +340,26 @@ impl HistoryStore for SqliteStore {
 
     fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
         touches(&self.conn, path, query).map_err(|e| self.err(e))
+    }
+
+    fn set_history_embedding(&mut self, repo: i64, on: bool) -> Result<()> {
+        history_vectors::set_embedding(&mut self.conn, repo, on)
+            .map_err(|e| crate::classify(&self.path, e))
+    }
+
+    fn history_stats(&self) -> Result<Vec<HistoryStats>> {
+        history_vectors::stats(&self.conn).map_err(|e| self.err(e))
+    }
+
+    fn pending_commit_embeddings(&self, limit: usize) -> Result<Vec<PendingCommit>> {
+        history_vectors::pending(&self.conn, limit).map_err(|e| self.err(e))
+    }
+
+    fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+        history_vectors::put(&mut self.conn, vectors).map_err(|e| crate::classify(&self.path, e))
+    }
+
+    fn search_commit_vectors(&self, vector: &[f32], query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        history_vectors::search(&self.conn, vector, query).map_err(|e| self.err(e))
     }
 }

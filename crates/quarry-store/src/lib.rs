@@ -10,6 +10,7 @@
 
 mod graph;
 mod history;
+mod history_vectors;
 mod schema;
 mod search;
 mod vectors;
@@ -317,6 +318,16 @@ impl Store for SqliteStore {
         let rows = stmt.query_map([], repo_from_row).map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
+    }
+
+    fn move_repo(&mut self, repo: i64, root: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE repos SET root = ?2 WHERE id = ?1",
+                params![repo, root],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {

@@ -119,6 +119,15 @@ const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE repos ADD COLUMN history_head TEXT;
     "#,
+    // 5: commit vectors (one per commit, from the workspace's embedding model) and the
+    // per-repo switch for embedding history.
+    r#"
+    CREATE TABLE commit_vectors(
+        commit_id INTEGER PRIMARY KEY REFERENCES commits(id) ON DELETE CASCADE,
+        vector BLOB NOT NULL
+    );
+    ALTER TABLE repos ADD COLUMN embed_history INTEGER NOT NULL DEFAULT 1;
+    "#,
 ];
 
 /// The schema version this build writes.

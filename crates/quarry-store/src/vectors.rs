@@ -20,7 +20,7 @@ pub fn encode(vector: &[f32]) -> Vec<u8> {
 /// Dot product of a stored vector (little-endian f32 bytes) with the query. Eight independent
 /// sums let the compiler use SIMD lanes (one running sum forces strict left-to-right adds);
 /// the scan over every stored vector is most of a semantic search's time.
-fn dot(blob: &[u8], query: &[f32]) -> f32 {
+pub(crate) fn dot(blob: &[u8], query: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut acc = [0f32; LANES];
     let blocks = blob.chunks_exact(4 * LANES).zip(query.chunks_exact(LANES));
@@ -53,6 +53,7 @@ pub fn set_model(conn: &mut Connection, fingerprint: &str) -> rusqlite::Result<b
     }
     let tx = conn.transaction()?;
     tx.execute("DELETE FROM embeddings", [])?;
+    tx.execute("DELETE FROM commit_vectors", [])?;
     tx.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
         params![MODEL_KEY, fingerprint],

@@ -17,13 +17,6 @@ pub fn run(
     opts: &EvalOptions,
     progress: &dyn Progress,
 ) -> Result<Vec<EvalReport>> {
-    if let Some(mode) = opts
-        .modes
-        .iter()
-        .find(|m| !matches!(m, Mode::Lexical | Mode::Auto))
-    {
-        bail!("commit search is lexical so far; {mode:?} is not available for commit sets (use --mode lexical)");
-    }
     let Some(repos_dir) = &opts.repos_dir else {
         bail!(
             "{} ranks commits of git repositories: pass --repos DIR",
@@ -32,6 +25,13 @@ pub fn run(
     };
     let ws_dir = opts.work_dir.join("workspace");
     let (mut ws, _lock) = Workspace::open_for_writing(&ws_dir, Duration::from_secs(30), true)?;
+    let needs_vectors = opts.modes.iter().any(|m| *m != Mode::Lexical);
+    if needs_vectors {
+        if opts.embedder.is_none() {
+            bail!("semantic and hybrid evaluation need the embedding model: run `quarry model install`");
+        }
+        ws.set_embedder(opts.embedder.clone());
+    }
     let mut index_time = Duration::ZERO;
     let mut names: HashMap<String, Result<String, String>> = HashMap::new();
     for q in queries {
@@ -57,11 +57,20 @@ pub fn run(
         };
         names.insert(repo.clone(), synced);
     }
+    if needs_vectors {
+        let started = Instant::now();
+        if let Some(report) = ws.embed_history(progress)? {
+            if let Some(why) = report.interrupted {
+                bail!("embedding the histories failed: {why}");
+            }
+        }
+        index_time += started.elapsed();
+    }
     let mut runs: Vec<ModeRun> = opts
         .modes
         .iter()
-        .map(|_| ModeRun {
-            mode: Mode::Lexical,
+        .map(|&mode| ModeRun {
+            mode,
             outcomes: vec![None; queries.len()],
         })
         .collect();
@@ -79,22 +88,24 @@ pub fn run(
                 continue;
             }
         };
-        let started = Instant::now();
-        let hits = ws.search_commits(
-            &q.query,
-            CommitQuery {
-                repos: vec![name],
-                limit: opts.candidates.max(10),
-                ..Default::default()
-            },
-        )?;
-        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let top: Vec<String> = hits.into_iter().map(|h| h.sha).collect();
-        let first_relevant_rank = top
-            .iter()
-            .position(|s| q.relevant.contains(s))
-            .map(|p| p + 1);
         for run in &mut runs {
+            let started = Instant::now();
+            let found = ws.search_commits(
+                &q.query,
+                CommitQuery {
+                    repos: vec![name.clone()],
+                    limit: opts.candidates.max(10),
+                    ..Default::default()
+                },
+                run.mode,
+            )?;
+            let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+            run.mode = found.mode;
+            let top: Vec<String> = found.commits.into_iter().map(|h| h.sha).collect();
+            let first_relevant_rank = top
+                .iter()
+                .position(|s| q.relevant.contains(s))
+                .map(|p| p + 1);
             run.outcomes[i] = Some(QueryOutcome {
                 id: q.id.clone(),
                 first_relevant_rank,

@@ -1,0 +1,234 @@
+//! Commit search by meaning: the backfill that gives commits of repos with history embedding
+//! on a vector (newest first, so a long backfill is useful early), and `log`'s ranking —
+//! BM25, kNN, or both fused by reciprocal rank — with the filters applied before ranking.
+
+use crate::search::Mode;
+use crate::{Progress, Workspace};
+use anyhow::{bail, Result};
+use quarry_core::history::{CommitHit, CommitQuery};
+use quarry_core::tokens;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Commits fetched, embedded and stored per transaction.
+const EMBED_BATCH: usize = 64;
+/// Candidates each side contributes to the fusion.
+const FUSION_DEPTH: usize = 200;
+/// Reciprocal-rank constant (the usual 60).
+const RRF_K: f64 = 60.0;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryEmbedReport {
+    pub model: String,
+    /// Commits embedded by this run.
+    pub embedded: u64,
+    /// Commits of repos with embedding on that still have no vector.
+    pub pending: u64,
+    pub elapsed_ms: u64,
+    /// Set when the embedder failed part-way: what is stored stays, `sync --embed-only` resumes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitSearch {
+    /// The mode that produced the ranking (`auto` resolved).
+    pub mode: Mode,
+    pub commits: Vec<CommitHit>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl Workspace {
+    /// Embeds every commit of repos with history embedding on that has no vector yet.
+    /// `None` when the workspace has no embedder attached.
+    pub fn embed_history(&mut self, progress: &dyn Progress) -> Result<Option<HistoryEmbedReport>> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(None);
+        };
+        let started = Instant::now();
+        let model = embedder.fingerprint();
+        let store = self.store_mut();
+        store.set_embedding_model(&model)?;
+        let waiting = |store: &dyn quarry_core::Store| -> Result<u64> {
+            Ok(store
+                .history_stats()?
+                .iter()
+                .filter(|s| s.embed)
+                .map(|s| s.commits - s.embedded)
+                .sum())
+        };
+        progress.begin("embedding history", waiting(&*store)?);
+        let mut embedded = 0u64;
+        let mut interrupted = None;
+        let result = (|| -> Result<()> {
+            loop {
+                let pending = store.pending_commit_embeddings(EMBED_BATCH)?;
+                if pending.is_empty() {
+                    return Ok(());
+                }
+                let texts: Vec<&str> = pending.iter().map(|p| p.text.as_str()).collect();
+                let vectors = match embedder.embed(&texts) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        interrupted = Some(format!(
+                            "{e:#}; `quarry sync --embed-only` embeds the rest later"
+                        ));
+                        return Ok(());
+                    }
+                };
+                let rows: Vec<(i64, Vec<f32>)> =
+                    pending.iter().map(|p| p.id).zip(vectors).collect();
+                store.put_commit_vectors(&rows)?;
+                embedded += rows.len() as u64;
+                progress.advance(rows.len() as u64);
+            }
+        })();
+        progress.end();
+        result?;
+        Ok(Some(HistoryEmbedReport {
+            model,
+            embedded,
+            pending: waiting(&*store)?,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            interrupted,
+        }))
+    }
+
+    /// Commits ranked for `text`: BM25, kNN or both (reciprocal-rank fusion), every filter in
+    /// `query` applied before ranking. No words: newest first.
+    pub fn search_commits(
+        &self,
+        text: &str,
+        mut query: CommitQuery,
+        mode: Mode,
+    ) -> Result<CommitSearch> {
+        query.terms = tokens::query_terms(text);
+        let mut warnings = Vec::new();
+        if query.terms.is_empty() {
+            return Ok(CommitSearch {
+                mode: Mode::Lexical,
+                commits: self.store().search_commits(&query)?,
+                warnings,
+            });
+        }
+        let has_vectors = || -> Result<bool> {
+            Ok(self.store().history_stats()?.iter().any(|s| {
+                s.embedded > 0 && (query.repos.is_empty() || query.repos.contains(&s.repo))
+            }))
+        };
+        let mut mode = match (mode, &self.embedder) {
+            (Mode::Lexical, _) | (Mode::Auto, None) => Mode::Lexical,
+            (Mode::Auto, Some(_)) if has_vectors()? => Mode::Hybrid,
+            (Mode::Auto, Some(_)) => Mode::Lexical,
+            (m, None) => bail!(
+                "{m:?} commit search needs the embedding model and embedded history: `quarry model install`, then `quarry sync --embed-only` (or use --mode lexical)"
+            ),
+            (m, Some(_)) => {
+                if !has_vectors()? {
+                    warnings.push(
+                        "no commit of these repos is embedded yet: `quarry sync --embed-only` (is `repo update NAME --embed` on?)"
+                            .to_string(),
+                    );
+                }
+                m
+            }
+        };
+        let mut vector = None;
+        if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
+            match embedder.embed(&[text]) {
+                Ok(mut v) => vector = v.pop(),
+                Err(e) => {
+                    warnings.push(format!("{e:#}; answered lexically"));
+                    mode = Mode::Lexical;
+                }
+            }
+        }
+        let limit = query.limit.max(1);
+        let depth = FUSION_DEPTH.max(limit);
+        let lexical = |n: usize| {
+            self.store().search_commits(&CommitQuery {
+                limit: n,
+                ..query.clone()
+            })
+        };
+        let semantic = |n: usize| -> Result<Vec<CommitHit>> {
+            match &vector {
+                Some(v) => self.store().search_commit_vectors(
+                    v,
+                    &CommitQuery {
+                        limit: n,
+                        ..query.clone()
+                    },
+                ),
+                None => Ok(Vec::new()),
+            }
+        };
+        let commits = match mode {
+            Mode::Semantic => semantic(limit)?,
+            Mode::Hybrid => {
+                let mut fused = reciprocal_rank_fusion(&[lexical(depth)?, semantic(depth)?]);
+                fused.truncate(limit);
+                fused
+            }
+            _ => lexical(limit)?,
+        };
+        Ok(CommitSearch {
+            mode,
+            commits,
+            warnings,
+        })
+    }
+}
+
+/// Fuses ranked lists by reciprocal rank: each list adds 1/(k + rank) to a commit's score.
+/// Rank, not score, because BM25 and cosine are on scales that do not compare.
+fn reciprocal_rank_fusion(lists: &[Vec<CommitHit>]) -> Vec<CommitHit> {
+    let mut fused: HashMap<(String, String), CommitHit> = HashMap::new();
+    for list in lists {
+        for (rank, hit) in list.iter().enumerate() {
+            let add = 1.0 / (RRF_K + rank as f64 + 1.0);
+            fused
+                .entry((hit.repo.clone(), hit.sha.clone()))
+                .and_modify(|h| h.score += add)
+                .or_insert_with(|| CommitHit {
+                    score: add,
+                    ..hit.clone()
+                });
+        }
+    }
+    let mut out: Vec<CommitHit> = fused.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(sha: &str) -> CommitHit {
+        CommitHit {
+            repo: "r".into(),
+            sha: sha.into(),
+            author: String::new(),
+            email: String::new(),
+            date: String::new(),
+            subject: String::new(),
+            files_changed: 0,
+            score: 0.0,
+        }
+    }
+
+    #[test]
+    fn fusion_prefers_commits_both_lists_rank_well() {
+        let lexical = vec![hit("a"), hit("b"), hit("c")];
+        let semantic = vec![hit("d"), hit("b"), hit("a")];
+        let fused: Vec<String> = reciprocal_rank_fusion(&[lexical, semantic])
+            .into_iter()
+            .map(|h| h.sha)
+            .collect();
+        assert_eq!(fused[..2], ["a".to_string(), "b".to_string()]);
+        assert_eq!(fused.len(), 4);
+    }
+}

@@ -1,0 +1,159 @@
+//! Symbol-level history: `quarry touches path::Symbol` lists the commits that changed one
+//! function, class or method. A commit changed the symbol when the symbol's source differs
+//! between the commit's tree and its first parent's (or exists on one side only) — read from
+//! git and parsed by the same chunker as the index, so what counts as "the symbol" is what
+//! search shows. Only commits that changed the file are examined, newest first, following
+//! renames, until enough are found.
+
+use crate::Workspace;
+use anyhow::{bail, Result};
+use quarry_core::history::{CommitHit, CommitQuery};
+use quarry_core::Language;
+use quarry_history::GitRepo;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// File-changing commits examined at most per query (each costs up to two parses).
+const MAX_EXAMINED: usize = 2_000;
+
+/// Splits `path::Symbol` (`src/auth.py::Session.login`, `src/lib.rs::Store::open`); `None`
+/// when the argument names no symbol.
+pub fn split_symbol_path(arg: &str) -> Option<(&str, String)> {
+    let (path, symbol) = arg.split_once("::")?;
+    if path.is_empty() || symbol.is_empty() {
+        return None;
+    }
+    Some((path, symbol.replace("::", ".")))
+}
+
+/// Reads one symbol's source out of files at given commits, parsing each file version once.
+struct SymbolReader<'a> {
+    symbol: &'a str,
+    repos: HashMap<String, GitRepo>,
+    texts: HashMap<(String, String), Option<String>>,
+}
+
+impl SymbolReader<'_> {
+    fn text(&mut self, repo: &str, root: &str, sha: &str, path: &str) -> Result<Option<String>> {
+        let key = (sha.to_string(), path.to_string());
+        if let Some(t) = self.texts.get(&key) {
+            return Ok(t.clone());
+        }
+        if !self.repos.contains_key(repo) {
+            self.repos
+                .insert(repo.to_string(), GitRepo::open(Path::new(root))?);
+        }
+        let content = self.repos[repo].file_at(sha, path)?;
+        let found = content.and_then(|bytes| {
+            let text = String::from_utf8_lossy(&bytes);
+            let language = Language::detect(Path::new(path));
+            let chunks = quarry_chunk::chunk_file(language, &text, &Default::default());
+            let lines: Vec<&str> = text.lines().collect();
+            let bodies: Vec<String> = chunks
+                .symbols
+                .iter()
+                .filter(|s| s.qualified_name() == self.symbol || s.name == self.symbol)
+                .map(|s| {
+                    let start = (s.start_line as usize).saturating_sub(1).min(lines.len());
+                    let end = (s.end_line as usize).clamp(start, lines.len());
+                    lines[start..end].join("\n")
+                })
+                .collect();
+            (!bodies.is_empty()).then(|| bodies.join("\n"))
+        });
+        self.texts.insert(key, found.clone());
+        Ok(found)
+    }
+}
+
+impl Workspace {
+    /// Commits that changed `symbol` in the file `path` (newest first, following renames).
+    pub fn touches_symbol(
+        &self,
+        path: &str,
+        symbol: &str,
+        query: &CommitQuery,
+    ) -> Result<Vec<CommitHit>> {
+        let path = path.trim_start_matches("./").trim_end_matches('/');
+        let roots: HashMap<String, String> = self
+            .store()
+            .repos()?
+            .into_iter()
+            .map(|r| (r.name, r.root))
+            .collect();
+        let file_commits = self.store().touches(
+            path,
+            &CommitQuery {
+                limit: MAX_EXAMINED,
+                ..query.clone()
+            },
+        )?;
+        if file_commits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut reader = SymbolReader {
+            symbol,
+            repos: HashMap::new(),
+            texts: HashMap::new(),
+        };
+        let mut names: Vec<String> = vec![path.to_string()];
+        let mut found = Vec::new();
+        let mut seen_symbol = false;
+        for hit in file_commits {
+            let Some(root) = roots.get(&hit.repo) else {
+                continue;
+            };
+            let mut records = self
+                .store()
+                .commits_by_prefix(&hit.sha, std::slice::from_ref(&hit.repo))?;
+            let Some((_, record)) = records.pop() else {
+                continue;
+            };
+            let Some(file) = record.files.iter().find(|f| names.contains(&f.path)) else {
+                continue;
+            };
+            let old_path = file.old_path.clone().unwrap_or_else(|| file.path.clone());
+            if !names.contains(&old_path) {
+                names.push(old_path.clone());
+            }
+            let after = match file.status.as_str() {
+                "deleted" => None,
+                _ => reader.text(&hit.repo, root, &record.sha, &file.path)?,
+            };
+            let before = match (file.status.as_str(), record.parents.first()) {
+                ("added", _) | (_, None) => None,
+                (_, Some(parent)) => reader.text(&hit.repo, root, parent, &old_path)?,
+            };
+            seen_symbol |= after.is_some() || before.is_some();
+            if after != before {
+                found.push(hit);
+                if found.len() >= query.limit.max(1) {
+                    break;
+                }
+            }
+        }
+        if !seen_symbol {
+            bail!("no version of {path} defines `{symbol}` (names are as `quarry summary {path}` lists them)");
+        }
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_a_path_from_its_symbol() {
+        assert_eq!(
+            split_symbol_path("src/auth.py::Session.login"),
+            Some(("src/auth.py", "Session.login".to_string()))
+        );
+        assert_eq!(
+            split_symbol_path("src/lib.rs::Store::open"),
+            Some(("src/lib.rs", "Store.open".to_string()))
+        );
+        assert_eq!(split_symbol_path("src/lib.rs"), None);
+        assert_eq!(split_symbol_path("::x"), None);
+    }
+}

@@ -1,0 +1,127 @@
+//! Commit vectors: one per commit, from the same model as the chunk vectors (a model change
+//! drops both). Search is the same exact scan as for chunks, but over only the commits that
+//! pass the query's filters — the filters run first, in SQL, so a narrow `--since` or
+//! `--path` makes the scan smaller instead of emptying the top k.
+
+use crate::history::{hit_columns, hit_from_row, push_commit_filters};
+use crate::vectors::{dot, encode};
+use quarry_core::history::{
+    commit_embed_text, CommitHit, CommitQuery, HistoryStats, PendingCommit,
+};
+use rusqlite::{params, types::Value, Connection};
+
+/// Bytes of a stored patch read to build an embedding text (the text keeps ~1 KB of it).
+const PATCH_PREVIEW_BYTES: i64 = 8 * 1024;
+
+pub(crate) fn set_embedding(conn: &mut Connection, repo: i64, on: bool) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        "UPDATE repos SET embed_history = ?2 WHERE id = ?1",
+        params![repo, on],
+    )?;
+    if !on {
+        tx.execute(
+            "DELETE FROM commit_vectors WHERE commit_id IN (SELECT id FROM commits WHERE repo_id = ?1)",
+            [repo],
+        )?;
+    }
+    tx.commit()
+}
+
+pub(crate) fn stats(conn: &Connection) -> rusqlite::Result<Vec<HistoryStats>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.name, r.embed_history,
+                (SELECT count(*) FROM commits c WHERE c.repo_id = r.id),
+                (SELECT count(*) FROM commits c JOIN commit_vectors v ON v.commit_id = c.id WHERE c.repo_id = r.id)
+         FROM repos r ORDER BY r.name",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(HistoryStats {
+            repo: r.get(0)?,
+            embed: r.get(1)?,
+            commits: r.get::<_, i64>(2)? as u64,
+            embedded: r.get::<_, i64>(3)? as u64,
+        })
+    })?;
+    rows.collect()
+}
+
+pub(crate) fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<PendingCommit>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.id, c.subject, c.body, substr(c.patch, 1, ?2),
+                (SELECT group_concat(path, char(10)) FROM commit_files cf WHERE cf.commit_id = c.id)
+         FROM commits c JOIN repos r ON r.id = c.repo_id
+         WHERE r.embed_history = 1
+           AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.commit_id = c.id)
+         ORDER BY c.author_time DESC
+         LIMIT ?1",
+    )?;
+    let rows = stmt.query_map(params![limit as i64, PATCH_PREVIEW_BYTES], |r| {
+        let (subject, body, patch, paths): (String, String, String, Option<String>) =
+            (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+        let paths = paths.unwrap_or_default();
+        let paths: Vec<&str> = paths.lines().collect();
+        Ok(PendingCommit {
+            id: r.get(0)?,
+            text: commit_embed_text(&subject, &body, &paths, &patch),
+        })
+    })?;
+    rows.collect()
+}
+
+pub(crate) fn put(conn: &mut Connection, vectors: &[(i64, Vec<f32>)]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        // A commit dropped (history rewritten) while its vector was being made is skipped.
+        let mut insert = tx.prepare_cached(
+            "INSERT OR REPLACE INTO commit_vectors(commit_id, vector)
+             SELECT id, ?2 FROM commits WHERE id = ?1",
+        )?;
+        for (id, vector) in vectors {
+            insert.execute(params![id, encode(vector)])?;
+        }
+    }
+    tx.commit()
+}
+
+pub(crate) fn search(
+    conn: &Connection,
+    vector: &[f32],
+    q: &CommitQuery,
+) -> rusqlite::Result<Vec<CommitHit>> {
+    if vector.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut args: Vec<Value> = Vec::new();
+    let mut sql = String::from(
+        "SELECT c.id, v.vector FROM commit_vectors v
+         JOIN commits c ON c.id = v.commit_id JOIN repos r ON r.id = c.repo_id WHERE 1",
+    );
+    push_commit_filters(&mut sql, &mut args, q);
+    let mut scored: Vec<(f32, i64)> = Vec::new();
+    {
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+        while let Some(row) = rows.next()? {
+            let blob = row.get_ref(1)?.as_blob()?;
+            if blob.len() == vector.len() * 4 {
+                scored.push((dot(blob, vector), row.get(0)?));
+            }
+        }
+    }
+    let keep = q.limit.min(scored.len());
+    if keep == 0 {
+        return Ok(Vec::new());
+    }
+    scored.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+    scored.truncate(keep);
+    scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {} FROM commits c JOIN repos r ON r.id = c.repo_id WHERE c.id = ?1",
+        hit_columns()
+    ))?;
+    scored
+        .into_iter()
+        .map(|(score, id)| stmt.query_row([id], |r| hit_from_row(r, score as f64)))
+        .collect()
+}
