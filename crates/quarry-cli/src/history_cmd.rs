@@ -3,7 +3,7 @@
 
 use crate::output::print_json;
 use crate::ModeArg;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_engine::commit_search::HistoryEmbedReport;
@@ -135,19 +135,6 @@ enum RepoAction {
     Remove { name: String },
 }
 
-/// Unix seconds of a `YYYY-MM-DD` (start of day, UTC) or RFC 3339 date.
-fn parse_date(s: &str, end_of_day: bool) -> Result<i64> {
-    let t = if s.len() == 10 {
-        let time = if end_of_day { "23:59:59" } else { "00:00:00" };
-        humantime::parse_rfc3339(&format!("{s}T{time}Z"))
-    } else {
-        humantime::parse_rfc3339_weak(s)
-    }
-    .with_context(|| format!("`{s}` is not a date (YYYY-MM-DD or RFC 3339)"))?;
-    Ok(t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64))
-}
-
 fn query_of(f: &FilterArgs, path: Option<String>) -> Result<CommitQuery> {
     Ok(CommitQuery {
         terms: Vec::new(),
@@ -155,12 +142,12 @@ fn query_of(f: &FilterArgs, path: Option<String>) -> Result<CommitQuery> {
         since: f
             .since
             .as_deref()
-            .map(|s| parse_date(s, false))
+            .map(|s| quarry_engine::history::parse_date(s, false))
             .transpose()?,
         until: f
             .until
             .as_deref()
-            .map(|s| parse_date(s, true))
+            .map(|s| quarry_engine::history::parse_date(s, true))
             .transpose()?,
         author: f.author.clone(),
         path,

@@ -68,6 +68,8 @@ enum Command {
     Config(settings::ConfigArgs),
     /// List, install or choose the embedding model.
     Model(settings::ModelArgs),
+    /// Serve MCP on stdin/stdout (tools: search, search_commits, touches, summary, status).
+    Mcp,
 }
 
 #[derive(Args)]
@@ -308,6 +310,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Eval(args) => evaluate(&dir, args),
         Command::Summary(args) => summary(&dir, args),
         Command::Sync(args) => history_cmd::sync(&dir, args),
+        Command::Mcp => quarry_mcp::serve_stdio(&dir),
         Command::Log(args) => history_cmd::log(&dir, args),
         Command::Show(args) => history_cmd::show(&dir, args),
         Command::Touches(args) => history_cmd::touches(&dir, args),

@@ -178,3 +178,16 @@ impl Workspace {
         self.store().touches(path.trim_start_matches("./"), query)
     }
 }
+
+/// Unix seconds of a `YYYY-MM-DD` (start of day, UTC) or RFC 3339 date.
+pub fn parse_date(s: &str, end_of_day: bool) -> Result<i64> {
+    let t = if s.len() == 10 {
+        let time = if end_of_day { "23:59:59" } else { "00:00:00" };
+        humantime::parse_rfc3339(&format!("{s}T{time}Z"))
+    } else {
+        humantime::parse_rfc3339_weak(s)
+    }
+    .with_context(|| format!("`{s}` is not a date (YYYY-MM-DD or RFC 3339)"))?;
+    Ok(t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64))
+}

@@ -6,6 +6,7 @@ pub mod commit_search;
 pub mod config;
 mod embedding;
 pub mod eval;
+mod freshness;
 mod fusion;
 pub mod graph;
 pub mod history;
@@ -14,6 +15,7 @@ mod lock;
 pub mod plan;
 mod progress;
 pub mod search;
+pub mod service;
 pub mod summary;
 pub mod symbol_history;
 mod workspace;
@@ -23,10 +25,12 @@ pub use embedding::{
     build_embedder, load_local_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind,
     EMBED_MAX_TOKENS,
 };
+pub use freshness::Freshness;
 pub use index::{FileChange, IndexOptions, IndexReport};
 pub use lock::WriteLock;
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
 pub use quarry_sources::DiscoverOptions;
 pub use search::{Mode, SearchRequest, SearchResponse};
+pub use service::Service;
 pub use workspace::Workspace;

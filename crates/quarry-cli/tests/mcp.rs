@@ -1,0 +1,153 @@
+//! `quarry mcp` driven by a real MCP client (the official Rust SDK, rmcp) over stdio:
+//! initialize, list the tools, call each one, and bad arguments, unknown tools and failing
+//! calls answered as tool errors while the server keeps serving.
+
+mod common;
+
+use common::git::{commit, git};
+use common::{sample_repo, Env};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use std::ffi::OsStr;
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: the call itself failed: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+async fn ok(client: &Client, tool: &str, args: Value) -> Value {
+    let result = call(client, tool, args).await;
+    assert_ne!(result.is_error, Some(true), "{tool}: {}", text(&result));
+    serde_json::from_str(&text(&result)).unwrap()
+}
+
+async fn tool_error(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args).await;
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{tool} should fail: {}",
+        text(&result)
+    );
+    text(&result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_lists_and_calls_every_tool() {
+    let env = Env::new();
+    sample_repo(&env);
+    let dir = env.repo.path();
+    git(
+        dir,
+        &["init", "-q", "-b", "main"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    commit(
+        dir,
+        "Add the user store and upload queue",
+        "Alice",
+        "2025-01-02T00:00:00Z",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
+    command.arg("--index-dir").arg(env.index_dir()).arg("mcp");
+    let client: Client =
+        ().serve(TokioChildProcess::new(command).unwrap())
+            .await
+            .expect("initialize");
+    let info = client.peer_info().expect("server info");
+    assert_eq!(info.server_info.as_ref().unwrap().name, "quarry");
+
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["search", "search_commits", "status", "summary", "touches"]
+    );
+    for t in &tools {
+        assert!(
+            t.description.as_ref().is_some_and(|d| d.len() > 40),
+            "{}",
+            t.name
+        );
+        assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+    }
+    let search_schema = &tools
+        .iter()
+        .find(|t| t.name == "search")
+        .unwrap()
+        .input_schema;
+    assert!(search_schema["properties"]["query"].is_object());
+    assert_eq!(search_schema["required"], json!(["query"]));
+
+    let found = ok(
+        &client,
+        "search",
+        json!({"query": "getUserName", "mode": "lexical", "limit": 3}),
+    )
+    .await;
+    assert_eq!(found["results"][0]["path"], "app/users.py", "{found}");
+    assert_eq!(found["freshness"][0]["files_changed_since"], 0, "{found}");
+    let commits = ok(&client, "search_commits", json!({"query": "upload queue"})).await;
+    assert_eq!(
+        commits["commits"][0]["subject"],
+        "Add the user store and upload queue"
+    );
+    let touches = ok(&client, "touches", json!({"path": "app/users.py"})).await;
+    assert_eq!(touches["commits"].as_array().unwrap().len(), 1);
+    let summary = ok(&client, "summary", json!({"file": "app/users.py"})).await;
+    assert!(summary.to_string().contains("getUserName"), "{summary}");
+    let status = ok(&client, "status", json!({})).await;
+    assert_eq!(status["repos"].as_array().unwrap().len(), 1);
+    assert_eq!(status["history"][0]["commits"], 1);
+
+    // An edit on disk shows in the next answer's freshness.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    env.write("app/new.py", "def added(): pass\n");
+    let found = ok(
+        &client,
+        "search",
+        json!({"query": "getUserName", "mode": "lexical"}),
+    )
+    .await;
+    assert_eq!(found["freshness"][0]["files_changed_since"], 1, "{found}");
+
+    // Bad input is a tool error the agent can read, and the server goes on serving.
+    let e = tool_error(&client, "search", json!({"limit": 3})).await;
+    assert!(e.contains("query"), "{e}");
+    let e = tool_error(&client, "search", json!({"query": "x", "limit": "many"})).await;
+    assert!(e.contains("bad arguments"), "{e}");
+    let e = tool_error(&client, "search", json!({"query": "x", "colour": "red"})).await;
+    assert!(e.contains("colour"), "{e}");
+    let e = tool_error(&client, "summary", json!({"file": "../../etc/passwd"})).await;
+    assert!(e.contains("not a file inside an indexed repo"), "{e}");
+    let e = tool_error(&client, "search_commits", json!({"since": "last tuesday"})).await;
+    assert!(e.contains("not a date"), "{e}");
+    let e = tool_error(&client, "nope", json!({})).await;
+    assert!(e.contains("no tool named"), "{e}");
+    let again = ok(&client, "status", json!({})).await;
+    assert!(again["repos"].is_array());
+    client.cancel().await.unwrap();
+}

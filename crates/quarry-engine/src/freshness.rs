@@ -1,0 +1,64 @@
+//! How current the index is, per repo: when it was last indexed and how many files changed
+//! on disk since (new, changed or deleted, judged by size and modification time like the
+//! indexer's own pre-check). Every answer of the servers carries it, so an agent knows when
+//! a result may be stale and a sync is due.
+
+use crate::Workspace;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Freshness {
+    pub repo: String,
+    /// RFC 3339; `None` while the first index run is unfinished.
+    pub indexed_at: Option<String>,
+    /// Files added, changed or deleted on disk since the last index run; `None` when the
+    /// repo's folder cannot be read (moved or removed).
+    pub files_changed_since: Option<u64>,
+    /// Commits stored for the repo.
+    pub commits: u64,
+}
+
+impl Workspace {
+    /// Freshness of every repo (or only `repos`).
+    pub fn freshness(&self, repos: &[String]) -> Result<Vec<Freshness>> {
+        let history = self.store().history_stats()?;
+        let mut out = Vec::new();
+        for repo in self.store().repos()? {
+            if !repos.is_empty() && !repos.contains(&repo.name) {
+                continue;
+            }
+            let stored = self.store().file_states(repo.id)?;
+            // A repo with history only (never indexed) has no files to compare.
+            let changed = repo.indexed_at.and_then(|_| {
+                quarry_sources::discover(Path::new(&repo.root), &Default::default())
+                    .ok()
+                    .map(|found| {
+                        let mut seen = HashSet::new();
+                        let mut changed = 0u64;
+                        for c in &found.files {
+                            seen.insert(c.rel_path.as_str());
+                            match stored.get(&c.rel_path) {
+                                Some(s) if s.size == c.size && s.mtime_ns == c.mtime_ns => {}
+                                _ => changed += 1,
+                            }
+                        }
+                        changed
+                            + stored.keys().filter(|p| !seen.contains(p.as_str())).count() as u64
+                    })
+            });
+            out.push(Freshness {
+                indexed_at: repo.indexed_at.map(crate::search::format_time),
+                files_changed_since: changed,
+                commits: history
+                    .iter()
+                    .find(|h| h.repo == repo.name)
+                    .map_or(0, |h| h.commits),
+                repo: repo.name,
+            });
+        }
+        Ok(out)
+    }
+}

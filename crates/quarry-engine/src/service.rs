@@ -1,0 +1,345 @@
+//! The service under the MCP server and the HTTP API: typed requests (their JSON schemas
+//! describe MCP tools and the OpenAPI document), answered as JSON with the index's
+//! freshness attached. It opens the workspace per request (a few milliseconds; readers never
+//! block each other in WAL mode) and keeps the query embedder loaded across requests.
+
+use crate::embedding::{EmbedPurpose, EmbedderNote};
+use crate::freshness::Freshness;
+use crate::search::{Mode, SearchRequest};
+use crate::{summary, Workspace};
+use anyhow::{bail, Context, Result};
+use quarry_core::history::CommitQuery;
+use quarry_core::{Embedder, Language};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Longest query accepted (characters): longer is a mistake or an abuse, never a search.
+pub const MAX_QUERY_CHARS: usize = 8_192;
+/// Results returned at most per request.
+pub const MAX_LIMIT: usize = 200;
+/// How long a freshness count is reused (it walks the repo's files).
+const FRESHNESS_TTL: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodeSearchParams {
+    /// What to look for: words, identifiers, a question, an error message.
+    pub query: String,
+    /// lexical (BM25), semantic (embeddings), hybrid (both), or auto (hybrid when the index has vectors).
+    pub mode: Option<Mode>,
+    /// Only these repos (names from `status`).
+    pub repos: Option<Vec<String>>,
+    /// Only this language (rust, python, go, javascript, typescript, java, c, cpp, markdown…).
+    pub language: Option<String>,
+    /// Only paths matching this glob (`src/**/*.rs`) or containing this text.
+    pub path: Option<String>,
+    /// How many chunks to return (default 16, at most 200).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommitSearchParams {
+    /// What the change was about; empty lists the newest commits.
+    pub query: Option<String>,
+    pub repos: Option<Vec<String>>,
+    /// Only commits authored on or after this date (YYYY-MM-DD or RFC 3339).
+    pub since: Option<String>,
+    /// Only commits authored on or before this date.
+    pub until: Option<String>,
+    /// Only commits whose author name or email contains this.
+    pub author: Option<String>,
+    /// Only commits that changed a path matching this glob (or containing this text).
+    pub path: Option<String>,
+    /// lexical, semantic, hybrid or auto (hybrid when the history is embedded).
+    pub mode: Option<Mode>,
+    /// How many commits (default 20, at most 200).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TouchesParams {
+    /// A file or folder relative to its repo's root; `FILE::Symbol` (`src/auth.py::Session.login`) for one definition.
+    pub path: String,
+    pub repos: Option<Vec<String>>,
+    /// Only commits authored on or after this date (YYYY-MM-DD or RFC 3339).
+    pub since: Option<String>,
+    /// How many commits (default 20, at most 200).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryMode {
+    /// Every definition with lines, signature and first doc line (far fewer tokens than the file).
+    #[default]
+    Structure,
+    /// One symbol's source, what it calls and who calls it (needs `symbol`).
+    Context,
+    /// The file's call graph.
+    Extract,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryParams {
+    /// The file: relative to an indexed repo's root, or absolute inside one.
+    pub file: String,
+    pub mode: Option<SummaryMode>,
+    /// The definition for `context` mode (`Class.method` or a bare name).
+    pub symbol: Option<String>,
+}
+
+fn limit(asked: Option<usize>, default: usize) -> usize {
+    asked.unwrap_or(default).clamp(1, MAX_LIMIT)
+}
+
+fn check_query(q: &str) -> Result<()> {
+    if q.chars().count() > MAX_QUERY_CHARS {
+        bail!("the query is longer than {MAX_QUERY_CHARS} characters");
+    }
+    Ok(())
+}
+
+struct EmbedderSlot {
+    /// The stored model the slot was filled for (a re-index with another model refills it).
+    stored: Option<Option<String>>,
+    embedder: Option<Arc<dyn Embedder>>,
+    note: Option<EmbedderNote>,
+}
+
+pub struct Service {
+    dir: PathBuf,
+    embedder: Mutex<EmbedderSlot>,
+    freshness: Mutex<HashMap<String, (Instant, Freshness)>>,
+}
+
+impl Service {
+    pub fn new(dir: &Path) -> Service {
+        Service {
+            dir: dir.to_path_buf(),
+            embedder: Mutex::new(EmbedderSlot {
+                stored: None,
+                embedder: None,
+                note: None,
+            }),
+            freshness: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A reader on the workspace, with the query embedder attached when the index has vectors.
+    pub fn workspace(&self) -> Result<Workspace> {
+        let mut ws = Workspace::open_existing(&self.dir)?;
+        let stored = ws.store().embedding_model()?;
+        let mut slot = self.embedder.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.stored.as_ref() != Some(&stored) {
+            slot.note = ws.attach_embedder(EmbedPurpose::Searching)?;
+            slot.embedder = ws.embedder.clone();
+            slot.stored = Some(stored);
+        }
+        ws.set_embedder(slot.embedder.clone());
+        Ok(ws)
+    }
+
+    fn fresh(&self, ws: &Workspace, repos: &[String]) -> Result<Vec<Freshness>> {
+        let mut cache = self.freshness.lock().unwrap_or_else(|e| e.into_inner());
+        let names: Vec<String> = ws.store().repos()?.into_iter().map(|r| r.name).collect();
+        let wanted: Vec<&String> = names
+            .iter()
+            .filter(|n| repos.is_empty() || repos.contains(n))
+            .collect();
+        let stale: Vec<String> = wanted
+            .iter()
+            .filter(|n| {
+                cache
+                    .get(**n)
+                    .is_none_or(|(t, _)| t.elapsed() > FRESHNESS_TTL)
+            })
+            .map(|n| n.to_string())
+            .collect();
+        if !stale.is_empty() {
+            for f in ws.freshness(&stale)? {
+                cache.insert(f.repo.clone(), (Instant::now(), f));
+            }
+        }
+        Ok(wanted
+            .iter()
+            .filter_map(|n| cache.get(*n).map(|(_, f)| f.clone()))
+            .collect())
+    }
+
+    /// Marks cached freshness stale (after a sync or re-index).
+    pub fn invalidate_freshness(&self) {
+        self.freshness
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    fn answer(&self, ws: &Workspace, repos: &[String], body: Value) -> Result<Value> {
+        let mut body = match body {
+            Value::Object(map) => map,
+            other => {
+                let mut map = serde_json::Map::new();
+                map.insert("result".into(), other);
+                map
+            }
+        };
+        body.insert("freshness".into(), json!(self.fresh(ws, repos)?));
+        Ok(Value::Object(body))
+    }
+
+    pub fn search_code(&self, p: CodeSearchParams) -> Result<Value> {
+        check_query(&p.query)?;
+        let ws = self.workspace()?;
+        let mut request = SearchRequest::new(p.query);
+        request.mode = p.mode.unwrap_or_default();
+        request.repos = p.repos.unwrap_or_default();
+        request.language = match p.language.as_deref() {
+            None => None,
+            Some(name) => Some(
+                Language::from_name(name).with_context(|| format!("unknown language `{name}`"))?,
+            ),
+        };
+        request.path = p.path;
+        request.limit = limit(p.limit, crate::search::DEFAULT_LIMIT);
+        request.fusion = ws.config()?.fusion();
+        if request.mode != Mode::Lexical && ws.embedder.is_none() {
+            let note = self
+                .embedder
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .note
+                .clone();
+            match (request.mode, note) {
+                (Mode::Auto, _) => {}
+                (_, Some(note)) => bail!("{}", note.message),
+                _ => bail!("semantic search needs the embedding model"),
+            }
+        }
+        let response = ws.search(&request)?;
+        self.answer(&ws, &request.repos, serde_json::to_value(response)?)
+    }
+
+    pub fn search_commits(&self, p: CommitSearchParams) -> Result<Value> {
+        let text = p.query.unwrap_or_default();
+        check_query(&text)?;
+        let ws = self.workspace()?;
+        let repos = p.repos.unwrap_or_default();
+        let query = CommitQuery {
+            terms: Vec::new(),
+            repos: repos.clone(),
+            since: p
+                .since
+                .as_deref()
+                .map(|s| crate::history::parse_date(s, false))
+                .transpose()?,
+            until: p
+                .until
+                .as_deref()
+                .map(|s| crate::history::parse_date(s, true))
+                .transpose()?,
+            author: p.author,
+            path: p.path,
+            limit: limit(p.limit, 20),
+        };
+        let found = ws.search_commits(&text, query, p.mode.unwrap_or_default())?;
+        self.answer(&ws, &repos, serde_json::to_value(found)?)
+    }
+
+    pub fn touches(&self, p: TouchesParams) -> Result<Value> {
+        let ws = self.workspace()?;
+        let repos = p.repos.unwrap_or_default();
+        let query = CommitQuery {
+            repos: repos.clone(),
+            since: p
+                .since
+                .as_deref()
+                .map(|s| crate::history::parse_date(s, false))
+                .transpose()?,
+            limit: limit(p.limit, 20),
+            ..Default::default()
+        };
+        let commits = match crate::symbol_history::split_symbol_path(&p.path) {
+            Some((path, symbol)) => ws.touches_symbol(path, &symbol, &query)?,
+            None => ws.touches(&p.path, &query)?,
+        };
+        self.answer(&ws, &repos, json!({ "commits": commits }))
+    }
+
+    pub fn summary(&self, p: SummaryParams) -> Result<Value> {
+        let ws = self.workspace()?;
+        let (repo, file, shown) = self.resolve_file(&ws, &p.file)?;
+        let body = match (p.mode.unwrap_or_default(), &p.symbol) {
+            (SummaryMode::Structure, _) => {
+                serde_json::to_value(summary::summarize_file(&file, &shown)?)?
+            }
+            (SummaryMode::Context, None) => bail!("context mode needs `symbol`"),
+            (SummaryMode::Context, Some(symbol)) => {
+                serde_json::to_value(summary::symbol_context(Some(&ws), &file, &shown, symbol)?)?
+            }
+            (SummaryMode::Extract, _) => {
+                serde_json::to_value(summary::call_graph(Some(&ws), &file, &shown)?)?
+            }
+        };
+        self.answer(&ws, &[repo], body)
+    }
+
+    pub fn status(&self) -> Result<Value> {
+        let ws = self.workspace()?;
+        let note = self
+            .embedder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note
+            .clone();
+        let coverage = ws.store().coverage(&[])?;
+        let body = json!({
+            "repos": ws.store().stats()?,
+            "history": ws.store().history_stats()?,
+            "embedding": {
+                "model": ws.store().embedding_model()?,
+                "embedded": coverage.embedded,
+                "total": coverage.total,
+                "note": note.map(|n| n.message),
+            },
+            "store_bytes": ws.store().size_bytes(),
+        });
+        self.answer(&ws, &[], body)
+    }
+
+    /// A file named relative to a repo's root (or absolute inside one): the repo, the real
+    /// path, and the path as shown. Paths that leave every repo root are refused.
+    pub fn resolve_file(&self, ws: &Workspace, file: &str) -> Result<(String, PathBuf, String)> {
+        let repos = ws.store().repos()?;
+        let asked = Path::new(file);
+        for repo in &repos {
+            let root = Path::new(&repo.root);
+            let candidate = if asked.is_absolute() {
+                asked.to_path_buf()
+            } else {
+                root.join(asked)
+            };
+            let Ok(real) = candidate.canonicalize() else {
+                continue;
+            };
+            if let Ok(rel) = real.strip_prefix(root) {
+                if real.is_file() {
+                    let shown = rel.to_string_lossy().replace('\\', "/");
+                    return Ok((repo.name.clone(), real, shown));
+                }
+            }
+        }
+        bail!("`{file}` is not a file inside an indexed repo (paths are relative to a repo's root)")
+    }
+}

@@ -1,0 +1,155 @@
+//! quarry-mcp: the MCP server (`quarry mcp`, stdio). Five tools — code search, commit
+//! search, file/symbol history, file summaries, status — because agents do worse with dozens.
+//! Each tool's input schema is generated from the service's request type, and every answer
+//! is the service's JSON (with index freshness). Arguments that do not fit the schema and
+//! failures of the search come back as tool errors (`isError`), which the agent reads and
+//! can act on, never as a crash of the server.
+//!
+//! The tools are listed and dispatched by hand rather than with rmcp's `#[tool]` macros so
+//! that argument errors become tool errors (the macros answer them with protocol errors,
+//! which many clients surface as a failed connection rather than to the model).
+
+use quarry_engine::service::{
+    CodeSearchParams, CommitSearchParams, Service, SummaryParams, TouchesParams,
+};
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+
+/// `status` takes no arguments.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusParams {}
+
+const INSTRUCTIONS: &str = "quarry searches the indexed repositories of this workspace: code by \
+words and meaning (`search`), git history (`search_commits`, `touches`), and file structure \
+(`summary`, far fewer tokens than reading a file). Every answer has `freshness`: when \
+`files_changed_since` is above 0 the index is behind the files on disk.";
+
+fn tools() -> Vec<Tool> {
+    let read_only = ToolAnnotations::new().read_only(true);
+    vec![
+        Tool::new(
+            "search",
+            "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results.",
+            schema_for_type::<CodeSearchParams>(),
+        ),
+        Tool::new(
+            "search_commits",
+            "Find commits by what they changed (words or meaning), filtered by repo, date range, author and changed path. Returns sha, repo, author, date, subject, files changed.",
+            schema_for_type::<CommitSearchParams>(),
+        ),
+        Tool::new(
+            "touches",
+            "Commits that changed a file or folder (following renames), or one function/class with `path::Symbol`, newest first.",
+            schema_for_type::<TouchesParams>(),
+        ),
+        Tool::new(
+            "summary",
+            "A file's structure (definitions with lines, signatures, first doc line) instead of its full text; `context` mode gives one symbol's source with its callers and callees; `extract` the file's call graph.",
+            schema_for_type::<SummaryParams>(),
+        ),
+        Tool::new(
+            "status",
+            "Repos in the index, their freshness, the embedding model and how much is embedded.",
+            schema_for_type::<StatusParams>(),
+        ),
+    ]
+    .into_iter()
+    .map(|t| t.with_annotations(read_only.clone()))
+    .collect()
+}
+
+#[derive(Clone)]
+pub struct QuarryMcp {
+    service: Arc<Service>,
+}
+
+impl QuarryMcp {
+    pub fn new(service: Arc<Service>) -> QuarryMcp {
+        QuarryMcp { service }
+    }
+
+    fn dispatch(&self, name: &str, args: Value) -> Result<Value, String> {
+        fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
+            serde_json::from_value(args).map_err(|e| format!("bad arguments for `{tool}`: {e}"))
+        }
+        let service = &self.service;
+        let answer = match name {
+            "search" => service.search_code(parse(name, args)?),
+            "search_commits" => service.search_commits(parse(name, args)?),
+            "touches" => service.touches(parse(name, args)?),
+            "summary" => service.summary(parse(name, args)?),
+            "status" => {
+                parse::<StatusParams>(name, args)?;
+                service.status()
+            }
+            other => return Err(format!(
+                "no tool named `{other}` (tools: search, search_commits, touches, summary, status)"
+            )),
+        };
+        answer.map_err(|e| format!("{e:#}"))
+    }
+}
+
+impl ServerHandler for QuarryMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("quarry", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let name = request.name.to_string();
+        let this = self.clone();
+        // The service is blocking (SQLite, the embedder): off the async workers.
+        let answer = tokio::task::spawn_blocking(move || this.dispatch(&name, args))
+            .await
+            .unwrap_or_else(|e| Err(format!("the tool failed: {e}")));
+        let result = match answer {
+            Ok(json) => CallToolResult::success(vec![ContentBlock::text(json.to_string())]),
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        };
+        Ok(result.into())
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub fn serve_stdio(dir: &Path) -> anyhow::Result<()> {
+    let service = Arc::new(Service::new(dir));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let server = QuarryMcp::new(service)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
+        server.waiting().await?;
+        Ok(())
+    })
+}
