@@ -70,6 +70,21 @@ enum Command {
     Model(settings::ModelArgs),
     /// Serve MCP on stdin/stdout (tools: search, search_commits, touches, summary, status).
     Mcp,
+    /// Serve the HTTP API (loopback by default; see /api/openapi.json).
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:7777")]
+    addr: std::net::SocketAddr,
+    /// Token every request must send (`Authorization: Bearer TOKEN`).
+    #[arg(long, env = "QUARRY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Allow a non-loopback address (needs a token).
+    #[arg(long)]
+    allow_remote: bool,
 }
 
 #[derive(Args)]
@@ -311,6 +326,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Summary(args) => summary(&dir, args),
         Command::Sync(args) => history_cmd::sync(&dir, args),
         Command::Mcp => quarry_mcp::serve_stdio(&dir),
+        Command::Serve(args) => quarry_http::serve(
+            &dir,
+            quarry_http::ServeOptions {
+                addr: args.addr,
+                token: args.token,
+                allow_remote: args.allow_remote,
+            },
+        ),
         Command::Log(args) => history_cmd::log(&dir, args),
         Command::Show(args) => history_cmd::show(&dir, args),
         Command::Touches(args) => history_cmd::touches(&dir, args),

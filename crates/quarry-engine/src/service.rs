@@ -7,7 +7,7 @@ use crate::embedding::{EmbedPurpose, EmbedderNote};
 use crate::freshness::Freshness;
 use crate::search::{Mode, SearchRequest};
 use crate::{summary, Workspace};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use quarry_core::history::CommitQuery;
 use quarry_core::{Embedder, Language};
 use schemars::JsonSchema;
@@ -33,6 +33,7 @@ pub struct CodeSearchParams {
     /// lexical (BM25), semantic (embeddings), hybrid (both), or auto (hybrid when the index has vectors).
     pub mode: Option<Mode>,
     /// Only these repos (names from `status`).
+    #[serde(alias = "repo")]
     pub repos: Option<Vec<String>>,
     /// Only this language (rust, python, go, javascript, typescript, java, c, cpp, markdown…).
     pub language: Option<String>,
@@ -47,6 +48,7 @@ pub struct CodeSearchParams {
 pub struct CommitSearchParams {
     /// What the change was about; empty lists the newest commits.
     pub query: Option<String>,
+    #[serde(alias = "repo")]
     pub repos: Option<Vec<String>>,
     /// Only commits authored on or after this date (YYYY-MM-DD or RFC 3339).
     pub since: Option<String>,
@@ -67,6 +69,7 @@ pub struct CommitSearchParams {
 pub struct TouchesParams {
     /// A file or folder relative to its repo's root; `FILE::Symbol` (`src/auth.py::Session.login`) for one definition.
     pub path: String,
+    #[serde(alias = "repo")]
     pub repos: Option<Vec<String>>,
     /// Only commits authored on or after this date (YYYY-MM-DD or RFC 3339).
     pub since: Option<String>,
@@ -96,13 +99,41 @@ pub struct SummaryParams {
     pub symbol: Option<String>,
 }
 
+/// An error in what the caller asked (HTTP answers 400), as opposed to a failure of the index.
+#[derive(Debug)]
+pub struct BadRequest(pub String);
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRequest {}
+
+fn bad(message: impl Into<String>) -> anyhow::Error {
+    BadRequest(message.into()).into()
+}
+
+/// Whether an error is the caller's (see `BadRequest`).
+pub fn is_bad_request(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<BadRequest>().is_some()
+}
+
+fn date(s: Option<&str>, end_of_day: bool) -> Result<Option<i64>> {
+    s.map(|s| crate::history::parse_date(s, end_of_day).map_err(|e| bad(format!("{e:#}"))))
+        .transpose()
+}
+
 fn limit(asked: Option<usize>, default: usize) -> usize {
     asked.unwrap_or(default).clamp(1, MAX_LIMIT)
 }
 
 fn check_query(q: &str) -> Result<()> {
     if q.chars().count() > MAX_QUERY_CHARS {
-        bail!("the query is longer than {MAX_QUERY_CHARS} characters");
+        return Err(bad(format!(
+            "the query is longer than {MAX_QUERY_CHARS} characters"
+        )));
     }
     Ok(())
 }
@@ -208,7 +239,8 @@ impl Service {
         request.language = match p.language.as_deref() {
             None => None,
             Some(name) => Some(
-                Language::from_name(name).with_context(|| format!("unknown language `{name}`"))?,
+                Language::from_name(name)
+                    .ok_or_else(|| bad(format!("unknown language `{name}`")))?,
             ),
         };
         request.path = p.path;
@@ -239,16 +271,8 @@ impl Service {
         let query = CommitQuery {
             terms: Vec::new(),
             repos: repos.clone(),
-            since: p
-                .since
-                .as_deref()
-                .map(|s| crate::history::parse_date(s, false))
-                .transpose()?,
-            until: p
-                .until
-                .as_deref()
-                .map(|s| crate::history::parse_date(s, true))
-                .transpose()?,
+            since: date(p.since.as_deref(), false)?,
+            until: date(p.until.as_deref(), true)?,
             author: p.author,
             path: p.path,
             limit: limit(p.limit, 20),
@@ -262,11 +286,7 @@ impl Service {
         let repos = p.repos.unwrap_or_default();
         let query = CommitQuery {
             repos: repos.clone(),
-            since: p
-                .since
-                .as_deref()
-                .map(|s| crate::history::parse_date(s, false))
-                .transpose()?,
+            since: date(p.since.as_deref(), false)?,
             limit: limit(p.limit, 20),
             ..Default::default()
         };
@@ -284,7 +304,7 @@ impl Service {
             (SummaryMode::Structure, _) => {
                 serde_json::to_value(summary::summarize_file(&file, &shown)?)?
             }
-            (SummaryMode::Context, None) => bail!("context mode needs `symbol`"),
+            (SummaryMode::Context, None) => return Err(bad("context mode needs `symbol`")),
             (SummaryMode::Context, Some(symbol)) => {
                 serde_json::to_value(summary::symbol_context(Some(&ws), &file, &shown, symbol)?)?
             }
@@ -340,6 +360,77 @@ impl Service {
                 }
             }
         }
-        bail!("`{file}` is not a file inside an indexed repo (paths are relative to a repo's root)")
+        Err(bad(format!(
+            "`{file}` is not a file inside an indexed repo (paths are relative to a repo's root)"
+        )))
+    }
+
+    /// The indexed files of a repo (all repos when `None`): path, language, size, hash.
+    pub fn list_files(&self, repo: Option<&str>) -> Result<Value> {
+        let ws = self.workspace()?;
+        let repos = self.pick_repos(&ws, repo)?;
+        let mut out = Vec::new();
+        for r in &repos {
+            let mut files: Vec<_> = ws.store().file_states(r.id)?.into_iter().collect();
+            files.sort_by(|a, b| a.0.cmp(&b.0));
+            let files: Vec<Value> = files
+                .into_iter()
+                .map(|(path, state)| {
+                    let language = Language::detect(Path::new(&path)).name();
+                    json!({ "path": path, "language": language, "size": state.size, "hash": state.hash })
+                })
+                .collect();
+            out.push(json!({ "repo": r.name, "root": r.root, "files": files }));
+        }
+        let names: Vec<String> = repos.into_iter().map(|r| r.name).collect();
+        self.answer(&ws, &names, json!({ "repos": out }))
+    }
+
+    /// Re-indexes the changed files of a repo (all indexed repos when `None`) and embeds
+    /// their new chunks; returns what changed. Waits up to 10 s for another writer.
+    pub fn sync_files(&self, repo: Option<&str>) -> Result<Value> {
+        let (mut ws, _lock) =
+            Workspace::open_for_writing(&self.dir, Duration::from_secs(10), false)?;
+        let repos = self.pick_repos(&ws, repo)?;
+        let mut reports = Vec::new();
+        for r in &repos {
+            let opts = crate::IndexOptions {
+                name: Some(r.name.clone()),
+                ..Default::default()
+            };
+            reports.push(ws.index_repo(Path::new(&r.root), &opts, &crate::NoProgress)?);
+        }
+        let note = ws.attach_embedder(EmbedPurpose::Indexing)?;
+        let embedding = match note {
+            None => ws.embed_pending(&crate::NoProgress)?,
+            Some(_) => None,
+        };
+        self.invalidate_freshness();
+        let names: Vec<String> = repos.into_iter().map(|r| r.name).collect();
+        let body = json!({
+            "repos": reports,
+            "embedding": embedding,
+            "embedding_note": note.map(|n| n.message),
+        });
+        self.answer(&ws, &names, body)
+    }
+
+    /// Repos with indexed code: the one named, or all of them.
+    fn pick_repos(&self, ws: &Workspace, name: Option<&str>) -> Result<Vec<quarry_core::RepoInfo>> {
+        let code: Vec<_> = ws
+            .store()
+            .repos()?
+            .into_iter()
+            .filter(|r| r.indexed_at.is_some())
+            .collect();
+        match name {
+            None => Ok(code),
+            Some(name) => match code.into_iter().find(|r| r.name == name) {
+                Some(r) => Ok(vec![r]),
+                None => Err(bad(format!(
+                    "no indexed repo named `{name}` (see /api/status)"
+                ))),
+            },
+        }
     }
 }

@@ -94,9 +94,11 @@ impl QuarryMcp {
                 parse::<StatusParams>(name, args)?;
                 service.status()
             }
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "no tool named `{other}` (tools: search, search_commits, touches, summary, status)"
-            )),
+            ))
+            }
         };
         answer.map_err(|e| format!("{e:#}"))
     }

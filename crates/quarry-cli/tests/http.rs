@@ -1,0 +1,220 @@
+//! `quarry serve` as a real server on loopback, driven over HTTP: every operation of its
+//! OpenAPI document answers, bad requests get JSON errors with the right status, the token
+//! is checked on every request, and a non-loopback address is refused without one.
+
+mod common;
+
+use common::git::{commit, git};
+use common::{sample_repo, Env};
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(env: &Env, extra: &[&str]) -> Server {
+    let mut child = env
+        .quarry()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("quarry: serving ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    Server { child, base }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// (status, JSON body)
+fn get(server: &Server, path: &str, token: Option<&str>) -> (u16, Value) {
+    let mut request = agent().get(format!("{}{path}", server.base));
+    if let Some(t) = token {
+        request = request.header("Authorization", format!("Bearer {t}"));
+    }
+    let mut response = request.call().unwrap();
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_json().unwrap())
+}
+
+fn post(server: &Server, path: &str, body: &str) -> (u16, Value) {
+    let mut response = agent()
+        .post(format!("{}{path}", server.base))
+        .content_type("application/json")
+        .send(body)
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_json().unwrap())
+}
+
+fn indexed_repo(env: &Env) {
+    sample_repo(env);
+    let dir = env.repo.path();
+    git(
+        dir,
+        &["init", "-q", "-b", "main"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    commit(dir, "Add the user store", "Alice", "2025-01-02T00:00:00Z");
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+}
+
+#[test]
+fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
+    let env = Env::new();
+    indexed_repo(&env);
+    let server = start(&env, &[]);
+
+    let (status, doc) = get(&server, "/api/openapi.json", None);
+    assert_eq!(status, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() >= 9, "{doc}");
+    for (path, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            let mut query = Vec::new();
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                if p["required"] == true {
+                    let name = p["name"].as_str().unwrap();
+                    let value = match name {
+                        "file" | "path" => "app/users.py",
+                        _ => "user",
+                    };
+                    query.push(format!("{name}={value}"));
+                }
+            }
+            let target = format!("{path}?{}", query.join("&"));
+            let (status, body) = match method.as_str() {
+                "get" => get(&server, &target, None),
+                "post" => post(&server, &target, ""),
+                other => panic!("undocumented method {other}"),
+            };
+            assert_eq!(status, 200, "{method} {target}: {body}");
+            assert!(body.is_object(), "{method} {target}");
+        }
+    }
+
+    let (_, found) = get(
+        &server,
+        "/api/search/code?query=getUserName&mode=lexical&limit=2&repo=",
+        None,
+    );
+    assert_eq!(found["results"][0]["path"], "app/users.py", "{found}");
+    assert_eq!(found["freshness"][0]["files_changed_since"], 0);
+    let (_, commits) = get(
+        &server,
+        "/api/search/commits?query=user%20store&since=2025-01-01",
+        None,
+    );
+    assert_eq!(commits["commits"][0]["subject"], "Add the user store");
+    let (_, files) = get(&server, "/api/code-files/list", None);
+    let listed = files["repos"][0]["files"].as_array().unwrap();
+    assert!(listed
+        .iter()
+        .any(|f| f["path"] == "app/users.py" && f["language"] == "python"));
+
+    // Sync picks up an edit and says what changed; search sees it at once.
+    env.write(
+        "app/billing.py",
+        "def charge_customer_card(amount):\n    return amount\n",
+    );
+    let (status, synced) = post(&server, "/api/code-files/sync", "");
+    assert_eq!(status, 200, "{synced}");
+    assert_eq!(synced["repos"][0]["added"], 1, "{synced}");
+    assert_eq!(synced["repos"][0]["changes"][0]["path"], "app/billing.py");
+    let (_, found) = get(
+        &server,
+        "/api/search/code?query=charge_customer_card&mode=lexical",
+        None,
+    );
+    assert_eq!(found["results"][0]["path"], "app/billing.py");
+
+    // Bad requests: JSON errors with a status that says whose fault it is.
+    let cases = [
+        ("/api/search/code", 400, "query"),
+        ("/api/search/code?query=x&limit=lots", 400, "bad parameters"),
+        ("/api/search/code?query=x&colour=red", 400, "colour"),
+        (
+            "/api/search/code?query=x&language=klingon",
+            400,
+            "unknown language",
+        ),
+        ("/api/search/commits?since=yesterday", 400, "not a date"),
+        (
+            "/api/summary?file=../../../../etc/passwd",
+            400,
+            "not a file inside an indexed repo",
+        ),
+        (
+            "/api/summary?file=/etc/passwd",
+            400,
+            "not a file inside an indexed repo",
+        ),
+        (
+            "/api/code-files/list?repo=nope",
+            400,
+            "no indexed repo named",
+        ),
+        ("/api/nothing", 404, "no route"),
+    ];
+    for (target, want, says) in cases {
+        let (status, body) = get(&server, target, None);
+        assert_eq!(status, want, "{target}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(says),
+            "{target}: {body}"
+        );
+    }
+    let long = format!("/api/search/code?query={}", "a".repeat(9000));
+    let (status, body) = get(&server, &long, None);
+    assert_eq!(status, 400, "{body}");
+    let huge = format!("/api/search/code?query={}", "a".repeat(20_000));
+    assert_eq!(get(&server, &huge, None).0, 414);
+    let (status, _) = post(&server, "/api/code-files/sync", &"x".repeat(100_000));
+    assert_eq!(status, 413);
+}
+
+#[test]
+fn a_token_is_checked_on_every_request_and_remote_binding_needs_one() {
+    let env = Env::new();
+    indexed_repo(&env);
+    let server = start(&env, &["--token", "s3cret"]);
+    for path in ["/healthz", "/api/status", "/api/openapi.json"] {
+        let (status, body) = get(&server, path, None);
+        assert_eq!(status, 401, "{path}: {body}");
+        assert_eq!(get(&server, path, Some("wrong")).0, 401);
+        assert_eq!(get(&server, path, Some("s3cret")).0, 200);
+    }
+
+    let refused = env.fails(&["serve", "--addr", "0.0.0.0:0"]);
+    assert!(refused.contains("--allow-remote"), "{refused}");
+    let refused = env.fails(&["serve", "--addr", "0.0.0.0:0", "--allow-remote"]);
+    assert!(refused.contains("needs a token"), "{refused}");
+}

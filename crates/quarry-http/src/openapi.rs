@@ -1,0 +1,161 @@
+//! The OpenAPI document (`GET /api/openapi.json`), generated from the same request types the
+//! handlers decode, so the document cannot drift from what the server accepts; the test
+//! suite calls every documented operation on a real server.
+
+use quarry_engine::service::{CodeSearchParams, CommitSearchParams, SummaryParams, TouchesParams};
+use schemars::{schema_for, JsonSchema};
+use serde_json::{json, Map, Value};
+
+/// One documented operation.
+pub struct Operation {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub summary: &'static str,
+    /// The query parameters' JSON schema (an object schema), if any.
+    pub params: Option<Value>,
+}
+
+fn schema<T: JsonSchema>() -> Option<Value> {
+    serde_json::to_value(schema_for!(T)).ok()
+}
+
+/// `repo` filter of the list and sync routes.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct RepoParam {
+    /// Only this repo (its name in `/api/status`); all repos when absent.
+    repo: Option<String>,
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation {
+            method: "get",
+            path: "/healthz",
+            summary: "Liveness: the server answers.",
+            params: None,
+        },
+        Operation {
+            method: "get",
+            path: "/api/status",
+            summary: "Repos, freshness, history and embedding coverage.",
+            params: None,
+        },
+        Operation {
+            method: "get",
+            path: "/api/search/code",
+            summary: "Ranked code chunks for a query (lexical, semantic or hybrid).",
+            params: schema::<CodeSearchParams>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/search/commits",
+            summary: "Ranked commits, filters applied before ranking.",
+            params: schema::<CommitSearchParams>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/touches",
+            summary: "Commits that changed a file, folder or `FILE::Symbol`.",
+            params: schema::<TouchesParams>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/summary",
+            summary: "A file's structure, one symbol's context, or its call graph.",
+            params: schema::<SummaryParams>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/code-files/list",
+            summary: "Indexed files of a repo (all repos without `repo`).",
+            params: schema::<RepoParam>(),
+        },
+        Operation {
+            method: "post",
+            path: "/api/code-files/sync",
+            summary: "Re-index changed files (and embed their chunks); returns what changed.",
+            params: schema::<RepoParam>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/openapi.json",
+            summary: "This document.",
+            params: None,
+        },
+    ]
+}
+
+/// The query parameter a schema property is sent as (`repos` travels as `repo=a,b`).
+pub fn wire_name(property: &str) -> &str {
+    match property {
+        "repos" => "repo",
+        other => other,
+    }
+}
+
+fn parameters(schema: &Value) -> Vec<Value> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .map(|(name, prop)| {
+            let mut p = json!({
+                "name": wire_name(name),
+                "in": "query",
+                "required": required.contains(&name.as_str()),
+                "schema": prop,
+            });
+            if let Some(d) = prop.get("description") {
+                p["description"] = d.clone();
+            }
+            if prop.to_string().contains("\"array\"") {
+                p["style"] = json!("form");
+                p["explode"] = json!(false);
+            }
+            p
+        })
+        .collect()
+}
+
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    let mut defs = Map::new();
+    for op in operations() {
+        let mut operation = json!({
+            "summary": op.summary,
+            "responses": {
+                "200": { "description": "The answer, as JSON (search answers carry `freshness`).", "content": { "application/json": { "schema": { "type": "object" } } } },
+                "400": { "description": "A bad parameter: `{\"error\": \"...\"}`." },
+                "401": { "description": "Missing or wrong token (when the server has one)." },
+                "500": { "description": "The index failed: `{\"error\": \"...\"}`." }
+            }
+        });
+        if let Some(schema) = &op.params {
+            operation["parameters"] = Value::Array(parameters(schema));
+            if let Some(d) = schema.get("$defs").and_then(Value::as_object) {
+                defs.extend(d.clone());
+            }
+        }
+        paths.insert(op.path.to_string(), json!({ op.method: operation }));
+    }
+    let doc = json!({
+        "openapi": "3.1.0",
+        "info": { "title": "quarry", "version": env!("CARGO_PKG_VERSION"),
+                  "description": "Code and history search over the workspace's index." },
+        "components": {
+            "schemas": defs,
+            "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } }
+        },
+        "security": [ {}, { "token": [] } ],
+        "paths": paths,
+    });
+    // schemars points at its own `$defs`; in the document they live under components.
+    let text = doc.to_string().replace("#/$defs/", "#/components/schemas/");
+    serde_json::from_str(&text).unwrap_or(doc)
+}
