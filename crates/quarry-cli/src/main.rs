@@ -72,6 +72,20 @@ enum Command {
     Mcp,
     /// Serve the HTTP API (loopback by default; see /api/openapi.json).
     Serve(ServeArgs),
+    /// Keep the index current: re-index files as they change (Ctrl-C stops).
+    Watch(WatchArgs),
+}
+
+#[derive(Args)]
+struct WatchArgs {
+    /// Repository folders [default: every indexed repo of the workspace].
+    paths: Vec<std::path::PathBuf>,
+    /// Seconds to wait for another quarry process that is writing the index.
+    #[arg(long, default_value_t = 30.0)]
+    lock_wait: f64,
+    /// Print one JSON line per re-index pass.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -162,6 +176,9 @@ struct SearchArgs {
     /// Print the query plan and each result's score parts (hybrid mode).
     #[arg(long)]
     explain: bool,
+    /// Bring the index up to date first (a size/mtime check, then hashes of what moved).
+    #[arg(long)]
+    sync: bool,
     /// Print one JSON document (schema: docs/JSON.md).
     #[arg(long)]
     json: bool,
@@ -326,6 +343,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Summary(args) => summary(&dir, args),
         Command::Sync(args) => history_cmd::sync(&dir, args),
         Command::Mcp => quarry_mcp::serve_stdio(&dir),
+        Command::Watch(args) => watch(&dir, args),
         Command::Serve(args) => quarry_http::serve(
             &dir,
             quarry_http::ServeOptions {
@@ -397,6 +415,9 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
 }
 
 fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
+    if args.sync {
+        sync_before_search(dir, &args.repo)?;
+    }
     let mut ws = Workspace::open_existing(dir)?;
     let config = ws.config()?;
     let mode: Mode = args.mode.into();
@@ -615,4 +636,50 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
     } else {
         reports.iter().try_for_each(output::print_eval)
     }
+}
+
+fn watch(dir: &std::path::Path, args: WatchArgs) -> Result<()> {
+    let roots: Vec<std::path::PathBuf> = if args.paths.is_empty() {
+        let ws = Workspace::open_existing(dir)?;
+        ws.store()
+            .repos()?
+            .into_iter()
+            .filter(|r| r.indexed_at.is_some())
+            .map(|r| r.root.into())
+            .collect()
+    } else {
+        args.paths.clone()
+    };
+    if roots.is_empty() {
+        anyhow::bail!("nothing to watch: `quarry index PATH` first, or `quarry watch PATH`");
+    }
+    eprintln!("quarry: watching {} repo(s); Ctrl-C stops", roots.len());
+    let wait = std::time::Duration::from_secs_f64(args.lock_wait.max(0.0));
+    quarry_engine::watch::watch(dir, &roots, wait, &|| false, &mut |pass| {
+        if args.json {
+            let _ = output::print_json(pass);
+        } else if pass.index.added + pass.index.changed + pass.index.removed > 0 {
+            eprintln!(
+                "{}: +{} ~{} -{} files, {} chunks embedded ({} ms)",
+                pass.repo,
+                pass.index.added,
+                pass.index.changed,
+                pass.index.removed,
+                pass.embedded,
+                pass.elapsed_ms
+            );
+        }
+    })
+}
+
+/// `search --sync`: re-indexes the searched repos' changed files (and embeds their chunks).
+fn sync_before_search(dir: &std::path::Path, repos: &[String]) -> Result<()> {
+    Workspace::open_existing(dir)?;
+    let wait = std::time::Duration::from_secs(10);
+    let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, false)?;
+    let reports = ws.reindex_repos(repos)?;
+    if reports.iter().any(|r| r.added + r.changed > 0) {
+        ws.embed_changes()?;
+    }
+    Ok(())
 }

@@ -176,6 +176,15 @@ impl Workspace {
         Ok(None)
     }
 
+    /// After an incremental re-index: attaches the configured embedder and embeds the chunks
+    /// still without a vector. The note says why nothing was embedded, when nothing was.
+    pub fn embed_changes(&mut self) -> Result<(Option<EmbedReport>, Option<EmbedderNote>)> {
+        if let Some(note) = self.attach_embedder(EmbedPurpose::Indexing)? {
+            return Ok((None, Some(note)));
+        }
+        Ok((self.embed_pending(&crate::NoProgress)?, None))
+    }
+
     /// Embeds every chunk that has no vector for the workspace's embedder.
     pub fn embed_pending(&mut self, progress: &dyn Progress) -> Result<Option<EmbedReport>> {
         let Some(embedder) = self.embedder.clone() else {

@@ -100,6 +100,26 @@ fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOpti
 }
 
 impl Workspace {
+    /// Re-indexes the changed files of the workspace's indexed repos (only those named, when
+    /// `names` is not empty), each under its stored name and root. The caller holds the lock.
+    pub fn reindex_repos(&mut self, names: &[String]) -> Result<Vec<IndexReport>> {
+        let targets: Vec<_> = self
+            .store()
+            .repos()?
+            .into_iter()
+            .filter(|r| r.indexed_at.is_some() && (names.is_empty() || names.contains(&r.name)))
+            .collect();
+        let mut reports = Vec::new();
+        for repo in targets {
+            let opts = IndexOptions {
+                name: Some(repo.name),
+                ..Default::default()
+            };
+            reports.push(self.index_repo(Path::new(&repo.root), &opts, &crate::NoProgress)?);
+        }
+        Ok(reports)
+    }
+
     /// Indexes (or updates) the repo at `root`. The caller holds the write lock.
     pub fn index_repo(
         &mut self,

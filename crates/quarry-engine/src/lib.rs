@@ -18,6 +18,7 @@ pub mod search;
 pub mod service;
 pub mod summary;
 pub mod symbol_history;
+pub mod watch;
 mod workspace;
 
 pub use config::Config;

@@ -391,22 +391,14 @@ impl Service {
     pub fn sync_files(&self, repo: Option<&str>) -> Result<Value> {
         let (mut ws, _lock) =
             Workspace::open_for_writing(&self.dir, Duration::from_secs(10), false)?;
-        let repos = self.pick_repos(&ws, repo)?;
-        let mut reports = Vec::new();
-        for r in &repos {
-            let opts = crate::IndexOptions {
-                name: Some(r.name.clone()),
-                ..Default::default()
-            };
-            reports.push(ws.index_repo(Path::new(&r.root), &opts, &crate::NoProgress)?);
-        }
-        let note = ws.attach_embedder(EmbedPurpose::Indexing)?;
-        let embedding = match note {
-            None => ws.embed_pending(&crate::NoProgress)?,
-            Some(_) => None,
-        };
+        let names: Vec<String> = self
+            .pick_repos(&ws, repo)?
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        let reports = ws.reindex_repos(&names)?;
+        let (embedding, note) = ws.embed_changes()?;
         self.invalidate_freshness();
-        let names: Vec<String> = repos.into_iter().map(|r| r.name).collect();
         let body = json!({
             "repos": reports,
             "embedding": embedding,
