@@ -218,3 +218,30 @@ fn a_token_is_checked_on_every_request_and_remote_binding_needs_one() {
     let refused = env.fails(&["serve", "--addr", "0.0.0.0:0", "--allow-remote"]);
     assert!(refused.contains("needs a token"), "{refused}");
 }
+
+#[test]
+fn killing_the_server_in_the_middle_of_a_sync_leaves_an_index_that_opens() {
+    let env = Env::new();
+    indexed_repo(&env);
+    let server = start(&env, &[]);
+    for i in 0..400 {
+        env.write(
+            &format!("gen/m{i}.py"),
+            format!("def function_number_{i}():\n    return {i}\n"),
+        );
+    }
+    let base = server.base.clone();
+    std::thread::spawn(move || {
+        let _ = agent().post(format!("{base}/api/code-files/sync")).send("");
+    });
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    drop(server); // SIGKILL
+    let status = env.json(&["status"]);
+    assert_eq!(status["repos"].as_array().unwrap().len(), 1, "{status}");
+    let found = env.json(&["search", "getUserName", "--mode", "lexical"]);
+    assert_eq!(found["results"][0]["path"], "app/users.py");
+    // And the next sync finishes the job.
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let found = env.json(&["search", "function_number_399", "--mode", "lexical"]);
+    assert_eq!(found["results"][0]["path"], "gen/m399.py");
+}
