@@ -282,7 +282,8 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
         }
     }
     let query = query_of(&args.filters, args.path)?;
-    let found = ws.search_commits(&args.query.join(" "), query, mode)?;
+    let fusion = ws.config()?.fusion();
+    let found = ws.search_commits(&args.query.join(" "), query, mode, &fusion)?;
     for warning in &found.warnings {
         eprintln!("quarry: warning: {warning}");
     }

@@ -2,7 +2,7 @@
 //! on a vector (newest first, so a long backfill is useful early), and `log`'s ranking —
 //! BM25, kNN, or both fused by reciprocal rank — with the filters applied before ranking.
 
-use crate::search::Mode;
+use crate::search::{FusionConfig, Mode};
 use crate::{Progress, Workspace};
 use anyhow::{bail, Result};
 use quarry_core::history::{CommitHit, CommitQuery};
@@ -15,8 +15,6 @@ use std::time::Instant;
 const EMBED_BATCH: usize = 64;
 /// Candidates each side contributes to the fusion.
 const FUSION_DEPTH: usize = 200;
-/// Reciprocal-rank constant (the usual 60).
-const RRF_K: f64 = 60.0;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HistoryEmbedReport {
@@ -103,6 +101,7 @@ impl Workspace {
         text: &str,
         mut query: CommitQuery,
         mode: Mode,
+        fusion: &FusionConfig,
     ) -> Result<CommitSearch> {
         query.terms = tokens::query_terms(text);
         let mut warnings = Vec::new();
@@ -168,7 +167,9 @@ impl Workspace {
         let commits = match mode {
             Mode::Semantic => semantic(limit)?,
             Mode::Hybrid => {
-                let mut fused = reciprocal_rank_fusion(&[lexical(depth)?, semantic(depth)?]);
+                let (wl, ws) = commit_weights(text, fusion);
+                let lists = [(wl, lexical(depth)?), (ws, semantic(depth)?)];
+                let mut fused = reciprocal_rank_fusion(&lists, fusion.rrf_k);
                 fused.truncate(limit);
                 fused
             }
@@ -182,13 +183,28 @@ impl Workspace {
     }
 }
 
-/// Fuses ranked lists by reciprocal rank: each list adds 1/(k + rank) to a commit's score.
-/// Rank, not score, because BM25 and cosine are on scales that do not compare.
-fn reciprocal_rank_fusion(lists: &[Vec<CommitHit>]) -> Vec<CommitHit> {
+/// (lexical, semantic) weights for a commit query. Commit messages are prose: a question in
+/// words or a whole issue text is matched best by meaning (BM25 over the issue's many words
+/// and the commits' patches mostly finds noise), while a short query naming code — an
+/// identifier, a path — is matched best by its words. The same two settings as code search
+/// (`search.nl_lexical`, `search.code_semantic`).
+fn commit_weights(text: &str, cfg: &FusionConfig) -> (f64, f64) {
+    let plan = crate::plan::plan(text);
+    let names_code = !plan.identifiers.is_empty() || !plan.file_hints.is_empty();
+    if names_code && plan.terms.len() <= crate::plan::NATURAL_LANGUAGE_MAX_TERMS {
+        (1.0, cfg.code_semantic)
+    } else {
+        (cfg.nl_lexical, 1.0)
+    }
+}
+
+/// Fuses weighted ranked lists by reciprocal rank: each list adds w/(k + rank) to a commit's
+/// score. Rank, not score, because BM25 and cosine are on scales that do not compare.
+fn reciprocal_rank_fusion(lists: &[(f64, Vec<CommitHit>)], k: f64) -> Vec<CommitHit> {
     let mut fused: HashMap<(String, String), CommitHit> = HashMap::new();
-    for list in lists {
+    for (weight, list) in lists {
         for (rank, hit) in list.iter().enumerate() {
-            let add = 1.0 / (RRF_K + rank as f64 + 1.0);
+            let add = weight / (k + rank as f64 + 1.0);
             fused
                 .entry((hit.repo.clone(), hit.sha.clone()))
                 .and_modify(|h| h.score += add)
@@ -224,11 +240,28 @@ mod tests {
     fn fusion_prefers_commits_both_lists_rank_well() {
         let lexical = vec![hit("a"), hit("b"), hit("c")];
         let semantic = vec![hit("d"), hit("b"), hit("a")];
-        let fused: Vec<String> = reciprocal_rank_fusion(&[lexical, semantic])
+        let fused: Vec<String> = reciprocal_rank_fusion(&[(1.0, lexical), (1.0, semantic)], 60.0)
             .into_iter()
             .map(|h| h.sha)
             .collect();
         assert_eq!(fused[..2], ["a".to_string(), "b".to_string()]);
         assert_eq!(fused.len(), 4);
+    }
+}
+
+#[cfg(test)]
+mod weight_tests {
+    use super::*;
+
+    #[test]
+    fn prose_leans_on_meaning_and_names_of_code_on_words() {
+        let cfg = FusionConfig::default();
+        assert_eq!(commit_weights("find work related to rate limiting", &cfg), (cfg.nl_lexical, 1.0));
+        assert_eq!(commit_weights("parse_config_file", &cfg), (1.0, cfg.code_semantic));
+        assert_eq!(commit_weights("auth/session.go", &cfg), (1.0, cfg.code_semantic));
+        let issue = "Session.resolve_redirects copies the original request for all subsequent requests, \
+                     which can cause incorrect method selection when a 303 is followed by a 307 \
+                     redirect and the client keeps the POST";
+        assert_eq!(commit_weights(issue, &cfg), (cfg.nl_lexical, 1.0));
     }
 }

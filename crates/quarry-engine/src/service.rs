@@ -277,7 +277,8 @@ impl Service {
             path: p.path,
             limit: limit(p.limit, 20),
         };
-        let found = ws.search_commits(&text, query, p.mode.unwrap_or_default())?;
+        let fusion = ws.config()?.fusion();
+        let found = ws.search_commits(&text, query, p.mode.unwrap_or_default(), &fusion)?;
         self.answer(&ws, &repos, serde_json::to_value(found)?)
     }
 

@@ -98,6 +98,7 @@ pub fn run(
                     ..Default::default()
                 },
                 run.mode,
+                &opts.fusion,
             )?;
             let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
             run.mode = found.mode;
