@@ -64,10 +64,11 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
     );
     commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
 
-    let report = env.json(&["sync", env.repo_path()]);
+    // Lexical ranking is what this test pins down (tests/history_semantic.rs has the rest).
+    let report = env.json(&["sync", env.repo_path(), "--no-embed"]);
     assert_eq!(report["repos"][0]["added"], 4, "{report}");
     assert_eq!(
-        env.json(&["sync", env.repo_path()])["repos"][0]["added"],
+        env.json(&["sync", env.repo_path(), "--no-embed"])["repos"][0]["added"],
         0,
         "incremental"
     );
@@ -283,7 +284,8 @@ fn eval_ranks_commits_for_a_commit_query_set() {
     let r = &report["reports"][0];
     assert_eq!(r["queries"], 2);
     assert_eq!(r["metrics"]["hit_at_1"], 1.0, "{report}");
-    let err = env.fails(&[
+    // Semantic and hybrid embed the histories first (the real model).
+    let report = env.json(&[
         "eval",
         file.to_str().unwrap(),
         "--repos",
@@ -291,9 +293,19 @@ fn eval_ranks_commits_for_a_commit_query_set() {
         "--work-dir",
         work.to_str().unwrap(),
         "--mode",
-        "semantic",
+        "semantic,hybrid",
     ]);
-    assert!(err.contains("lexical"), "{err}");
+    let modes: Vec<&str> = report["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["semantic", "hybrid"], "{report}");
+    for r in report["reports"].as_array().unwrap() {
+        assert_eq!(r["queries"], 2);
+        assert_eq!(r["metrics"]["hit_at_10"], 1.0, "{report}");
+    }
 }
 
 #[test]

@@ -256,10 +256,20 @@ mod weight_tests {
     #[test]
     fn prose_leans_on_meaning_and_names_of_code_on_words() {
         let cfg = FusionConfig::default();
-        assert_eq!(commit_weights("find work related to rate limiting", &cfg), (cfg.nl_lexical, 1.0));
-        assert_eq!(commit_weights("parse_config_file", &cfg), (1.0, cfg.code_semantic));
-        assert_eq!(commit_weights("auth/session.go", &cfg), (1.0, cfg.code_semantic));
-        let issue = "Session.resolve_redirects copies the original request for all subsequent requests, \
+        assert_eq!(
+            commit_weights("find work related to rate limiting", &cfg),
+            (cfg.nl_lexical, 1.0)
+        );
+        assert_eq!(
+            commit_weights("parse_config_file", &cfg),
+            (1.0, cfg.code_semantic)
+        );
+        assert_eq!(
+            commit_weights("auth/session.go", &cfg),
+            (1.0, cfg.code_semantic)
+        );
+        let issue =
+            "Session.resolve_redirects copies the original request for all subsequent requests, \
                      which can cause incorrect method selection when a 303 is followed by a 307 \
                      redirect and the client keeps the POST";
         assert_eq!(commit_weights(issue, &cfg), (cfg.nl_lexical, 1.0));
