@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::git::{commit, git, head};
+use common::git::{commit, git, head, init, subjects};
 use common::Env;
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -19,25 +19,11 @@ fn shas(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn subjects(v: &Value) -> Vec<String> {
-    v["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn history_is_synced_searched_shown_and_followed_across_renames() {
     let env = Env::new();
     let dir = env.repo.path();
-    git(
-        dir,
-        &["init", "-q", "-b", "main"],
-        OsStr::new("x"),
-        "2025-01-01T00:00:00Z",
-    );
+    init(dir);
     env.write("auth/session.go", "package auth\n\nfunc Open() {}\n");
     commit(dir, "Add session handling", "Alice", "2025-01-10T10:00:00Z");
     env.write(

@@ -4,28 +4,12 @@
 
 mod common;
 
-use common::git::{commit, git};
+use common::git::{commit, init, subjects};
 use common::Env;
-use serde_json::Value;
-use std::ffi::OsStr;
-
-fn subjects(v: &Value) -> Vec<String> {
-    v["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap().to_string())
-        .collect()
-}
 
 fn history(env: &Env) {
     let dir = env.repo.path();
-    git(
-        dir,
-        &["init", "-q", "-b", "main"],
-        OsStr::new("x"),
-        "2025-01-01T00:00:00Z",
-    );
+    init(dir);
     env.write(
         "client/throttle.py",
         "class Throttle:\n    def wait(self):\n        self.bucket.take(1)\n",

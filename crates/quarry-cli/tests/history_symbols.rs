@@ -4,19 +4,9 @@
 
 mod common;
 
-use common::git::{commit, git};
+use common::git::{commit, git, init, subjects};
 use common::Env;
-use serde_json::Value;
 use std::ffi::OsStr;
-
-fn subjects(v: &Value) -> Vec<String> {
-    v["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap().to_string())
-        .collect()
-}
 
 fn python(parse_body: &str, render_body: &str) -> String {
     format!(
@@ -28,12 +18,7 @@ fn python(parse_body: &str, render_body: &str) -> String {
 fn touches_a_symbol_lists_the_commits_that_changed_it() {
     let env = Env::new();
     let dir = env.repo.path();
-    git(
-        dir,
-        &["init", "-q", "-b", "main"],
-        OsStr::new("x"),
-        "2025-01-01T00:00:00Z",
-    );
+    init(dir);
     env.write("page.py", python("return text", "return ''"));
     commit(dir, "Add pages", "Alice", "2025-01-02T00:00:00Z");
     env.write("page.py", python("return text.strip()", "return ''"));
@@ -98,12 +83,7 @@ fn a_repo_moved_on_disk_keeps_its_index_and_history() {
     let env = Env::new();
     let old = env.repo.path().join("project");
     std::fs::create_dir_all(&old).unwrap();
-    git(
-        &old,
-        &["init", "-q", "-b", "main"],
-        OsStr::new("x"),
-        "2025-01-01T00:00:00Z",
-    );
+    init(&old);
     common::write_file(&old, "src/lib.rs", b"pub fn rate_limit() {}\n");
     commit(&old, "Add a rate limiter", "Alice", "2025-01-02T00:00:00Z");
     env.ok(&["index", old.to_str().unwrap()]);

@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::git::{commit, git};
+use common::git::{commit, init};
 use common::{sample_repo, Env};
 use serde_json::Value;
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
@@ -75,12 +74,7 @@ fn post(server: &Server, path: &str, body: &str) -> (u16, Value) {
 fn indexed_repo(env: &Env) {
     sample_repo(env);
     let dir = env.repo.path();
-    git(
-        dir,
-        &["init", "-q", "-b", "main"],
-        OsStr::new("x"),
-        "2025-01-01T00:00:00Z",
-    );
+    init(dir);
     commit(dir, "Add the user store", "Alice", "2025-01-02T00:00:00Z");
     env.ok(&["index", env.repo_path(), "--no-embed"]);
     env.ok(&["sync", env.repo_path(), "--no-embed"]);

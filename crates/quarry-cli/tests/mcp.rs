@@ -4,14 +4,13 @@
 
 mod common;
 
-use common::git::{commit, git};
+use common::git::{commit, init};
 use common::{sample_repo, Env};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use std::ffi::OsStr;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -55,12 +54,7 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     let env = Env::new();
     sample_repo(&env);
     let dir = env.repo.path();
-    git(
-        dir,
-        &["init", "-q", "-b", "main"],
-        OsStr::new("x"),
-        "2025-01-01T00:00:00Z",
-    );
+    init(dir);
     commit(
         dir,
         "Add the user store and upload queue",

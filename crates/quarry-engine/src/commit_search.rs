@@ -2,6 +2,7 @@
 //! on a vector (newest first, so a long backfill is useful early), and `log`'s ranking —
 //! BM25, kNN, or both fused by reciprocal rank — with the filters applied before ranking.
 
+use crate::embedding::backfill;
 use crate::search::{FusionConfig, Mode};
 use crate::{Progress, Workspace};
 use anyhow::{bail, Result};
@@ -58,33 +59,19 @@ impl Workspace {
                 .sum())
         };
         progress.begin("embedding history", waiting(&*store)?);
-        let mut embedded = 0u64;
-        let mut interrupted = None;
-        let result = (|| -> Result<()> {
-            loop {
+        let (embedded, interrupted) = backfill(
+            embedder.as_ref(),
+            progress,
+            store,
+            |store| {
                 let pending = store.pending_commit_embeddings(EMBED_BATCH)?;
-                if pending.is_empty() {
-                    return Ok(());
-                }
-                let texts: Vec<&str> = pending.iter().map(|p| p.text.as_str()).collect();
-                let vectors = match embedder.embed(&texts) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        interrupted = Some(format!(
-                            "{e:#}; `quarry sync --embed-only` embeds the rest later"
-                        ));
-                        return Ok(());
-                    }
-                };
-                let rows: Vec<(i64, Vec<f32>)> =
-                    pending.iter().map(|p| p.id).zip(vectors).collect();
-                store.put_commit_vectors(&rows)?;
-                embedded += rows.len() as u64;
-                progress.advance(rows.len() as u64);
-            }
-        })();
-        progress.end();
-        result?;
+                Ok(pending.into_iter().map(|p| (p.id, p.text)).collect())
+            },
+            |store, rows| store.put_commit_vectors(&rows),
+        );
+        let embedded = embedded?;
+        let interrupted =
+            interrupted.map(|e| format!("{e}; `quarry sync --embed-only` embeds the rest later"));
         Ok(Some(HistoryEmbedReport {
             model,
             embedded,

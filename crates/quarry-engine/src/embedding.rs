@@ -196,36 +196,17 @@ impl Workspace {
         let model_changed = store.set_embedding_model(&model)?;
         let before = store.coverage(&[])?;
         progress.begin("embedding", before.total - before.embedded);
-        let mut embedded = 0u64;
-        let mut interrupted = None;
-        let result = (|| -> Result<()> {
-            loop {
+        let (embedded, interrupted) = backfill(
+            embedder.as_ref(),
+            progress,
+            store,
+            |store| {
                 let pending = store.pending_embeddings(BACKFILL_BATCH)?;
-                if pending.is_empty() {
-                    return Ok(());
-                }
-                let texts: Vec<&str> = pending.iter().map(|p| p.text.as_str()).collect();
-                // An embedder failure (an endpoint going down) ends the backfill, not the run:
-                // every batch stored so far stays, and the next run resumes.
-                let vectors = match embedder.embed(&texts) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        interrupted = Some(format!("{e:#}"));
-                        return Ok(());
-                    }
-                };
-                let rows: Vec<(String, Vec<f32>)> = pending
-                    .iter()
-                    .map(|p| p.hash.clone())
-                    .zip(vectors)
-                    .collect();
-                store.put_embeddings(&rows)?;
-                embedded += rows.len() as u64;
-                progress.advance(rows.len() as u64);
-            }
-        })();
-        progress.end();
-        result?;
+                Ok(pending.into_iter().map(|p| (p.hash, p.text)).collect())
+            },
+            |store, rows| store.put_embeddings(&rows),
+        );
+        let embedded = embedded?;
         Ok(Some(EmbedReport {
             model,
             embedded,
@@ -234,5 +215,43 @@ impl Workspace {
             elapsed_ms: started.elapsed().as_millis() as u64,
             interrupted,
         }))
+    }
+}
+
+/// The backfill loop shared by chunks and commits: fetch a batch of texts without a vector,
+/// embed it, store it (one transaction), until nothing is pending. An embedder failure (an
+/// endpoint going down) ends the loop, not the run: every batch stored so far stays, the next
+/// run resumes, and the failure is returned as the second value. Returns how many were stored.
+pub(crate) fn backfill<K, S: ?Sized>(
+    embedder: &dyn Embedder,
+    progress: &dyn Progress,
+    target: &mut S,
+    mut fetch: impl FnMut(&mut S) -> Result<Vec<(K, String)>>,
+    mut store: impl FnMut(&mut S, Vec<(K, Vec<f32>)>) -> Result<()>,
+) -> (Result<u64>, Option<String>) {
+    let mut embedded = 0u64;
+    let result = (|| -> Result<Option<String>> {
+        loop {
+            let pending = fetch(target)?;
+            if pending.is_empty() {
+                return Ok(None);
+            }
+            let texts: Vec<&str> = pending.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = match embedder.embed(&texts) {
+                Ok(v) => v,
+                Err(e) => return Ok(Some(format!("{e:#}"))),
+            };
+            let rows: Vec<(K, Vec<f32>)> =
+                pending.into_iter().map(|(k, _)| k).zip(vectors).collect();
+            let n = rows.len() as u64;
+            store(target, rows)?;
+            embedded += n;
+            progress.advance(n);
+        }
+    })();
+    progress.end();
+    match result {
+        Ok(interrupted) => (Ok(embedded), interrupted),
+        Err(e) => (Err(e), None),
     }
 }

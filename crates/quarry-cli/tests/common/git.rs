@@ -42,3 +42,23 @@ pub fn head(dir: &Path) -> String {
         .unwrap();
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
+
+/// `git init` on branch main.
+pub fn init(dir: &Path) {
+    git(
+        dir,
+        &["init", "-q", "-b", "main"],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+}
+
+/// The subjects of a `log`/`touches` JSON answer, in order.
+pub fn subjects(v: &serde_json::Value) -> Vec<String> {
+    v["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap().to_string())
+        .collect()
+}
