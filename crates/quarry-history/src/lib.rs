@@ -54,19 +54,25 @@ impl GitRepo {
         Ok(Some((head.to_string(), shas)))
     }
 
-    /// The content of `path` in the tree of commit `sha`; `None` when the commit has no such
-    /// file (or it is not a file).
-    pub fn file_at(&self, sha: &str, path: &str) -> Result<Option<Vec<u8>>> {
+    /// The blob id of `path` in the tree of commit `sha`; `None` when the commit has no such
+    /// file (or it is not a file). Cheap: the blob itself is not read.
+    pub fn blob_id_at(&self, sha: &str, path: &str) -> Result<Option<String>> {
         let repo = self.history.repo();
         let id = gix::ObjectId::from_hex(sha.as_bytes())?;
         let tree = repo.find_commit(id)?.tree()?;
         let Some(entry) = tree.lookup_entry_by_path(path)? else {
             return Ok(None);
         };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        Ok(Some(entry.object()?.detach().data))
+        Ok(entry
+            .mode()
+            .is_blob()
+            .then(|| entry.object_id().to_string()))
+    }
+
+    /// A blob's content, by id (from `blob_id_at`).
+    pub fn blob(&self, id: &str) -> Result<Vec<u8>> {
+        let id = gix::ObjectId::from_hex(id.as_bytes())?;
+        Ok(self.history.repo().find_object(id)?.detach().data)
     }
 
     /// Reads the given commits (metadata, changed files, patch), one result per SHA.
