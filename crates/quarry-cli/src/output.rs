@@ -216,28 +216,30 @@ pub fn print_status(
     let any_embed = history.iter().any(|h| h.embed && h.commits > 0);
     for s in stats {
         writeln!(out, "{}  {}", style.paint("1", &s.repo.name), s.repo.root)?;
+        let history_only = s.repo.indexed_at.is_none()
+            && s.files == 0
+            && history
+                .iter()
+                .any(|h| h.repo == s.repo.name && h.commits > 0);
+        if history_only {
+            writeln!(
+                out,
+                "  code: not indexed (history only; `quarry index {}` adds it)",
+                s.repo.root
+            )?;
+        }
         let when = match s.repo.indexed_at {
             Some(t) => humantime_ago(t),
             None => "never completed (run `quarry index` again to finish)".into(),
         };
-        writeln!(
-            out,
-            "  files {} · chunks {} · symbols {} · indexed {when}",
-            s.files, s.chunks, s.symbols
-        )?;
-        let mut langs: Vec<_> = s.languages.iter().collect();
-        langs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let langs: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
-        writeln!(
-            out,
-            "  languages: {}",
-            if langs.is_empty() {
-                "none".into()
-            } else {
-                langs.join(", ")
-            }
-        )?;
-        writeln!(out, "  skipped: {}", skipped_line(&s.repo.skipped))?;
+        if !history_only {
+            writeln!(
+                out,
+                "  files {} · chunks {} · symbols {} · indexed {when}",
+                s.files, s.chunks, s.symbols
+            )?;
+            print_languages(&mut out, s)?;
+        }
         if let Some(h) = history
             .iter()
             .find(|h| h.repo == s.repo.name && h.commits > 0)
@@ -254,6 +256,23 @@ pub fn print_status(
         writeln!(out, "no repos indexed yet: run `quarry index PATH`")?;
     }
     writeln!(out, "store: {} ({})", file.display(), human_bytes(bytes))?;
+    Ok(())
+}
+
+fn print_languages(out: &mut impl Write, s: &RepoStats) -> Result<()> {
+    let mut langs: Vec<_> = s.languages.iter().collect();
+    langs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let langs: Vec<String> = langs.iter().map(|(l, n)| format!("{l} {n}")).collect();
+    writeln!(
+        out,
+        "  languages: {}",
+        if langs.is_empty() {
+            "none".into()
+        } else {
+            langs.join(", ")
+        }
+    )?;
+    writeln!(out, "  skipped: {}", skipped_line(&s.repo.skipped))?;
     Ok(())
 }
 
