@@ -36,7 +36,8 @@ for _ in $(seq 100); do [ -s "$ws/watch.out" ] && break; sleep 0.1; done
 
 # Python files of the tree, to append functions to.
 mapfile -t files < <(cd "$tree" && find . -name '*.py' -size -20k | sort | head -200)
-found() { curl -s "$base/api/search/code?mode=lexical&limit=3&query=$1" | grep -q "\"symbol\":\"$1\""; }
+# A function is found when a top result's text defines it (small functions share a chunk).
+found() { curl -s "$base/api/search/code?mode=lexical&limit=3&query=$1" | grep -q "def $1("; }
 
 # 1. edit → searchable
 lat=()
@@ -45,7 +46,7 @@ for i in $(seq "$edits"); do
     f="$tree/${files[$((i % ${#files[@]}))]}"
     s=$(date +%s%N)
     printf '\n\ndef %s():\n    return %d\n' "$name" "$i" >>"$f"
-    until found "$name"; do sleep 0.01; done
+    for _ in $(seq 1000); do found "$name" && break; sleep 0.01; done
     e=$(date +%s%N)
     lat+=($(( (e - s) / 1000000 )))
     sleep 0.3
