@@ -295,7 +295,7 @@ fn eval_ranks_commits_for_a_commit_query_set() {
 }
 
 #[test]
-fn bare_clones_and_detached_heads_sync_what_head_reaches() {
+fn bare_and_shallow_clones_and_detached_heads_sync_what_head_reaches() {
     let env = Env::new();
     let dir = env.repo.path().join("work");
     std::fs::create_dir_all(&dir).unwrap();
@@ -344,4 +344,31 @@ fn bare_clones_and_detached_heads_sync_what_head_reaches() {
     let name = report["repos"][0]["repo"].as_str().unwrap().to_string();
     let log = env.json(&["log", "--repo", &name]);
     assert_eq!(subjects(&log), ["change 1", "change 0"]);
+
+    // A shallow clone: only the commits it has, and a note that says so.
+    let shallow = env.repo.path().join("shallow");
+    git(
+        env.repo.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "2",
+            &format!("file://{}", bare.display()),
+            shallow.to_str().unwrap(),
+        ],
+        OsStr::new("x"),
+        "2025-01-01T00:00:00Z",
+    );
+    let report = env.json(&["sync", shallow.to_str().unwrap(), "--no-embed"]);
+    assert_eq!(report["repos"][0]["added"], 2, "{report}");
+    assert!(
+        report["repos"][0]["notes"]
+            .to_string()
+            .contains("shallow clone"),
+        "{report}"
+    );
+    let name = report["repos"][0]["repo"].as_str().unwrap().to_string();
+    let log = env.json(&["log", "--repo", &name]);
+    assert_eq!(subjects(&log), ["change 2", "change 1"]);
 }
