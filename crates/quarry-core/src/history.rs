@@ -148,6 +148,9 @@ pub trait HistoryStore {
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> anyhow::Result<()>;
     /// Per repo: commits stored, embedded, and whether embedding is on.
     fn history_stats(&self) -> anyhow::Result<Vec<HistoryStats>>;
+    /// Whether any commit of the given repos (all when empty) has a vector: a cheap check for
+    /// every search, where `history_stats` counts them all.
+    fn has_commit_vectors(&self, repos: &[String]) -> anyhow::Result<bool>;
     /// Up to `limit` commits of repos with embedding on that have no vector, newest first.
     fn pending_commit_embeddings(&self, limit: usize) -> anyhow::Result<Vec<PendingCommit>>;
     /// Stores commit vectors (by commit id) in one transaction.

@@ -99,11 +99,7 @@ impl Workspace {
                 warnings,
             });
         }
-        let has_vectors = || -> Result<bool> {
-            Ok(self.store().history_stats()?.iter().any(|s| {
-                s.embedded > 0 && (query.repos.is_empty() || query.repos.contains(&s.repo))
-            }))
-        };
+        let has_vectors = || self.store().has_commit_vectors(&query.repos);
         let mut mode = match (mode, &self.embedder) {
             (Mode::Lexical, _) | (Mode::Auto, None) => Mode::Lexical,
             (Mode::Auto, Some(_)) if has_vectors()? => Mode::Hybrid,

@@ -351,6 +351,10 @@ impl HistoryStore for SqliteStore {
         history_vectors::stats(&self.conn).map_err(|e| self.err(e))
     }
 
+    fn has_commit_vectors(&self, repos: &[String]) -> Result<bool> {
+        history_vectors::any(&self.conn, repos).map_err(|e| self.err(e))
+    }
+
     fn pending_commit_embeddings(&self, limit: usize) -> Result<Vec<PendingCommit>> {
         history_vectors::pending(&self.conn, limit).map_err(|e| self.err(e))
     }

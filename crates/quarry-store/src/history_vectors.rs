@@ -46,6 +46,17 @@ pub(crate) fn stats(conn: &Connection) -> rusqlite::Result<Vec<HistoryStats>> {
     rows.collect()
 }
 
+pub(crate) fn any(conn: &Connection, repos: &[String]) -> rusqlite::Result<bool> {
+    let mut args: Vec<Value> = Vec::new();
+    let mut sql = String::from(
+        "SELECT EXISTS(SELECT 1 FROM commit_vectors v
+         JOIN commits c ON c.id = v.commit_id JOIN repos r ON r.id = c.repo_id WHERE 1",
+    );
+    crate::search::push_filters(&mut sql, &mut args, repos, None, None);
+    sql.push(')');
+    conn.query_row(&sql, rusqlite::params_from_iter(args), |r| r.get(0))
+}
+
 pub(crate) fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<PendingCommit>> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.id, c.subject, c.body, substr(c.patch, 1, ?2),
