@@ -281,6 +281,10 @@ struct EvalArgs {
     /// `--set search.nl_lexical_weight=0.3`; `quarry config list` names the keys.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+    /// Score several values of a setting side by side on the same index, as KEY=V1,V2,...
+    /// (repeatable: every combination is scored), e.g. `--sweep search.prior_test=0.3,0.5`.
+    #[arg(long = "sweep", value_name = "KEY=V1,V2")]
+    sweeps: Vec<String>,
     /// BM25 field weights to try, as PATH,SYMBOL,BODY [default: 3,4,1].
     #[arg(long, value_parser = parse_weights)]
     weights: Option<FieldWeights>,
@@ -618,10 +622,31 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         None
     };
     let fusion = config.fusion();
+    // Every combination of the swept values, each a labelled copy of the settings.
+    let mut variants: Vec<(String, quarry_engine::Config)> = Vec::new();
+    for sweep in &args.sweeps {
+        let (key, values) = sweep
+            .split_once('=')
+            .with_context(|| format!("`--sweep {sweep}` is not KEY=V1,V2,..."))?;
+        let base = if variants.is_empty() {
+            vec![(String::new(), config.clone())]
+        } else {
+            std::mem::take(&mut variants)
+        };
+        for (label, cfg) in base {
+            for value in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+                let mut cfg = cfg.clone();
+                cfg.set(key.trim(), value)?;
+                let label = format!("{label}{}{}={value}", if label.is_empty() { "" } else { " " }, key.trim());
+                variants.push((label, cfg));
+            }
+        }
+    }
     let opts = EvalOptions {
         modes,
         embedder,
         fusion,
+        variants: variants.into_iter().map(|(l, c)| (l, c.fusion())).collect(),
         repos_dir: args.repos,
         work_dir: args.work_dir.unwrap_or_else(|| dir.join("eval")),
         candidates: args.candidates,

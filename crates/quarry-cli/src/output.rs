@@ -299,14 +299,31 @@ pub fn print_eval(r: &EvalReport) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{} — {} queries, mode {:?}",
-        r.queries_file, r.queries, r.mode
+        "{} — {} queries, mode {:?}{}",
+        r.queries_file,
+        r.queries,
+        r.mode,
+        if r.setting.is_empty() { String::new() } else { format!(", {}", r.setting) }
     )?;
     writeln!(
         out,
         "  hit@1 {:.3}  hit@5 {:.3}  hit@10 {:.3}  recall@10 {:.3}  MRR {:.3}  nDCG@10 {:.3}",
         m.hit_at_1, m.hit_at_5, m.hit_at_10, m.recall_at_10, m.mrr, m.ndcg_at_10
     )?;
+    for (repo, m) in &r.by_repo {
+        writeln!(
+            out,
+            "    {repo:<28} hit@1 {:.3}  hit@5 {:.3}  hit@10 {:.3}  MRR {:.3}",
+            m.hit_at_1, m.hit_at_5, m.hit_at_10, m.mrr
+        )?;
+    }
+    if let Some(f) = &r.function {
+        writeln!(
+            out,
+            "  function level ({} queries): hit@1 {:.3}  hit@5 {:.3}  hit@10 {:.3}  MRR {:.3}",
+            f.queries, f.hit_at_1, f.hit_at_5, f.hit_at_10, f.mrr
+        )?;
+    }
     writeln!(
         out,
         "  latency p50 {:.1} ms  p95 {:.1} ms  (indexing {:.1} s)",

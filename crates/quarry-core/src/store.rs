@@ -110,8 +110,9 @@ pub struct LexicalQuery {
 /// A nearest-neighbour query over chunk embeddings, with the same pre-filters as BM25.
 #[derive(Debug, Clone, Default)]
 pub struct VectorQuery {
-    /// Unit-length query vector from the workspace's embedding model.
-    pub vector: Vec<f32>,
+    /// Unit-length query vectors from the workspace's embedding model; a chunk scores its best
+    /// cosine to any of them (a long text is embedded as several passages).
+    pub vectors: Vec<Vec<f32>>,
     pub repos: Vec<String>,
     pub language: Option<Language>,
     pub path_glob: Option<String>,
@@ -146,6 +147,15 @@ pub struct ChunkHit {
     pub language: Language,
     pub score: f64,
     pub text: String,
+}
+
+/// A file found by whole-file BM25.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileHit {
+    pub repo: String,
+    pub path: String,
+    pub language: Language,
+    pub score: f64,
 }
 
 /// A call to a name, found in an indexed file.
@@ -191,6 +201,17 @@ pub trait Store: crate::history::HistoryStore {
     /// Drops stored vectors that no chunk refers to any more; returns how many.
     fn prune_vectors(&mut self) -> anyhow::Result<u64>;
     fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
+    /// BM25 over whole files (path, every definition's name, all of the text), best first.
+    fn search_files_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<FileHit>>;
+    /// Files (as `(repo, path)`) whose path matches a GLOB pattern, in the given repos.
+    fn paths_matching(
+        &self,
+        glob: &str,
+        repos: &[String],
+        limit: usize,
+    ) -> anyhow::Result<Vec<(String, String)>>;
+    /// Every chunk of one file, in line order.
+    fn file_chunks(&self, repo: &str, path: &str) -> anyhow::Result<Vec<ChunkHit>>;
     /// Calls of `name` (the called name's last segment), in the given repos (all when empty).
     fn callers(&self, name: &str, repos: &[String], limit: usize) -> anyhow::Result<Vec<CallRef>>;
     /// Definitions named `name` (bare name), in the given repos (all when empty).

@@ -114,9 +114,20 @@ pub const KEYS: &[KeySpec] = &[
 const DEFAULT_TIMEOUT_S: f64 = 30.0;
 const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
-fn spec(key: &str) -> Result<&'static KeySpec> {
-    KEYS.iter().find(|k| k.name == key).with_context(|| {
-        let names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+/// Every key: `KEYS`, then the file-ranking constants quarry-rank declares.
+pub fn all_keys() -> Vec<KeySpec> {
+    let ranking = quarry_rank::files::SETTINGS.iter().map(|&(name, help)| KeySpec {
+        name,
+        kind: KeyKind::Number,
+        help,
+    });
+    KEYS.iter().copied().chain(ranking).collect()
+}
+
+fn spec(key: &str) -> Result<KeySpec> {
+    let keys = all_keys();
+    keys.iter().find(|k| k.name == key).copied().with_context(|| {
+        let names: Vec<&str> = keys.iter().map(|k| k.name).collect();
         format!("unknown setting `{key}` (known: {})", names.join(", "))
     })
 }
@@ -140,7 +151,7 @@ fn default_of(key: &str) -> String {
         "search.symbol_boost" => f.symbol_boost.to_string(),
         "search.path_boost" => f.path_boost.to_string(),
         "search.max_per_file" => f.max_per_file.to_string(),
-        _ => String::new(),
+        _ => f.files.get(key).map(|v| v.to_string()).unwrap_or_default(),
     }
 }
 
@@ -212,6 +223,7 @@ pub enum EmbedderChoice {
 }
 
 /// The workspace's settings file.
+#[derive(Clone)]
 pub struct Config {
     path: PathBuf,
     doc: DocumentMut,
@@ -240,7 +252,7 @@ impl Config {
         for entry in config.set_keys() {
             let spec = spec(&entry).with_context(|| format!("in {}", config.path.display()))?;
             let raw = config.raw(spec.name).unwrap_or_default();
-            parse_value(spec, &raw).with_context(|| format!("in {}", config.path.display()))?;
+            parse_value(&spec, &raw).with_context(|| format!("in {}", config.path.display()))?;
         }
         Ok(config)
     }
@@ -287,7 +299,7 @@ impl Config {
     /// Sets a key after checking its value; call `save` to write the file.
     pub fn set(&mut self, key: &str, raw: &str) -> Result<()> {
         let spec = spec(key)?;
-        let value = parse_value(spec, raw)?;
+        let value = parse_value(&spec, raw)?;
         let (section, name) = spec.name.split_once('.').expect("keys are dotted");
         let table = self
             .doc
@@ -322,7 +334,8 @@ impl Config {
     }
 
     pub fn entries(&self) -> Vec<ConfigEntry> {
-        KEYS.iter()
+        all_keys()
+            .into_iter()
             .map(|spec| ConfigEntry {
                 key: spec.name,
                 value: self.get(spec.name).unwrap_or_default(),
@@ -355,6 +368,13 @@ impl Config {
             symbol_boost: self.number("search.symbol_boost"),
             path_boost: self.number("search.path_boost"),
             max_per_file: count("search.max_per_file"),
+            files: {
+                let mut files = quarry_rank::FileRankConfig::default();
+                for (key, _) in quarry_rank::files::SETTINGS {
+                    files.set(key, self.number(key));
+                }
+                files
+            },
         }
     }
 

@@ -9,6 +9,7 @@
 
 mod commits;
 mod corpus;
+mod functions;
 mod metrics;
 
 use crate::search::{rank_files, Mode, SearchRequest};
@@ -20,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use metrics::Metrics;
+pub use metrics::{FunctionMetrics, Metrics};
+use std::collections::{BTreeMap, HashMap};
 
 /// One line of a query file.
 #[derive(Debug, Clone, Deserialize)]
@@ -34,6 +36,10 @@ pub struct EvalQuery {
     #[serde(default)]
     pub corpus: Option<String>,
     pub relevant: Vec<String>,
+    /// Finer labels: qualified names of the definitions the answer changes, per file
+    /// (`{"src/a.py": ["Class.method"]}`); scored at function level when present.
+    #[serde(default)]
+    pub relevant_symbols: HashMap<String, Vec<String>>,
 }
 
 #[derive(Clone)]
@@ -52,6 +58,9 @@ pub struct EvalOptions {
     pub max_queries: Option<usize>,
     pub weights: FieldWeights,
     pub fusion: crate::search::FusionConfig,
+    /// Settings to score side by side on the same index, each with a label (`key=value`);
+    /// empty: just `fusion`.
+    pub variants: Vec<(String, crate::search::FusionConfig)>,
     /// The model for semantic and hybrid modes.
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
 }
@@ -65,6 +74,14 @@ pub struct QueryOutcome {
     pub latency_ms: f64,
     /// The top 10 files returned.
     pub top: Vec<String>,
+    /// 1-based rank of the first result (chunk) that overlaps a labelled definition, when the
+    /// query has `relevant_symbols` found in the index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function_rank: Option<usize>,
+    /// Whether the query's definition labels were found in the index (it counts at function
+    /// level).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub function_labelled: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,8 +89,17 @@ pub struct EvalReport {
     pub queries_file: String,
     /// The mode the searches ran in (`auto` resolved).
     pub mode: Mode,
+    /// The settings varied for this report (`--sweep`), as `key=value` pairs.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub setting: String,
     pub queries: usize,
     pub metrics: Metrics,
+    /// Per repository, when the queries span several.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_repo: BTreeMap<String, Metrics>,
+    /// Function level, over the queries with definition labels found in the index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionMetrics>,
     pub latency_ms_p50: f64,
     pub latency_ms_p95: f64,
     /// Time spent laying out corpora and indexing them.
@@ -136,14 +162,7 @@ pub fn run(
     {
         bail!("{mode:?} evaluation needs the embedding model: run `quarry model install`");
     }
-    let mut runs: Vec<ModeRun> = opts
-        .modes
-        .iter()
-        .map(|&mode| ModeRun {
-            mode,
-            outcomes: vec![None; queries.len()],
-        })
-        .collect();
+    let mut runs = mode_runs(opts, queries.len());
     let mut unavailable = Vec::new();
     let mut index_time = Duration::ZERO;
 
@@ -173,9 +192,14 @@ pub fn run(
             &format!("querying {}", group.label),
             (group.queries.len() * runs.len()) as u64,
         );
+        let labels: HashMap<usize, Vec<functions::Span>> = group
+            .queries
+            .iter()
+            .map(|&i| Ok((i, functions::resolve(&ws, &queries[i], &group.repo_name)?)))
+            .collect::<Result<_>>()?;
         for run in &mut runs {
             for &i in &group.queries {
-                let outcome = run_query(&ws, &queries[i], run.mode, &group.repo_name, opts)?;
+                let outcome = run_query(&ws, &queries[i], run, &group.repo_name, opts, &labels[&i])?;
                 run.mode = outcome.0;
                 run.outcomes[i] = Some(outcome.1);
                 progress.advance(1);
@@ -191,28 +215,52 @@ pub fn run(
         .collect())
 }
 
-/// One mode's outcomes, query by query (`None`: the query could not run).
+/// One mode's (and setting's) outcomes, query by query (`None`: the query could not run).
 struct ModeRun {
     /// The mode asked for, then the one searches resolved to (`auto` → hybrid or lexical).
     mode: Mode,
+    /// The label of the settings varied, and the settings.
+    setting: String,
+    fusion: crate::search::FusionConfig,
     outcomes: Vec<Option<QueryOutcome>>,
+}
+
+/// Every mode × every setting variant.
+fn mode_runs(opts: &EvalOptions, queries: usize) -> Vec<ModeRun> {
+    let variants = if opts.variants.is_empty() {
+        vec![(String::new(), opts.fusion)]
+    } else {
+        opts.variants.clone()
+    };
+    opts.modes
+        .iter()
+        .flat_map(|&mode| {
+            variants.iter().map(move |(setting, fusion)| ModeRun {
+                mode,
+                setting: setting.clone(),
+                fusion: *fusion,
+                outcomes: vec![None; queries],
+            })
+        })
+        .collect()
 }
 
 /// Runs one query; returns the mode the search resolved to and the outcome.
 fn run_query(
     ws: &Workspace,
     q: &EvalQuery,
-    mode: Mode,
+    run: &ModeRun,
     repo: &str,
     opts: &EvalOptions,
+    labels: &[functions::Span],
 ) -> Result<(Mode, QueryOutcome)> {
     let mut request = SearchRequest::new(q.query.clone());
-    request.mode = mode;
+    request.mode = run.mode;
     request.repos = vec![repo.to_string()];
     request.language = opts.language;
     request.limit = opts.candidates;
     request.weights = opts.weights;
-    request.fusion = opts.fusion;
+    request.fusion = run.fusion;
     let started = Instant::now();
     let response = ws.search(&request)?;
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -231,6 +279,8 @@ fn run_query(
             first_relevant_rank,
             latency_ms,
             top: files.iter().take(10).cloned().collect(),
+            function_rank: functions::first_rank(&response.results, labels),
+            function_labelled: !labels.is_empty(),
         },
     ))
 }
@@ -244,22 +294,40 @@ fn report(
 ) -> EvalReport {
     let outcomes = run.outcomes;
     let mut metrics = Metrics::default();
+    let mut by_repo: BTreeMap<String, Metrics> = BTreeMap::new();
+    let mut function = FunctionMetrics::default();
     let mut latencies = Vec::new();
     for (q, outcome) in queries.iter().zip(&outcomes) {
+        let repo = by_repo.entry(q.repo.clone().unwrap_or_default()).or_default();
         match outcome {
             Some(o) => {
                 metrics.add(&o.top, o.first_relevant_rank, &q.relevant);
+                repo.add(&o.top, o.first_relevant_rank, &q.relevant);
+                if o.function_labelled {
+                    function.add(o.function_rank);
+                }
                 latencies.push(o.latency_ms);
             }
-            None => metrics.add(&[], None, &q.relevant),
+            None => {
+                metrics.add(&[], None, &q.relevant);
+                repo.add(&[], None, &q.relevant);
+            }
         }
     }
     metrics.finish();
+    by_repo.values_mut().for_each(Metrics::finish);
+    if by_repo.len() < 2 {
+        by_repo.clear();
+    }
+    function.finish();
     EvalReport {
         queries_file: queries_file.display().to_string(),
         mode: run.mode,
+        setting: run.setting,
         queries: queries.len(),
         metrics,
+        by_repo,
+        function: (function.queries > 0).then_some(function),
         latency_ms_p50: metrics::percentile(&mut latencies, 0.50),
         latency_ms_p95: metrics::percentile(&mut latencies, 0.95),
         index_ms,

@@ -6,13 +6,12 @@ pub mod commit_search;
 pub mod config;
 mod embedding;
 pub mod eval;
+mod evidence;
 mod freshness;
-mod fusion;
 pub mod graph;
 pub mod history;
 mod index;
 mod lock;
-pub mod plan;
 mod progress;
 pub mod search;
 pub mod service;
@@ -21,6 +20,8 @@ pub mod symbol_history;
 pub mod watch;
 mod workspace;
 
+/// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
+pub use quarry_rank::{fusion, plan};
 pub use config::Config;
 pub use embedding::{
     build_embedder, load_local_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind,

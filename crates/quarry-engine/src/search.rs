@@ -1,10 +1,10 @@
 //! The search API under every interface: a request in, ranked chunks out, in the JSON shape
 //! documented in docs/JSON.md (later modes extend it, never break it).
 
-use crate::fusion;
-pub use crate::fusion::{FusionConfig, FusionMethod, ScoreParts};
-use crate::plan::QueryPlan;
 use crate::Workspace;
+pub use quarry_rank::fusion::{self, FusionConfig, FusionMethod, ScoreParts};
+use quarry_rank::plan::QueryPlan;
+use quarry_rank::{FileCandidate, RankedFile};
 use anyhow::{bail, Result};
 use quarry_core::store::FieldWeights;
 use quarry_core::{tokens, ChunkHit, Coverage, Language, LexicalQuery, VectorQuery};
@@ -44,6 +44,8 @@ pub struct SearchRequest {
     pub full_text: usize,
     pub weights: FieldWeights,
     pub fusion: FusionConfig,
+    /// Also return the file ranking (`files`) and every result's score parts.
+    pub explain: bool,
 }
 
 /// Results returned when the caller does not say, and how many of them carry their text.
@@ -62,6 +64,7 @@ impl SearchRequest {
             full_text: DEFAULT_FULL_TEXT,
             weights: FieldWeights::default(),
             fusion: FusionConfig::default(),
+            explain: false,
         }
     }
 }
@@ -127,9 +130,13 @@ pub struct SearchResponse {
     /// during backfill uses what is embedded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub coverage: Option<Coverage>,
-    /// The query plan (hybrid mode).
+    /// The query plan (lexical and hybrid modes): identifiers, file hints, terms, and what a
+    /// whole issue text's frames, code and module paths name.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub plan: Option<QueryPlan>,
+    /// The file ranking behind the results, with each file's evidence (with `explain`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub files: Vec<RankedFile>,
     /// What went wrong but did not stop the search (an unreachable embedding endpoint: the
     /// answer is lexical then).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -165,6 +172,71 @@ pub(crate) fn format_time(unix: i64) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
+/// Query vectors for the kNN side: the whole query, and for an issue text also its title and
+/// first passages (the model reads ~128 tokens, so most of a long text is otherwise unseen).
+fn query_texts(query: &str, plan: &QueryPlan) -> Vec<String> {
+    let mut texts = vec![query.to_string()];
+    if let Some(issue) = &plan.issue {
+        for p in issue.passages.iter().take(MAX_PASSAGES) {
+            if !texts.contains(p) {
+                texts.push(p.clone());
+            }
+        }
+    }
+    texts
+}
+
+/// Passages of an issue text embedded beside the whole text.
+const MAX_PASSAGES: usize = 8;
+
+/// Candidate files (from whole-file BM25) beside those the chunk lists bring.
+const FILE_CANDIDATES: usize = 100;
+
+/// For a file ranked without any chunk among the candidates (found by whole-file BM25 or a
+/// stack frame), the chunk to show: the one holding a frame's line, else the one defining a
+/// name the query uses, else the one with most query terms.
+fn representative_chunk(
+    chunks: Vec<ChunkHit>,
+    file: &quarry_rank::RankedFile,
+    plan: &QueryPlan,
+) -> Option<ChunkHit> {
+    let frame_line = file.mentions.iter().find_map(|m| match m {
+        quarry_rank::Mention::Frame { line: Some(l), .. } => Some(*l),
+        _ => None,
+    });
+    if let Some(line) = frame_line {
+        if let Some(c) = chunks.iter().find(|c| c.start_line <= line && line <= c.end_line) {
+            return Some(c.clone());
+        }
+    }
+    let named: Vec<&str> = file
+        .mentions
+        .iter()
+        .filter_map(|m| match m {
+            quarry_rank::Mention::Defines { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if let Some(c) = chunks.iter().find(|c| {
+        c.symbol
+            .as_deref()
+            .is_some_and(|s| named.iter().any(|n| s.rsplit('.').next() == Some(n)))
+    }) {
+        return Some(c.clone());
+    }
+    chunks.into_iter().max_by_key(|c| {
+        let mut found: Vec<&str> = Vec::new();
+        tokens::for_each_token(&c.text, |t| {
+            if let Some(q) = plan.terms.iter().find(|q| q.as_str() == t) {
+                if !found.contains(&q.as_str()) {
+                    found.push(q.as_str());
+                }
+            }
+        });
+        found.len()
+    })
+}
+
 impl Workspace {
     /// Runs one search.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
@@ -193,15 +265,14 @@ impl Workspace {
                 .map(format_time),
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
-        let lexical = |limit: usize| -> Result<Vec<ChunkHit>> {
-            self.store().search_lexical(&LexicalQuery {
-                terms: tokens::query_terms(&request.query),
-                repos: request.repos.clone(),
-                language: request.language,
-                path_glob: request.path.clone(),
-                limit,
-                weights: request.weights,
-            })
+        let query_plan = crate::plan::plan(&request.query);
+        let lexical_query = |limit: usize| LexicalQuery {
+            terms: query_plan.terms.clone(),
+            repos: request.repos.clone(),
+            language: request.language,
+            path_glob: request.path.clone(),
+            limit,
+            weights: request.weights,
         };
         let coverage = match (&self.embedder, request.mode) {
             (_, Mode::Lexical) | (None, Mode::Auto) => None,
@@ -216,13 +287,15 @@ impl Workspace {
             Mode::Auto => Mode::Lexical,
             m => m,
         };
-        // The query's vector first: if the embedder fails (an endpoint that went down), the
+        // The query's vectors first: if the embedder fails (an endpoint that went down), the
         // answer is lexical with a warning, never an error and never a hang.
         let mut warnings = Vec::new();
-        let mut query_vector = None;
+        let mut query_vectors = Vec::new();
         if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
-            match embedder.embed(&[request.query.as_str()]) {
-                Ok(mut v) => query_vector = v.pop(),
+            let texts = query_texts(&request.query, &query_plan);
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            match embedder.embed(&texts) {
+                Ok(v) => query_vectors = v,
                 Err(e) => {
                     warnings.push(format!("{e:#}; answered lexically"));
                     mode = Mode::Lexical;
@@ -230,47 +303,58 @@ impl Workspace {
             }
         }
         let semantic = |limit: usize| -> Result<Vec<ChunkHit>> {
-            let Some(vector) = query_vector.clone() else {
+            if query_vectors.is_empty() {
                 return Ok(Vec::new());
-            };
+            }
             self.store().search_vector(&VectorQuery {
-                vector,
+                vectors: query_vectors.clone(),
                 repos: request.repos.clone(),
                 language: request.language,
                 path_glob: request.path.clone(),
                 limit,
             })
         };
-        let mut plan = None;
-        let results = match mode {
-            Mode::Lexical | Mode::Auto => lexical(request.limit)?
-                .into_iter()
-                .map(SearchResult::from)
-                .collect(),
+        let cfg = &request.fusion;
+        let mut files = Vec::new();
+        let results: Vec<SearchResult> = match mode {
             Mode::Semantic => semantic(request.limit)?
                 .into_iter()
                 .map(SearchResult::from)
                 .collect(),
-            Mode::Hybrid => {
-                let cfg = &request.fusion;
-                let query_plan = crate::plan::plan(&request.query);
-                let fused = fusion::fuse(
-                    lexical(cfg.lexical_candidates)?,
-                    semantic(cfg.semantic_candidates)?,
-                    &query_plan,
-                    cfg,
-                );
-                let fused = fusion::diversify(
-                    fused,
+            Mode::Lexical | Mode::Auto | Mode::Hybrid => {
+                let lexical = self.store().search_lexical(&lexical_query(cfg.lexical_candidates))?;
+                let semantic = if mode == Mode::Hybrid {
+                    semantic(cfg.semantic_candidates)?
+                } else {
+                    Vec::new()
+                };
+                let fused = fusion::fuse(lexical, semantic, &query_plan, cfg);
+                let ranked = self.rank_files(&query_plan, request, &fused, &lexical_query)?;
+                let mut chunks = fused;
+                // Files ranked high without a chunk among the candidates get their best one.
+                for file in ranked.iter().take(request.limit.max(10)) {
+                    if chunks.iter().any(|(h, _)| h.repo == file.repo && h.path == file.path) {
+                        continue;
+                    }
+                    let all = self.store().file_chunks(&file.repo, &file.path)?;
+                    if let Some(c) = representative_chunk(all, file, &query_plan) {
+                        chunks.push((ChunkHit { score: 0.0, ..c }, ScoreParts::default()));
+                    }
+                }
+                let ordered = quarry_rank::files::order_chunks(chunks, &ranked, &cfg.files);
+                let ordered = fusion::diversify(
+                    ordered,
                     |(h, _)| (h.repo.as_str(), h.path.as_str()),
                     cfg.max_per_file,
                 );
-                plan = Some(query_plan);
-                fused
+                if request.explain {
+                    files = ranked.into_iter().take(request.limit).collect();
+                }
+                ordered
                     .into_iter()
                     .take(request.limit)
                     .map(|(hit, parts)| SearchResult {
-                        score_parts: Some(parts),
+                        score_parts: (mode == Mode::Hybrid || request.explain).then_some(parts),
                         ..SearchResult::from(hit)
                     })
                     .collect()
@@ -286,8 +370,86 @@ impl Workspace {
             results,
             index,
             coverage,
-            plan,
+            plan: (mode != Mode::Semantic || request.explain).then_some(query_plan),
+            files,
             warnings,
         })
     }
+
+    /// Every file the evidence points at, ranked (quarry-rank's `files`).
+    fn rank_files(
+        &self,
+        plan: &QueryPlan,
+        request: &SearchRequest,
+        fused: &[(ChunkHit, ScoreParts)],
+        lexical_query: &dyn Fn(usize) -> LexicalQuery,
+    ) -> Result<Vec<quarry_rank::RankedFile>> {
+        let mut candidates: HashMap<(String, String), FileCandidate> = HashMap::new();
+        fn entry<'a>(
+            candidates: &'a mut HashMap<(String, String), FileCandidate>,
+            repo: &str,
+            path: &str,
+        ) -> &'a mut FileCandidate {
+            candidates
+                .entry((repo.to_string(), path.to_string()))
+                .or_insert_with(|| FileCandidate {
+                    repo: repo.to_string(),
+                    path: path.to_string(),
+                    ..Default::default()
+                })
+        }
+        for (hit, _) in fused {
+            entry(&mut candidates, &hit.repo, &hit.path).chunk_scores.push(hit.score);
+        }
+        for f in self.store().search_files_lexical(&lexical_query(FILE_CANDIDATES))? {
+            entry(&mut candidates, &f.repo, &f.path).file_bm25 = Some(f.score);
+        }
+        let mentions =
+            crate::evidence::gather(self.store(), plan, &request.repos, &request.fusion.files)?;
+        for ((repo, path), list) in mentions {
+            if request.path.as_deref().is_some_and(|p| !path_filter_matches(p, &path)) {
+                continue;
+            }
+            entry(&mut candidates, &repo, &path).mentions = list;
+        }
+        Ok(quarry_rank::files::rank_files(
+            candidates.into_values().collect(),
+            plan,
+            &request.fusion.files,
+        ))
+    }
+}
+
+/// The store's path filter, for evidence found outside its queries (a GLOB pattern as given,
+/// else a substring).
+fn path_filter_matches(filter: &str, path: &str) -> bool {
+    if filter.contains(['*', '?', '[']) {
+        glob_match(&filter.replace("**/", "*").replace("**", "*"), path)
+    } else {
+        path.contains(filter)
+    }
+}
+
+/// `*` and `?` globbing (`[` classes compare literally), as SQLite's GLOB does for the
+/// patterns quarry builds.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }

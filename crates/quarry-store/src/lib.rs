@@ -133,6 +133,7 @@ impl SqliteStore {
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)",
             [file_id],
         )?;
+        tx.execute("DELETE FROM files_fts WHERE rowid = ?1", [file_id])?;
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
         Ok(())
     }
@@ -152,6 +153,9 @@ impl SqliteStore {
             )?;
             let mut insert_fts = tx.prepare_cached(
                 "INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut insert_file_fts = tx.prepare_cached(
+                "INSERT INTO files_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
             )?;
             let mut insert_symbol = tx.prepare_cached(
                 "INSERT INTO symbols(file_id, name, kind, parent, start_line, end_line, signature)
@@ -197,6 +201,7 @@ impl SqliteStore {
                 ])?;
                 let file_id = tx.last_insert_rowid();
                 let path_tokens = tokens::index_text(&file.path);
+                let mut file_body = String::new();
                 for chunk in &file.content.chunks {
                     let embed_hash = quarry_core::content_hash(
                         quarry_core::embed_text(&quarry_core::EmbedSource {
@@ -221,13 +226,21 @@ impl SqliteStore {
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
                     let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
-                    insert_fts.execute(params![
-                        chunk_id,
-                        path_tokens,
-                        symbol_tokens,
-                        tokens::index_text(&chunk.text)
-                    ])?;
+                    let body_tokens = tokens::index_text(&chunk.text);
+                    insert_fts.execute(params![chunk_id, path_tokens, symbol_tokens, body_tokens])?;
+                    if !file_body.is_empty() {
+                        file_body.push(' ');
+                    }
+                    file_body.push_str(&body_tokens);
                 }
+                let file_symbols: Vec<&str> =
+                    file.content.symbols.iter().map(|s| s.name.as_str()).collect();
+                insert_file_fts.execute(params![
+                    file_id,
+                    path_tokens,
+                    tokens::index_text(&file_symbols.join(" ")),
+                    file_body
+                ])?;
                 for s in &file.content.symbols {
                     insert_symbol.execute(params![
                         file_id,
@@ -342,6 +355,12 @@ impl Store for SqliteStore {
         )
         .and_then(|_| {
             tx.execute(
+                "DELETE FROM files_fts WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
+                [repo],
+            )
+        })
+        .and_then(|_| {
+            tx.execute(
                 "DELETE FROM commits_fts WHERE rowid IN (SELECT id FROM commits WHERE repo_id = ?1)",
                 [repo],
             )
@@ -428,6 +447,26 @@ impl Store for SqliteStore {
         query: &quarry_core::LexicalQuery,
     ) -> Result<Vec<quarry_core::ChunkHit>> {
         search::lexical(&self.conn, query).map_err(|e| self.err(e))
+    }
+
+    fn search_files_lexical(
+        &self,
+        query: &quarry_core::LexicalQuery,
+    ) -> Result<Vec<quarry_core::FileHit>> {
+        search::files_lexical(&self.conn, query).map_err(|e| self.err(e))
+    }
+
+    fn paths_matching(
+        &self,
+        glob: &str,
+        repos: &[String],
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        search::paths_matching(&self.conn, glob, repos, limit).map_err(|e| self.err(e))
+    }
+
+    fn file_chunks(&self, repo: &str, path: &str) -> Result<Vec<quarry_core::ChunkHit>> {
+        search::file_chunks(&self.conn, repo, path).map_err(|e| self.err(e))
     }
 
     fn stats(&self) -> Result<Vec<RepoStats>> {

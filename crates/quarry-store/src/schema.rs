@@ -128,6 +128,17 @@ const MIGRATIONS: &[&str] = &[
     );
     ALTER TABLE repos ADD COLUMN embed_history INTEGER NOT NULL DEFAULT 1;
     "#,
+    // 6: whole-file BM25 (path, every definition's name, the file's text; rowid = files.id),
+    // the file-level evidence beside the chunks'.
+    r#"
+    CREATE VIRTUAL TABLE files_fts USING fts5(
+        path, symbols, body,
+        content = '', contentless_delete = 1,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    -- Files stored before this version have no row here: make the next run re-read them.
+    UPDATE files SET hash = '', mtime_ns = 0;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -2,7 +2,7 @@
 //! per-repo counts behind `quarry status`.
 
 use crate::{repo_from_row, REPO_COLUMNS};
-use quarry_core::{ChunkHit, Language, LexicalQuery, RepoStats};
+use quarry_core::{ChunkHit, FileHit, Language, LexicalQuery, RepoStats};
 use rusqlite::{types::Value, Connection};
 use std::collections::BTreeMap;
 
@@ -114,6 +114,73 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         hit_from_row(r, Some(9))
     })?;
+    rows.collect()
+}
+
+/// BM25 over whole files, with the same terms, weights and filters as chunk search.
+pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<FileHit>> {
+    if q.terms.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let w = q.weights;
+    let rank = format!(
+        "bm25(files_fts, {:.3}, {:.3}, {:.3})",
+        w.path, w.symbol, w.body
+    );
+    let mut sql = format!(
+        "SELECT r.name, f.path, f.language, -{rank}
+         FROM files_fts
+         JOIN files f ON f.id = files_fts.rowid
+         JOIN repos r ON r.id = f.repo_id
+         WHERE files_fts MATCH ?1"
+    );
+    let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
+    push_filters(&mut sql, &mut args, &q.repos, q.language, q.path_glob.as_deref());
+    args.push(Value::Integer(q.limit as i64));
+    sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        let language: String = r.get(2)?;
+        Ok(FileHit {
+            repo: r.get(0)?,
+            path: r.get(1)?,
+            language: Language::from_name(&language).unwrap_or(Language::Text),
+            score: r.get(3)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// `(repo, path)` of the files whose path matches `glob` (SQLite GLOB, case-sensitive).
+pub fn paths_matching(
+    conn: &Connection,
+    glob: &str,
+    repos: &[String],
+    limit: usize,
+) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut sql = String::from(
+        "SELECT r.name, f.path FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.path GLOB ?1",
+    );
+    let mut args = vec![Value::Text(glob.to_string())];
+    push_filters(&mut sql, &mut args, repos, None, None);
+    args.push(Value::Integer(limit as i64));
+    sql.push_str(&format!(" ORDER BY r.name, f.path LIMIT ?{}", args.len()));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
+/// Every chunk of one file, in line order.
+pub fn file_chunks(conn: &Connection, repo: &str, path: &str) -> rusqlite::Result<Vec<ChunkHit>> {
+    let sql = format!(
+        "SELECT {HIT_COLUMNS} FROM chunks c
+         JOIN files f ON f.id = c.file_id
+         JOIN repos r ON r.id = f.repo_id
+         WHERE r.name = ?1 AND f.path = ?2
+         ORDER BY c.start_line"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([repo, path], |r| hit_from_row(r, None))?;
     rows.collect()
 }
 

@@ -116,6 +116,43 @@ fn code_aware_tokens_match_across_conventions() {
 }
 
 #[test]
+fn whole_files_rank_by_all_their_chunks_and_leave_with_them() {
+    let (_dir, mut store, repo) = fixture();
+    let two = file(
+        "app/session.py",
+        "h4",
+        vec![
+            chunk(1, 3, Some("open_session"), "def open_session(cookie):\n    return cookie\n"),
+            chunk(4, 6, Some("close_session"), "def close_session(redirect):\n    redirect()\n"),
+        ],
+    );
+    store
+        .apply(repo, &IndexBatch { upserts: vec![two], ..Default::default() })
+        .unwrap();
+    // No one chunk has both words; the file has.
+    let files = store.search_files_lexical(&query("cookie redirect")).unwrap();
+    assert_eq!(files[0].path, "app/session.py");
+    assert!(files[0].score > 0.0);
+    let chunks = store.file_chunks("demo", "app/session.py").unwrap();
+    assert_eq!(
+        chunks.iter().map(|c| c.symbol.as_deref().unwrap()).collect::<Vec<_>>(),
+        ["open_session", "close_session"]
+    );
+    assert_eq!(
+        store.paths_matching("*/session.py", &[], 10).unwrap(),
+        [("demo".to_string(), "app/session.py".to_string())]
+    );
+    assert!(store.paths_matching("*/session.py", &["other".into()], 10).unwrap().is_empty());
+    store
+        .apply(repo, &IndexBatch { deleted: vec!["app/session.py".into()], ..Default::default() })
+        .unwrap();
+    assert!(store.search_files_lexical(&query("cookie redirect")).unwrap().is_empty());
+    assert!(store.file_chunks("demo", "app/session.py").unwrap().is_empty());
+    store.remove_repo(repo).unwrap();
+    assert!(store.search_files_lexical(&query("parse config")).unwrap().is_empty());
+}
+
+#[test]
 fn filters_by_language_path_and_repo() {
     let (_dir, mut store, _) = fixture();
     let other = store.ensure_repo("demo", "/src/elsewhere/demo").unwrap();
@@ -279,7 +316,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
 
     let q = quarry_core::VectorQuery {
-        vector: unit(&[0.9, 0.1, 0.0]),
+        vectors: vec![unit(&[0.9, 0.1, 0.0])],
         limit: 2,
         ..Default::default()
     };
@@ -289,6 +326,16 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         ["app/users.py", "README.md"]
     );
     assert!(hits[0].score > hits[1].score && hits[0].score <= 1.0001);
+    // Several query vectors: a chunk scores its best cosine to any of them.
+    let multi = quarry_core::VectorQuery {
+        vectors: vec![unit(&[0.9, 0.1, 0.0]), unit(&[0.0, 1.0, 0.0])],
+        limit: 3,
+        ..Default::default()
+    };
+    let hits = store.search_vector(&multi).unwrap();
+    assert_eq!(hits[0].path, "app/config.py", "exactly the second vector");
+    assert!((hits[0].score - 1.0).abs() < 1e-4);
+    assert_eq!(hits[1].path, "app/users.py");
     let q = quarry_core::VectorQuery {
         language: Some(Language::Markdown),
         ..q

@@ -205,7 +205,10 @@ pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverag
 }
 
 pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkHit>> {
-    if q.limit == 0 || q.vector.is_empty() {
+    let Some(dims) = q.vectors.first().map(Vec::len) else {
+        return Ok(Vec::new());
+    };
+    if q.limit == 0 || dims == 0 || q.vectors.iter().any(|v| v.len() != dims) {
         return Ok(Vec::new());
     }
     let mut scored: Vec<(f32, i64)> = Vec::new();
@@ -214,8 +217,13 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let blob = row.get_ref(1)?.as_blob()?;
-            if blob.len() == q.vector.len() * 4 {
-                scored.push((dot(blob, &q.vector), row.get(0)?));
+            if blob.len() == dims * 4 {
+                let best = q
+                    .vectors
+                    .iter()
+                    .map(|v| dot(blob, v))
+                    .fold(f32::MIN, f32::max);
+                scored.push((best, row.get(0)?));
             }
         }
     }

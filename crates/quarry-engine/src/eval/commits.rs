@@ -66,14 +66,7 @@ pub fn run(
         }
         index_time += started.elapsed();
     }
-    let mut runs: Vec<ModeRun> = opts
-        .modes
-        .iter()
-        .map(|&mode| ModeRun {
-            mode,
-            outcomes: vec![None; queries.len()],
-        })
-        .collect();
+    let mut runs: Vec<ModeRun> = super::mode_runs(opts, queries.len());
     let mut unavailable = Vec::new();
     progress.begin("querying commits", queries.len() as u64);
     for (i, q) in queries.iter().enumerate() {
@@ -98,7 +91,7 @@ pub fn run(
                     ..Default::default()
                 },
                 run.mode,
-                &opts.fusion,
+                &run.fusion,
             )?;
             let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
             run.mode = found.mode;
@@ -112,6 +105,8 @@ pub fn run(
                 first_relevant_rank,
                 latency_ms,
                 top: top.iter().take(10).cloned().collect(),
+                function_rank: None,
+                function_labelled: false,
             });
         }
         progress.advance(1);

@@ -60,6 +60,36 @@ impl Metrics {
     }
 }
 
+/// Function-level hits: the rank of the first result (chunk) overlapping a labelled
+/// definition, over the queries that have such labels.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct FunctionMetrics {
+    pub queries: usize,
+    pub hit_at_1: f64,
+    pub hit_at_5: f64,
+    pub hit_at_10: f64,
+    pub mrr: f64,
+}
+
+impl FunctionMetrics {
+    pub fn add(&mut self, rank: Option<usize>) {
+        self.queries += 1;
+        if let Some(rank) = rank {
+            self.hit_at_1 += (rank <= 1) as u8 as f64;
+            self.hit_at_5 += (rank <= 5) as u8 as f64;
+            self.hit_at_10 += (rank <= 10) as u8 as f64;
+            self.mrr += 1.0 / rank as f64;
+        }
+    }
+
+    pub fn finish(&mut self) {
+        let n = self.queries.max(1) as f64;
+        for v in [&mut self.hit_at_1, &mut self.hit_at_5, &mut self.hit_at_10, &mut self.mrr] {
+            *v /= n;
+        }
+    }
+}
+
 /// The `q`-quantile (0..=1) by nearest rank; 0 for no samples.
 pub fn percentile(samples: &mut [f64], q: f64) -> f64 {
     if samples.is_empty() {

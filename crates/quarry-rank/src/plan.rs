@@ -1,11 +1,14 @@
 //! The deterministic query planner: reads a query once and says what kind of query it is —
-//! which identifiers and file hints it names, and whether it is natural language. Fusion
-//! weights and boosts follow from the plan, never from a model.
+//! which identifiers and file hints it names, whether it is natural language, and, for a
+//! whole issue text, what its stack traces, code blocks and module paths point at (`issue`).
+//! Fusion weights, boosts and file evidence follow from the plan, never from a model.
 
+use crate::issue::{self, IssueReading};
+use crate::role::{self, FileRole};
 use quarry_core::tokens;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct QueryPlan {
     /// Code identifiers the query names: CamelCase, snake_case, dotted (`a.b`), `backticked`.
     pub identifiers: Vec<String>,
@@ -16,6 +19,14 @@ pub struct QueryPlan {
     /// No identifiers, no file hints and at most `NATURAL_LANGUAGE_MAX_TERMS` terms: a question in
     /// words, where meaning beats word overlap.
     pub natural_language: bool,
+    /// File roles the query asks for by name (`tests`, `docs`, …): those files are not ranked
+    /// below source code. Whole issue texts name none (their "test" is the failing case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<FileRole>,
+    /// What a whole issue text (several lines, or more than `NATURAL_LANGUAGE_MAX_TERMS`
+    /// terms) says about code; its cleaned text is what `terms` come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<IssueReading>,
 }
 
 /// Longer queries are issue texts or pasted code: their words overlap the code they are about.
@@ -54,7 +65,50 @@ fn file_hint(word: &str) -> Option<String> {
     (has_ext || pathlike).then(|| w.to_string())
 }
 
+/// An issue text rather than a query: several non-empty lines, or many words.
+pub fn is_issue_text(query: &str) -> bool {
+    query.lines().filter(|l| !l.trim().is_empty()).count() >= 3
+        || tokens::query_terms(query).len() > NATURAL_LANGUAGE_MAX_TERMS
+}
+
+/// The BM25 terms of an issue's cleaned text: one-character words (`a`, `x` of a pasted
+/// session) and bare numbers (line numbers, versions, printed values) match everywhere and
+/// mean nothing here.
+fn issue_terms(text: &str) -> Vec<String> {
+    tokens::query_terms(text)
+        .into_iter()
+        .filter(|t| t.chars().count() > 1 && !t.chars().all(|c| c.is_ascii_digit()))
+        .collect()
+}
+
 pub fn plan(query: &str) -> QueryPlan {
+    let reading = is_issue_text(query).then(|| issue::read(query));
+    let text = reading.as_ref().map_or(query, |r| r.text.as_str());
+    let mut p = plan_words(text);
+    if let Some(r) = &reading {
+        p.terms = issue_terms(&r.text);
+        if p.terms.is_empty() {
+            p.terms = tokens::query_terms(query);
+        }
+        for path in &r.linked_paths {
+            if !p.file_hints.contains(path) {
+                p.file_hints.push(path.clone());
+            }
+        }
+        // A function a stack frame names is an identifier the issue names.
+        for f in r.frames.iter().filter_map(|f| f.function.as_ref()) {
+            if !p.identifiers.contains(f) {
+                p.identifiers.push(f.clone());
+            }
+        }
+        p.natural_language = false;
+        p.roles.clear();
+    }
+    p.issue = reading;
+    p
+}
+
+fn plan_words(query: &str) -> QueryPlan {
     let mut identifiers: Vec<String> = Vec::new();
     let mut file_hints: Vec<String> = Vec::new();
     let push = |list: &mut Vec<String>, v: String| {
@@ -95,11 +149,18 @@ pub fn plan(query: &str) -> QueryPlan {
     let natural_language = identifiers.is_empty()
         && file_hints.is_empty()
         && terms.len() <= NATURAL_LANGUAGE_MAX_TERMS;
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
     QueryPlan {
         identifiers,
         file_hints,
         terms,
         natural_language,
+        roles: role::roles_named(&words),
+        issue: None,
     }
 }
 
@@ -125,6 +186,20 @@ mod tests {
         assert!(p.file_hints.is_empty(), "{p:?}");
         let long = "word ".repeat(5) + &(0..30).map(|i| format!("term{i} ")).collect::<String>();
         assert!(!plan(&long).natural_language);
+        assert!(plan(&long).issue.is_some());
+        assert_eq!(plan("where are the tests for retries").roles, [FileRole::Test]);
+    }
+
+    #[test]
+    fn issue_texts_are_read_and_cleaned() {
+        let p = plan("apart gives a wrong result\n```\nIn [3]: bug.apart(t)\nOut[3]: -a*t\n```\nSee sympy/polys/partfrac.py, the test in test_partfrac fails.\n");
+        let issue = p.issue.as_ref().expect("an issue text");
+        assert!(issue.code_names.contains(&"apart".to_string()));
+        assert!(p.terms.contains(&"apart".to_string()));
+        assert!(!p.terms.iter().any(|t| t.len() == 1 || t == "3"), "{:?}", p.terms);
+        assert_eq!(p.file_hints, ["sympy/polys/partfrac.py"]);
+        assert!(p.roles.is_empty(), "an issue's test words do not ask for tests");
+        assert!(!p.natural_language);
     }
 }
 

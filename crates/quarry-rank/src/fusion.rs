@@ -48,8 +48,11 @@ pub struct FusionConfig {
     pub symbol_boost: f64,
     /// Added when a file hint matches the chunk's path.
     pub path_boost: f64,
-    /// Chunks kept per file.
+    /// Chunks per file before the others: later ones of a file go after every file's first
+    /// `max_per_file`.
     pub max_per_file: usize,
+    /// File-level ranking (files.rs).
+    pub files: crate::files::FileRankConfig,
 }
 
 impl Default for FusionConfig {
@@ -64,6 +67,7 @@ impl Default for FusionConfig {
             symbol_boost: 0.25,
             path_boost: 0.10,
             max_per_file: 3,
+            files: crate::files::FileRankConfig::default(),
         }
     }
 }
@@ -188,24 +192,30 @@ pub fn fuse(
     fused
 }
 
-/// Keeps at most `max_per_file` results per file, in order.
+/// Puts at most `max_per_file` results of each file first, in order, and every later result
+/// of a file after them (in order too): a file's fourth chunk is not lost, it waits until
+/// every file has shown its best, so a larger `-k` still reaches it.
 pub fn diversify<T>(
     results: Vec<T>,
     path_of: impl Fn(&T) -> (&str, &str),
     max_per_file: usize,
 ) -> Vec<T> {
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
-    results
-        .into_iter()
-        .filter(|r| {
-            let (repo, path) = path_of(r);
-            let n = seen
-                .entry((repo.to_string(), path.to_string()))
-                .or_insert(0);
-            *n += 1;
-            *n <= max_per_file
-        })
-        .collect()
+    let (mut first, mut later) = (Vec::new(), Vec::new());
+    for r in results {
+        let (repo, path) = path_of(&r);
+        let n = seen
+            .entry((repo.to_string(), path.to_string()))
+            .or_insert(0);
+        *n += 1;
+        if *n <= max_per_file {
+            first.push(r);
+        } else {
+            later.push(r);
+        }
+    }
+    first.extend(later);
+    first
 }
 
 #[cfg(test)]
@@ -307,14 +317,14 @@ mod tests {
     }
 
     #[test]
-    fn diversify_caps_chunks_per_file() {
+    fn diversify_moves_a_files_extra_chunks_after_the_others() {
         let hits: Vec<ChunkHit> = (0..6)
             .map(|i| hit(i, if i < 4 { "a.rs" } else { "b.rs" }, None, 1.0))
             .collect();
         let kept = diversify(hits, |h| (h.repo.as_str(), h.path.as_str()), 3);
         assert_eq!(
             kept.iter().map(|h| h.id).collect::<Vec<_>>(),
-            [0, 1, 2, 4, 5]
+            [0, 1, 2, 4, 5, 3]
         );
     }
 }

@@ -1,0 +1,197 @@
+//! What the query names, resolved against the index: the files its stack frames, paths, links
+//! and module paths point at, and the files that define the names it uses. The weighing of
+//! that evidence is quarry-rank's (`files.rs`); this module only looks things up.
+//!
+//! Paths in issues are rarely repo-relative: a frame says
+//! `/usr/lib/python3/dist-packages/astropy/io/ascii/core.py`, the index has
+//! `astropy/io/ascii/core.py`. So a path is matched by its longest suffix (at a `/` boundary)
+//! that some indexed path ends with; a suffix that fits more than `MAX_PATH_MATCHES` files
+//! (`__init__.py`, `utils.py`) names none of them.
+
+use anyhow::Result;
+use quarry_core::Store;
+use quarry_rank::plan::QueryPlan;
+use quarry_rank::{FileRankConfig, Mention};
+use std::collections::HashMap;
+
+/// A path or suffix matching more files than this names none of them.
+const MAX_PATH_MATCHES: usize = 3;
+/// Names looked up in the symbol table per query (an issue's code can use hundreds).
+const MAX_NAMES: usize = 80;
+
+pub(crate) type FileKey = (String, String);
+
+/// Mentions per file.
+pub(crate) type Mentions = HashMap<FileKey, Vec<Mention>>;
+
+fn glob_safe(s: &str) -> bool {
+    !s.contains(['*', '?', '[', ']'])
+}
+
+/// Files whose path is `suffix` or ends with `/suffix`.
+fn files_ending_with(
+    store: &dyn Store,
+    suffix: &str,
+    repos: &[String],
+) -> Result<Vec<FileKey>> {
+    if suffix.is_empty() || !glob_safe(suffix) {
+        return Ok(Vec::new());
+    }
+    let found = store.paths_matching(&format!("*{suffix}"), repos, MAX_PATH_MATCHES + 1)?;
+    Ok(found
+        .into_iter()
+        .filter(|(_, p)| p == suffix || p.ends_with(&format!("/{suffix}")))
+        .collect())
+}
+
+/// Resolves a path as written (absolute, relative to some other root, or a bare file name) to
+/// indexed files: the longest suffix that matches at most `MAX_PATH_MATCHES` files. A path of
+/// several components must keep at least two (`core.py` alone is too common to trust when the
+/// writer gave a folder); a bare file name is taken as it is.
+pub(crate) fn resolve_path(
+    store: &dyn Store,
+    written: &str,
+    repos: &[String],
+) -> Result<Vec<FileKey>> {
+    let parts: Vec<&str> = written
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != "." && *p != "~")
+        .collect();
+    let min_kept = if parts.len() >= 2 { 2 } else { 1 };
+    for start in 0..parts.len() {
+        if parts.len() - start < min_kept {
+            break;
+        }
+        let suffix = parts[start..].join("/");
+        let found = files_ending_with(store, &suffix, repos)?;
+        if !found.is_empty() {
+            return Ok(if found.len() <= MAX_PATH_MATCHES {
+                found
+            } else {
+                Vec::new()
+            });
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// Resolves a module path fragment (`astropy/io/fits/fitsrec`) to the file it names: the file
+/// whose path without its extension ends with it, or the package's index file.
+fn resolve_module(store: &dyn Store, fragment: &str, repos: &[String]) -> Result<Vec<FileKey>> {
+    if !glob_safe(fragment) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for pattern in [format!("*{fragment}.*"), format!("*{fragment}/__init__.*"), format!("*{fragment}/index.*"), format!("*{fragment}/mod.rs")] {
+        for (repo, path) in store.paths_matching(&pattern, repos, MAX_PATH_MATCHES + 1)? {
+            let at = path.rfind(fragment).unwrap_or(0);
+            let boundary = at == 0 || path[..at].ends_with('/');
+            let rest = &path[at + fragment.len()..];
+            let tail_ok = rest.starts_with('.') && !rest[1..].contains(['/', '.'])
+                || rest.starts_with('/') && rest[1..].split('/').count() == 1;
+            if boundary && tail_ok && !out.contains(&(repo.clone(), path.clone())) {
+                out.push((repo, path));
+            }
+        }
+    }
+    Ok(if out.len() <= MAX_PATH_MATCHES { out } else { Vec::new() })
+}
+
+fn add(mentions: &mut Mentions, files: Vec<FileKey>, mention: Mention) {
+    for key in files {
+        let list = mentions.entry(key).or_default();
+        if !list.contains(&mention) {
+            list.push(mention.clone());
+        }
+    }
+}
+
+/// The last segment of a dotted or `::` name.
+fn bare(name: &str) -> &str {
+    name.rsplit(['.', ':']).find(|s| !s.is_empty()).unwrap_or(name)
+}
+
+/// Looks up everything the plan names.
+pub(crate) fn gather(
+    store: &dyn Store,
+    plan: &QueryPlan,
+    repos: &[String],
+    cfg: &FileRankConfig,
+) -> Result<Mentions> {
+    let mut mentions = Mentions::new();
+    let mut names: Vec<(String, bool)> = plan.identifiers.iter().map(|i| (i.clone(), false)).collect();
+
+    if let Some(issue) = &plan.issue {
+        // Frames: the innermost one that lands in the repo is where the failure surfaced.
+        let mut resolved: Vec<(Vec<FileKey>, Option<u32>)> = Vec::new();
+        for frame in &issue.frames {
+            let files = resolve_path(store, &frame.path, repos)?;
+            if !files.is_empty() {
+                if let Some(f) = &frame.function {
+                    names.push((f.clone(), false));
+                }
+                resolved.push((files, frame.line));
+            }
+        }
+        let last = resolved.len().saturating_sub(1);
+        for (i, (files, line)) in resolved.into_iter().enumerate() {
+            add(&mut mentions, files, Mention::Frame { innermost: i == last, line });
+        }
+        for module in &issue.modules {
+            let files = resolve_module(store, module, repos)?;
+            add(&mut mentions, files, Mention::Module);
+        }
+        for name in &issue.code_names {
+            names.push((name.clone(), true));
+        }
+    }
+    for hint in &plan.file_hints {
+        let files = resolve_path(store, hint, repos)?;
+        add(&mut mentions, files, Mention::Path);
+    }
+
+    // Definitions: each distinct bare name once; a name the text uses outranks the same name
+    // seen only in code.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut lookups: Vec<(String, String, bool)> = Vec::new();
+    for (name, code_only) in names {
+        let b = bare(&name).to_string();
+        if b.chars().count() < 3 || !b.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+            continue;
+        }
+        match seen.get(&b) {
+            Some(&i) => lookups[i].2 &= code_only,
+            None => {
+                seen.insert(b.clone(), lookups.len());
+                lookups.push((name, b, code_only));
+            }
+        }
+    }
+    for (name, b, code_only) in lookups.into_iter().take(MAX_NAMES) {
+        let limit = cfg.max_definitions.max(1) * 4 + 1;
+        let defs = store.definitions(&b, repos, limit)?;
+        if defs.is_empty() || defs.len() >= limit {
+            continue; // unknown, or defined all over the repo
+        }
+        // `Session.request` names one definition; if some definition's qualified name ends
+        // with it, only those count.
+        let qualified: Vec<_> = if name.contains(['.', ':']) {
+            let dotted = name.replace("::", ".");
+            defs.iter()
+                .filter(|d| d.qualified_name == dotted || d.qualified_name.ends_with(&format!(".{dotted}")))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let chosen: Vec<_> = if qualified.is_empty() { defs.iter().collect() } else { qualified };
+        let mut files: Vec<FileKey> = chosen.iter().map(|d| (d.repo.clone(), d.path.clone())).collect();
+        files.sort();
+        files.dedup();
+        let n = files.len();
+        if n > cfg.max_definitions {
+            continue;
+        }
+        add(&mut mentions, files, Mention::Defines { name: b, files: n, code_only });
+    }
+    Ok(mentions)
+}

@@ -1,0 +1,19 @@
+//! quarry-rank: how quarry orders what it finds, with no I/O, so it can be read (and tested)
+//! alone. The engine gathers evidence from the store and hands it here:
+//!
+//! ```text
+//! query ─► plan (plan.rs, issue.rs) ─► [engine: BM25 over chunks and files, kNN, symbols, paths]
+//!       ─► fusion of chunk lists (fusion.rs) ─► file ranking with role priors (files.rs, role.rs)
+//!       ─► chunk order and per-file diversification
+//! ```
+
+pub mod files;
+pub mod fusion;
+pub mod issue;
+pub mod plan;
+pub mod role;
+
+pub use files::{FileCandidate, FileRankConfig, FileScoreParts, Mention, RankedFile};
+pub use fusion::{FusionConfig, FusionMethod, ScoreParts};
+pub use plan::QueryPlan;
+pub use role::FileRole;
