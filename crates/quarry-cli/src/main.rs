@@ -153,9 +153,15 @@ impl From<ModeArg> for Mode {
 
 #[derive(Args)]
 struct SearchArgs {
-    /// What to look for: words, identifiers, a question.
-    #[arg(required = true, num_args = 1..)]
+    /// What to look for: words, identifiers, a question, a whole issue text.
+    #[arg(required_unless_present_any = ["stdin", "query_file"], num_args = 1..)]
     query: Vec<String>,
+    /// Read the query from standard input (a whole issue or stack trace, without shell quoting).
+    #[arg(long, conflicts_with_all = ["query", "query_file"])]
+    stdin: bool,
+    /// Read the query from a file.
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    query_file: Option<PathBuf>,
     /// How many chunks to return.
     #[arg(short = 'k', long = "limit", default_value_t = quarry_engine::search::DEFAULT_LIMIT)]
     limit: usize,
@@ -173,7 +179,8 @@ struct SearchArgs {
     path: Option<String>,
     #[arg(long, value_enum, default_value = "auto")]
     mode: ModeArg,
-    /// Print the query plan and each result's score parts (hybrid mode).
+    /// Print the query plan (what an issue text's frames, code and names point at), the file
+    /// ranking with each file's evidence, and each result's score parts.
     #[arg(long)]
     explain: bool,
     /// Bring the index up to date first (a size/mtime check, then hashes of what moved).
@@ -433,7 +440,29 @@ fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
             settings::tell(dir, &note, "searching lexically");
         }
     }
-    let mut request = SearchRequest::new(args.query.join(" "));
+    let query = if args.stdin {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("cannot read the query from standard input")?;
+        text
+    } else if let Some(file) = &args.query_file {
+        std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the query file {}", file.display()))?
+    } else {
+        args.query.join(" ")
+    };
+    if query.trim().is_empty() {
+        anyhow::bail!("the query is empty: give words, an identifier or an issue text");
+    }
+    let max = quarry_engine::service::MAX_QUERY_CHARS;
+    if query.chars().count() > max {
+        anyhow::bail!(
+            "the query is {} characters; quarry reads at most {max} — pass the issue's title, text and stack trace without attached logs",
+            query.chars().count()
+        );
+    }
+    let mut request = SearchRequest::new(query);
+    request.explain = args.explain;
     request.mode = mode;
     request.repos = args.repo;
     request.language = args.lang;

@@ -55,23 +55,77 @@ fn snippet<'a>(text: &'a str, terms: &[String], n: usize) -> (usize, Vec<&'a str
     (start, lines.iter().skip(start).take(n).copied().collect())
 }
 
+/// `--explain`: what the planner read from the query, and the file ranking with its evidence.
+fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
+    let Some(plan) = &response.plan else {
+        return Ok(());
+    };
+    let list = |v: &[String], n: usize| {
+        let mut s = v.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
+        if v.len() > n {
+            s.push_str(&format!(", … ({} in all)", v.len()));
+        }
+        if s.is_empty() { "-".to_string() } else { s }
+    };
+    writeln!(out, "plan: mode {:?} · natural language {} · {} terms", response.mode, plan.natural_language, plan.terms.len())?;
+    writeln!(out, "  identifiers: {}", list(&plan.identifiers, 12))?;
+    writeln!(out, "  file hints: {}", list(&plan.file_hints, 8))?;
+    if !plan.roles.is_empty() {
+        let roles: Vec<String> = plan.roles.iter().map(|r| r.name().to_string()).collect();
+        writeln!(out, "  asks for: {}", roles.join(", "))?;
+    }
+    if let Some(issue) = &plan.issue {
+        let frames: Vec<String> = issue
+            .frames
+            .iter()
+            .map(|f| format!("{}{}{}", f.path, f.line.map_or(String::new(), |l| format!(":{l}")), f.function.as_ref().map_or(String::new(), |n| format!(" in {n}"))))
+            .collect();
+        writeln!(out, "  issue text: {} passages for the model", issue.passages.len())?;
+        writeln!(out, "  stack frames: {}", list(&frames, 6))?;
+        writeln!(out, "  modules: {}", list(&issue.modules, 8))?;
+        writeln!(out, "  names in code: {}", list(&issue.code_names, 16))?;
+        writeln!(out, "  error messages: {}", list(&issue.messages, 3))?;
+    }
+    if !response.files.is_empty() {
+        writeln!(out, "files:")?;
+        for f in response.files.iter().take(10) {
+            let p = &f.parts;
+            let named: Vec<String> = f.mentions.iter().map(mention).collect();
+            writeln!(
+                out,
+                "  {:.3}  {}  [{}] file bm25 {:.2} + chunks {:.2} + named {:.2}, × prior {:.2}{}",
+                f.score,
+                f.path,
+                f.role.name(),
+                p.file_bm25,
+                p.chunks,
+                p.named,
+                p.prior,
+                if named.is_empty() { String::new() } else { format!(" · {}", named.join(", ")) }
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn mention(m: &quarry_engine::search::Mention) -> String {
+    use quarry_engine::search::Mention::*;
+    match m {
+        Frame { innermost, line } => format!("{}frame{}", if *innermost { "innermost " } else { "" }, line.map_or(String::new(), |l| format!(" :{l}"))),
+        Path => "named path".into(),
+        Module => "module path".into(),
+        Defines { name, files, code_only } => format!("defines {name}{} (1 of {files})", if *code_only { " [code]" } else { "" }),
+        NamedFile { name, files, .. } => format!("named after {name} (1 of {files})"),
+    }
+}
+
 pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
     let style = Style::stdout();
     let terms = tokens::query_terms(&response.query);
     let mut out = std::io::stdout().lock();
     if explain {
-        match &response.plan {
-            Some(plan) => writeln!(
-                out,
-                "plan: mode {:?} · identifiers {:?} · file hints {:?} · natural language {} · {} terms\n",
-                response.mode,
-                plan.identifiers,
-                plan.file_hints,
-                plan.natural_language,
-                plan.terms.len()
-            )?,
-            None => writeln!(out, "plan: mode {:?} · terms {:?}\n", response.mode, terms)?,
-        }
+        explain_plan(&mut out, response)?;
     }
     for r in &response.results {
         writeln!(

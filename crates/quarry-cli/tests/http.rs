@@ -6,7 +6,7 @@ mod common;
 
 use common::git::{commit, init};
 use common::{sample_repo, Env};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
@@ -105,9 +105,16 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
                 }
             }
             let target = format!("{path}?{}", query.join("&"));
+            // A documented JSON body gets its required properties.
+            let mut body = serde_json::Map::new();
+            let schema = &op["requestBody"]["content"]["application/json"]["schema"];
+            for name in schema["required"].as_array().into_iter().flatten() {
+                body.insert(name.as_str().unwrap().to_string(), Value::from("user"));
+            }
+            let body = if body.is_empty() { String::new() } else { Value::Object(body).to_string() };
             let (status, body) = match method.as_str() {
                 "get" => get(&server, &target, None),
-                "post" => post(&server, &target, ""),
+                "post" => post(&server, &target, &body),
                 other => panic!("undocumented method {other}"),
             };
             assert_eq!(status, 200, "{method} {target}: {body}");
@@ -186,9 +193,19 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             "{target}: {body}"
         );
     }
+    // Whole issue texts are queries: 9,000 characters in a URL, more in a JSON body; past
+    // the service's limit it is a bad request, not a search.
     let long = format!("/api/search/code?query={}", "a".repeat(9000));
     let (status, body) = get(&server, &long, None);
+    assert_eq!(status, 200, "{body}");
+    let issue = "getUserName returns the wrong user\n\nTraceback (most recent call last):\n  File \"/site-packages/app/users.py\", line 2, in getUserName\nKeyError: 'name'\n".repeat(80);
+    let (status, body) = post(&server, "/api/search/code", &json!({"query": issue, "mode": "lexical"}).to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][0]["path"], "app/users.py", "{body}");
+    let too_long = json!({"query": "word ".repeat(7000)}).to_string();
+    let (status, body) = post(&server, "/api/search/code", &too_long);
     assert_eq!(status, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("longer than"), "{body}");
     let huge = format!("/api/search/code?query={}", "a".repeat(20_000));
     assert_eq!(get(&server, &huge, None).0, 414);
     let (status, _) = post(&server, "/api/code-files/sync", &"x".repeat(100_000));

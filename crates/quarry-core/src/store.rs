@@ -203,10 +203,11 @@ pub trait Store: crate::history::HistoryStore {
     fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
     /// BM25 over whole files (path, every definition's name, all of the text), best first.
     fn search_files_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<FileHit>>;
-    /// Files (as `(repo, path)`) whose path matches a GLOB pattern, in the given repos.
-    fn paths_matching(
+    /// Files (as `(repo, path)`) whose normalised name (`tokens::file_stem_key`) is one of
+    /// `keys`, in the given repos.
+    fn files_by_stem(
         &self,
-        glob: &str,
+        keys: &[String],
         repos: &[String],
         limit: usize,
     ) -> anyhow::Result<Vec<(String, String)>>;

@@ -76,6 +76,26 @@ pub fn index_text(text: &str) -> String {
     out
 }
 
+/// A file's name as the store indexes it: the last path component without its extension,
+/// lowercase, separators dropped (`src/Sky_Coordinate.py` → `skycoordinate`), so a class, a
+/// function and the file named after it meet whatever the naming convention.
+pub fn file_stem_key(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let stem = match name.rsplit_once('.') {
+        Some((s, _)) if !s.is_empty() => s,
+        _ => name,
+    };
+    name_key(stem)
+}
+
+/// A name reduced for matching against `file_stem_key`: lowercase alphanumerics only.
+pub fn name_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// Tokens longer than this (hashes, base64 blobs, minified code) are noise for search.
 pub const MAX_TOKEN_LEN: usize = 64;
 
@@ -163,6 +183,15 @@ mod tests {
             query_terms("parseConfig parse"),
             ["parseconfig", "parse", "config"]
         );
+    }
+
+    #[test]
+    fn file_names_meet_identifiers() {
+        assert_eq!(file_stem_key("astropy/coordinates/sky_coordinate.py"), "skycoordinate");
+        assert_eq!(file_stem_key("Makefile"), "makefile");
+        assert_eq!(file_stem_key(".bashrc"), "bashrc");
+        assert_eq!(name_key("SkyCoordinate"), "skycoordinate");
+        assert_eq!(name_key("__init__"), "init");
     }
 
     #[test]

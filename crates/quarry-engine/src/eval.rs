@@ -74,6 +74,9 @@ pub struct QueryOutcome {
     pub latency_ms: f64,
     /// The top 10 files returned.
     pub top: Vec<String>,
+    /// The first 10 results (chunks), as `path:start-end symbol`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub top_results: Vec<String>,
     /// 1-based rank of the first result (chunk) that overlaps a labelled definition, when the
     /// query has `relevant_symbols` found in the index.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -279,6 +282,14 @@ fn run_query(
             first_relevant_rank,
             latency_ms,
             top: files.iter().take(10).cloned().collect(),
+            top_results: response
+                .results
+                .iter()
+                .take(10)
+                .map(|r| {
+                    format!("{}:{}-{} {}", r.path, r.start_line, r.end_line, r.symbol.as_deref().unwrap_or("-"))
+                })
+                .collect(),
             function_rank: functions::first_rank(&response.results, labels),
             function_labelled: !labels.is_empty(),
         },

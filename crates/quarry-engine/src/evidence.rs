@@ -9,7 +9,7 @@
 //! (`__init__.py`, `utils.py`) names none of them.
 
 use anyhow::Result;
-use quarry_core::Store;
+use quarry_core::{tokens, Store};
 use quarry_rank::plan::QueryPlan;
 use quarry_rank::{FileRankConfig, Mention};
 use std::collections::HashMap;
@@ -24,26 +24,6 @@ pub(crate) type FileKey = (String, String);
 /// Mentions per file.
 pub(crate) type Mentions = HashMap<FileKey, Vec<Mention>>;
 
-fn glob_safe(s: &str) -> bool {
-    !s.contains(['*', '?', '[', ']'])
-}
-
-/// Files whose path is `suffix` or ends with `/suffix`.
-fn files_ending_with(
-    store: &dyn Store,
-    suffix: &str,
-    repos: &[String],
-) -> Result<Vec<FileKey>> {
-    if suffix.is_empty() || !glob_safe(suffix) {
-        return Ok(Vec::new());
-    }
-    let found = store.paths_matching(&format!("*{suffix}"), repos, MAX_PATH_MATCHES + 1)?;
-    Ok(found
-        .into_iter()
-        .filter(|(_, p)| p == suffix || p.ends_with(&format!("/{suffix}")))
-        .collect())
-}
-
 /// Resolves a path as written (absolute, relative to some other root, or a bare file name) to
 /// indexed files: the longest suffix that matches at most `MAX_PATH_MATCHES` files. A path of
 /// several components must keep at least two (`core.py` alone is too common to trust when the
@@ -57,43 +37,45 @@ pub(crate) fn resolve_path(
         .split(['/', '\\'])
         .filter(|p| !p.is_empty() && *p != "." && *p != "~")
         .collect();
+    let Some(last) = parts.last() else {
+        return Ok(Vec::new());
+    };
+    let same_name = store.files_by_stem(&[tokens::file_stem_key(last)], repos, 10_000)?;
     let min_kept = if parts.len() >= 2 { 2 } else { 1 };
-    for start in 0..parts.len() {
-        if parts.len() - start < min_kept {
-            break;
-        }
+    for start in 0..=parts.len().saturating_sub(min_kept) {
         let suffix = parts[start..].join("/");
-        let found = files_ending_with(store, &suffix, repos)?;
+        let found: Vec<FileKey> = same_name
+            .iter()
+            .filter(|(_, p)| *p == suffix || p.ends_with(&format!("/{suffix}")))
+            .cloned()
+            .collect();
         if !found.is_empty() {
-            return Ok(if found.len() <= MAX_PATH_MATCHES {
-                found
-            } else {
-                Vec::new()
-            });
+            return Ok(if found.len() <= MAX_PATH_MATCHES { found } else { Vec::new() });
         }
     }
     Ok(Vec::new())
 }
 
 /// Resolves a module path fragment (`astropy/io/fits/fitsrec`) to the file it names: the file
-/// whose path without its extension ends with it, or the package's index file.
+/// whose path without its extension ends with it, or the package's index file
+/// (`__init__.py`, `index.js`, `mod.rs`) in a folder that does.
 fn resolve_module(store: &dyn Store, fragment: &str, repos: &[String]) -> Result<Vec<FileKey>> {
-    if !glob_safe(fragment) {
+    let Some(last) = fragment.rsplit('/').next() else {
         return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    for pattern in [format!("*{fragment}.*"), format!("*{fragment}/__init__.*"), format!("*{fragment}/index.*"), format!("*{fragment}/mod.rs")] {
-        for (repo, path) in store.paths_matching(&pattern, repos, MAX_PATH_MATCHES + 1)? {
-            let at = path.rfind(fragment).unwrap_or(0);
-            let boundary = at == 0 || path[..at].ends_with('/');
-            let rest = &path[at + fragment.len()..];
-            let tail_ok = rest.starts_with('.') && !rest[1..].contains(['/', '.'])
-                || rest.starts_with('/') && rest[1..].split('/').count() == 1;
-            if boundary && tail_ok && !out.contains(&(repo.clone(), path.clone())) {
-                out.push((repo, path));
-            }
-        }
-    }
+    };
+    let keys = [tokens::name_key(last), "init".to_string(), "index".to_string(), "mod".to_string()];
+    let at_boundary = |s: &str| s == fragment || s.ends_with(&format!("/{fragment}"));
+    let mut out: Vec<FileKey> = store
+        .files_by_stem(&keys, repos, 10_000)?
+        .into_iter()
+        .filter(|(_, path)| {
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+            let stem = name.split_once('.').map_or(name, |(s, _)| s);
+            let own = if dir.is_empty() { stem.to_string() } else { format!("{dir}/{stem}") };
+            at_boundary(&own) || (matches!(stem, "__init__" | "index" | "mod") && at_boundary(dir))
+        })
+        .collect();
+    out.dedup();
     Ok(if out.len() <= MAX_PATH_MATCHES { out } else { Vec::new() })
 }
 
@@ -167,7 +149,23 @@ pub(crate) fn gather(
             }
         }
     }
-    for (name, b, code_only) in lookups.into_iter().take(MAX_NAMES) {
+    let lookups: Vec<(String, String, bool)> = lookups.into_iter().take(MAX_NAMES).collect();
+
+    // Files named after a name the query uses (`refine` → refine.py, `SkyCoordinate` →
+    // sky_coordinate.py): one index probe for all names.
+    let keys: Vec<String> = lookups.iter().map(|(_, b, _)| tokens::name_key(b)).collect();
+    let mut by_key: HashMap<String, Vec<FileKey>> = HashMap::new();
+    for (repo, path) in store.files_by_stem(&keys, repos, 10_000)? {
+        by_key.entry(tokens::file_stem_key(&path)).or_default().push((repo, path));
+    }
+    for ((_, b, code_only), key) in lookups.iter().zip(&keys) {
+        if let Some(files) = by_key.get(key).filter(|f| f.len() <= MAX_PATH_MATCHES) {
+            let n = files.len();
+            add(&mut mentions, files.clone(), Mention::NamedFile { name: b.clone(), files: n, code_only: *code_only });
+        }
+    }
+
+    for (name, b, code_only) in lookups {
         let limit = cfg.max_definitions.max(1) * 4 + 1;
         let defs = store.definitions(&b, repos, limit)?;
         if defs.is_empty() || defs.len() >= limit {

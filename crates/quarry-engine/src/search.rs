@@ -4,7 +4,8 @@
 use crate::Workspace;
 pub use quarry_rank::fusion::{self, FusionConfig, FusionMethod, ScoreParts};
 use quarry_rank::plan::QueryPlan;
-use quarry_rank::{FileCandidate, RankedFile};
+pub use quarry_rank::{FileRole, Mention, RankedFile};
+use quarry_rank::FileCandidate;
 use anyhow::{bail, Result};
 use quarry_core::store::FieldWeights;
 use quarry_core::{tokens, ChunkHit, Coverage, Language, LexicalQuery, VectorQuery};
@@ -130,8 +131,8 @@ pub struct SearchResponse {
     /// during backfill uses what is embedded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub coverage: Option<Coverage>,
-    /// The query plan (lexical and hybrid modes): identifiers, file hints, terms, and what a
-    /// whole issue text's frames, code and module paths name.
+    /// The query plan (with `explain`): identifiers, file hints, terms, and what a whole issue
+    /// text's frames, code and module paths name.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub plan: Option<QueryPlan>,
     /// The file ranking behind the results, with each file's evidence (with `explain`).
@@ -370,7 +371,7 @@ impl Workspace {
             results,
             index,
             coverage,
-            plan: (mode != Mode::Semantic || request.explain).then_some(query_plan),
+            plan: request.explain.then_some(query_plan),
             files,
             warnings,
         })

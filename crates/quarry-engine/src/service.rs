@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Longest query accepted (characters): longer is a mistake or an abuse, never a search.
-pub const MAX_QUERY_CHARS: usize = 8_192;
+pub const MAX_QUERY_CHARS: usize = 32_768;
 /// Results returned at most per request.
 pub const MAX_LIMIT: usize = 200;
 /// How long a freshness count is reused (it walks the repo's files).
@@ -28,7 +28,8 @@ const FRESHNESS_TTL: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodeSearchParams {
-    /// What to look for: words, identifiers, a question, an error message.
+    /// What to look for: words, identifiers, a question, an error message, or a whole issue
+    /// text with its stack trace (up to 32,768 characters; POST it as JSON when it is long).
     pub query: String,
     /// lexical (BM25), semantic (embeddings), hybrid (both), or auto (hybrid when the index has vectors).
     pub mode: Option<Mode>,
@@ -41,6 +42,9 @@ pub struct CodeSearchParams {
     pub path: Option<String>,
     /// How many chunks to return (default 16, at most 200).
     pub limit: Option<usize>,
+    /// Also return the query plan (what an issue's frames, code and names point at) and the
+    /// file ranking with each file's evidence.
+    pub explain: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -245,6 +249,7 @@ impl Service {
         };
         request.path = p.path;
         request.limit = limit(p.limit, crate::search::DEFAULT_LIMIT);
+        request.explain = p.explain.unwrap_or(false);
         request.fusion = ws.config()?.fusion();
         if request.mode != Mode::Lexical && ws.embedder.is_none() {
             let note = self

@@ -112,6 +112,17 @@ async fn search_code(State(app): State<App>, Query(q): Pairs) -> Result<Json<Val
     blocking(&app, move |s| s.search_code(params)).await
 }
 
+/// The same search with a JSON body, for queries too long for a URL (a whole issue text).
+async fn search_code_post(
+    State(app): State<App>,
+    body: Result<axum::body::Bytes, BytesRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let body = body.map_err(|r| ApiError(r.status(), r.body_text()))?;
+    let params = serde_json::from_slice(&body)
+        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}")))?;
+    blocking(&app, move |s| s.search_code(params)).await
+}
+
 async fn search_commits(State(app): State<App>, Query(q): Pairs) -> Result<Json<Value>, ApiError> {
     let params = decode(q)?;
     blocking(&app, move |s| s.search_commits(params)).await
@@ -234,7 +245,7 @@ pub fn router(service: Arc<Service>, token: Option<String>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/api/status", get(status))
-        .route("/api/search/code", get(search_code))
+        .route("/api/search/code", get(search_code).post(search_code_post))
         .route("/api/search/commits", get(search_commits))
         .route("/api/touches", get(touches))
         .route("/api/summary", get(summary))

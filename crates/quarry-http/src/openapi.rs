@@ -13,6 +13,8 @@ pub struct Operation {
     pub summary: &'static str,
     /// The query parameters' JSON schema (an object schema), if any.
     pub params: Option<Value>,
+    /// The JSON body's schema, if the operation takes one.
+    pub body: Option<Value>,
 }
 
 fn schema<T: JsonSchema>() -> Option<Value> {
@@ -34,54 +36,70 @@ pub fn operations() -> Vec<Operation> {
             path: "/healthz",
             summary: "Liveness: the server answers.",
             params: None,
+            body: None,
         },
         Operation {
             method: "get",
             path: "/api/status",
             summary: "Repos, freshness, history and embedding coverage.",
             params: None,
+            body: None,
         },
         Operation {
             method: "get",
             path: "/api/search/code",
             summary: "Ranked code chunks for a query (lexical, semantic or hybrid).",
             params: schema::<CodeSearchParams>(),
+            body: None,
+        },
+        Operation {
+            method: "post",
+            path: "/api/search/code",
+            summary: "The same code search with a JSON body: for long queries such as a whole issue text with its stack trace.",
+            params: None,
+            body: schema::<CodeSearchParams>(),
         },
         Operation {
             method: "get",
             path: "/api/search/commits",
             summary: "Ranked commits, filters applied before ranking.",
             params: schema::<CommitSearchParams>(),
+            body: None,
         },
         Operation {
             method: "get",
             path: "/api/touches",
             summary: "Commits that changed a file, folder or `FILE::Symbol`.",
             params: schema::<TouchesParams>(),
+            body: None,
         },
         Operation {
             method: "get",
             path: "/api/summary",
             summary: "A file's structure, one symbol's context, or its call graph.",
             params: schema::<SummaryParams>(),
+            body: None,
         },
         Operation {
             method: "get",
             path: "/api/code-files/list",
             summary: "Indexed files of a repo (all repos without `repo`).",
             params: schema::<RepoParam>(),
+            body: None,
         },
         Operation {
             method: "post",
             path: "/api/code-files/sync",
             summary: "Re-index changed files (and embed their chunks); returns what changed.",
             params: schema::<RepoParam>(),
+            body: None,
         },
         Operation {
             method: "get",
             path: "/api/openapi.json",
             summary: "This document.",
             params: None,
+            body: None,
         },
     ]
 }
@@ -142,7 +160,23 @@ pub fn document() -> Value {
                 defs.extend(d.clone());
             }
         }
-        paths.insert(op.path.to_string(), json!({ op.method: operation }));
+        if let Some(schema) = &op.body {
+            let mut body = schema.clone();
+            if let Some(d) = body.as_object_mut().and_then(|o| o.remove("$defs")) {
+                defs.extend(d.as_object().cloned().unwrap_or_default());
+            }
+            if let Some(o) = body.as_object_mut() {
+                o.remove("$schema");
+            }
+            operation["requestBody"] = json!({
+                "required": true,
+                "content": { "application/json": { "schema": body } }
+            });
+        }
+        let item = paths
+            .entry(op.path.to_string())
+            .or_insert_with(|| json!({}));
+        item[op.method] = operation;
     }
     let doc = json!({
         "openapi": "3.1.0",

@@ -41,7 +41,7 @@ fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "search",
-            "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results.",
+            "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results. To locate a bug, pass the whole issue text or stack trace as the query: its frames, code and names point at the files.",
             schema_for_type::<CodeSearchParams>(),
         ),
         Tool::new(

@@ -45,6 +45,9 @@ pub struct FileRankConfig {
     pub definition_weight: f64,
     /// The same for names only the query's code uses (called, imported).
     pub code_name_weight: f64,
+    /// The file is named after a name the query uses, divided by the number of such files
+    /// (half for names only its code uses).
+    pub file_name_weight: f64,
     /// Names defined in more files than this are no evidence.
     pub max_definitions: usize,
     /// Role priors: a file of that role scores this times its evidence, unless the query
@@ -59,6 +62,9 @@ pub struct FileRankConfig {
     pub prior_data: f64,
     /// In the chunk order, the chunk's own score counts this much beside its file's.
     pub chunk_share: f64,
+    /// Within that share, evidence naming the chunk itself (it holds a frame's line, defines
+    /// a name the query uses) counts this much beside its fused score.
+    pub chunk_evidence_weight: f64,
 }
 
 impl Default for FileRankConfig {
@@ -73,6 +79,7 @@ impl Default for FileRankConfig {
             module_weight: 0.3,
             definition_weight: 0.3,
             code_name_weight: 0.15,
+            file_name_weight: 0.3,
             max_definitions: 20,
             prior_test: 0.5,
             prior_docs: 0.4,
@@ -83,6 +90,7 @@ impl Default for FileRankConfig {
             prior_vendored: 0.6,
             prior_data: 0.7,
             chunk_share: 0.3,
+            chunk_evidence_weight: 1.0,
         }
     }
 }
@@ -98,6 +106,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.module_weight", "added to a file a dotted module path in the query resolves to"),
     ("search.definition_weight", "added to a file defining a name the query uses, divided by the number of files defining it"),
     ("search.code_name_weight", "the same for names only the query's code blocks use"),
+    ("search.file_name_weight", "added to a file named after a name the query uses (refine → refine.py), divided by the number of such files"),
     ("search.max_definitions", "names defined in more files than this are no evidence"),
     ("search.prior_test", "score factor of test files, unless the query asks for tests"),
     ("search.prior_docs", "score factor of documentation, unless the query asks for docs"),
@@ -108,6 +117,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.prior_vendored", "score factor of vendored copies of other projects"),
     ("search.prior_data", "score factor of configuration and data files"),
     ("search.chunk_share", "in the result order, a chunk's own score beside its file's"),
+    ("search.chunk_evidence_weight", "within the chunk's share, evidence naming the chunk (a frame's line, a named definition) beside its fused score"),
 ];
 
 impl FileRankConfig {
@@ -121,6 +131,7 @@ impl FileRankConfig {
             "search.module_weight" => &mut self.module_weight,
             "search.definition_weight" => &mut self.definition_weight,
             "search.code_name_weight" => &mut self.code_name_weight,
+            "search.file_name_weight" => &mut self.file_name_weight,
             "search.prior_test" => &mut self.prior_test,
             "search.prior_docs" => &mut self.prior_docs,
             "search.prior_changelog" => &mut self.prior_changelog,
@@ -130,6 +141,7 @@ impl FileRankConfig {
             "search.prior_vendored" => &mut self.prior_vendored,
             "search.prior_data" => &mut self.prior_data,
             "search.chunk_share" => &mut self.chunk_share,
+            "search.chunk_evidence_weight" => &mut self.chunk_evidence_weight,
             _ => return None,
         })
     }
@@ -184,6 +196,8 @@ pub enum Mention {
     /// The file defines `name`, which the query's text (or only its code) uses; `files` files
     /// define it.
     Defines { name: String, files: usize, code_only: bool },
+    /// The file is named after `name` (`refine` → refine.py); `files` files are.
+    NamedFile { name: String, files: usize, code_only: bool },
 }
 
 /// Everything known about one candidate file.
@@ -227,6 +241,7 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
     let mut path: f64 = 0.0;
     let mut module: f64 = 0.0;
     let mut defs = 0.0;
+    let mut named_file: f64 = 0.0;
     for m in mentions {
         match m {
             Mention::Frame { innermost, .. } => {
@@ -241,11 +256,15 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
                 let w = if *code_only { cfg.code_name_weight } else { cfg.definition_weight };
                 defs += w / *files as f64;
             }
+            Mention::NamedFile { files, code_only, .. } => {
+                let w = cfg.file_name_weight * if *code_only { 0.5 } else { 1.0 };
+                named_file = named_file.max(w / (*files).max(1) as f64);
+            }
         }
     }
     // Names are many small pieces of evidence; their sum is capped so a file that defines
     // a dozen names the issue mentions in passing cannot outweigh everything else.
-    frame + path + module + defs.min(cfg.definition_weight * 2.0)
+    frame + path + module + named_file + defs.min(cfg.definition_weight * 2.0)
 }
 
 /// Ranks candidate files, best first.
@@ -302,6 +321,26 @@ pub fn rank_files(
     ranked
 }
 
+/// How directly the file's evidence names this chunk (0..1): it holds a stack frame's line,
+/// or it defines a name the query uses (weighed like file evidence: by how few files define
+/// it, half for names only the query's code uses).
+fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention]) -> f64 {
+    let own = hit.symbol.as_deref().map(|s| s.rsplit(['.', ':']).next().unwrap_or(s));
+    let mut e: f64 = 0.0;
+    for m in mentions {
+        match m {
+            Mention::Frame { line: Some(l), innermost } if hit.start_line <= *l && *l <= hit.end_line => {
+                e = e.max(if *innermost { 1.0 } else { 0.5 });
+            }
+            Mention::Defines { name, files, code_only } if own == Some(name.as_str()) => {
+                e += if *code_only { 0.5 } else { 1.0 } / (*files).max(1) as f64;
+            }
+            _ => {}
+        }
+    }
+    e.min(1.0)
+}
+
 /// Orders chunks by their file's score plus `chunk_share` of their own (both on the 0..1
 /// scale of the best), so a file's best chunk comes first and a strong chunk of the second
 /// file can precede a weak one of the first. Chunks of files not ranked go last.
@@ -319,14 +358,19 @@ pub fn order_chunks(
         .iter()
         .map(|(h, _)| h.score)
         .fold(f64::MIN_POSITIVE, f64::max);
+    let mentions: HashMap<(&str, &str), &[Mention]> = files
+        .iter()
+        .map(|f| ((f.repo.as_str(), f.path.as_str()), f.mentions.as_slice()))
+        .collect();
     let mut scored: Vec<(f64, (ChunkHit, ScoreParts))> = chunks
         .into_iter()
         .map(|(hit, parts)| {
-            let file = file_score
-                .get(&(hit.repo.as_str(), hit.path.as_str()))
-                .copied()
-                .unwrap_or(-1.0);
-            (file + cfg.chunk_share * hit.score / best_chunk, (hit, parts))
+            let key = (hit.repo.as_str(), hit.path.as_str());
+            let file = file_score.get(&key).copied().unwrap_or(-1.0);
+            let named = mentions
+                .get(&key)
+                .map_or(0.0, |m| chunk_evidence(&hit, m) * cfg.chunk_evidence_weight);
+            (file + cfg.chunk_share * (hit.score / best_chunk + named), (hit, parts))
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1 .0.id.cmp(&b.1 .0.id)));

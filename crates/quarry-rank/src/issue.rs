@@ -203,11 +203,11 @@ fn code_names_in(line: &str, names: &mut Vec<String>, modules: &mut Vec<String>)
         }
         return;
     }
-    for c in call().captures_iter(line) {
-        push_unique(names, c[1].to_string());
-    }
-    for c in attribute().captures_iter(line) {
-        push_unique(names, c[1].to_string());
+    // Names of two characters (`np`, `df`, `x`) are aliases and loop variables, not evidence.
+    for c in call().captures_iter(line).chain(attribute().captures_iter(line)) {
+        if c[1].chars().count() > 2 {
+            push_unique(names, c[1].to_string());
+        }
     }
 }
 
@@ -252,7 +252,12 @@ pub fn read(text: &str) -> IssueReading {
             in_code = !in_code;
             continue;
         }
+        let frames_before = r.frames.len();
         frames_in(raw, &mut r.frames);
+        // Trace lines are evidence as frames; their words are not the issue's code.
+        let trace_line = r.frames.len() > frames_before
+            || trimmed.starts_with("Traceback")
+            || error_line().is_match(raw);
         for c in blob_url().captures_iter(raw) {
             push_unique(&mut r.linked_paths, c[1].to_string());
         }
@@ -295,7 +300,7 @@ pub fn read(text: &str) -> IssueReading {
         let line = prompt().replace(raw, "");
         let line = url().replace_all(&line, " ");
         let is_code = in_code || raw.starts_with("    ") || prompt().is_match(raw);
-        if is_code {
+        if is_code && !trace_line {
             code_names_in(&line, &mut r.code_names, &mut r.modules);
         }
         for c in dotted().captures_iter(&line) {
@@ -344,6 +349,7 @@ mod tests {
         assert_eq!(r.frames[1].function.as_deref(), Some("_get_writer"));
         assert_eq!(r.messages, ["RST.__init__() got an unexpected keyword argument 'header_rows'"]);
         assert_eq!(r.title.as_deref(), Some("Crash on write"));
+        assert!(!r.code_names.iter().any(|n| n == "py" || n == "RST"), "{:?}", r.code_names);
     }
 
     #[test]

@@ -95,6 +95,8 @@ pub fn plan(query: &str) -> QueryPlan {
                 p.file_hints.push(path.clone());
             }
         }
+        // A frame's path is evidence as a frame, not again as a path the text names.
+        p.file_hints.retain(|h| !r.frames.iter().any(|f| h.contains(f.path.as_str())));
         // A function a stack frame names is an identifier the issue names.
         for f in r.frames.iter().filter_map(|f| f.function.as_ref()) {
             if !p.identifiers.contains(f) {
@@ -116,19 +118,39 @@ fn plan_words(query: &str) -> QueryPlan {
             list.push(v);
         }
     };
-    // `backticked` spans are identifiers whatever their shape.
+    // A `backticked` span is code: the name it starts with is an identifier, whatever its
+    // shape (`refine()`, `Session.send(prepared)`, `KeyError`).
     for (i, span) in query.split('`').enumerate() {
-        if i % 2 == 1
-            && !span.trim().is_empty()
-            && !span.contains(char::is_whitespace)
-            && file_hint(span).is_none()
+        let span = span.trim();
+        if i % 2 == 0 || span.is_empty() || file_hint(span).is_some() {
+            continue;
+        }
+        let name: String = span
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'))
+            .collect();
+        let name = name.trim_end_matches(['.', ':']);
+        let rest = span[name.len()..].trim_start();
+        let ends_name = rest.is_empty() || rest.starts_with(['(', '[', '<', '=', ',']);
+        if name.chars().count() >= 2
+            && name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && ends_name
         {
-            push(&mut identifiers, span.trim().to_string());
+            push(&mut identifiers, name.to_string());
         }
     }
     for word in query.split_whitespace() {
         if let Some(hint) = file_hint(word) {
             push(&mut file_hints, hint);
+        }
+    }
+    // Identifiers: words split at code punctuation too (`app.register(bp)` names
+    // `app.register` and `bp`).
+    let pieces = query.split(|c: char| {
+        c.is_whitespace() || "()[]{}<>,;=\"'!*+|&^%$#@?`~".contains(c)
+    });
+    for word in pieces {
+        if file_hint(word).is_some() {
             continue;
         }
         let w = word.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'));
@@ -176,6 +198,10 @@ mod tests {
 
         let p = plan("UploadQueue.requeue_with_backoff fails in src/upload/queue.rs, see `retry` and config.toml");
         assert_eq!(p.identifiers, ["retry", "UploadQueue.requeue_with_backoff"]);
+        let code = plan("`refine()` ignores `Q.positive(x)` and `x` in `a b c`");
+        assert_eq!(code.identifiers, ["refine", "Q.positive"]);
+        let code = plan("calling app.register_blueprint(parent_bp) fails");
+        assert_eq!(code.identifiers, ["app.register_blueprint", "parent_bp"]);
         assert_eq!(p.file_hints, ["src/upload/queue.rs", "config.toml"]);
         assert!(!p.natural_language);
 

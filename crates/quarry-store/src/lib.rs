@@ -145,7 +145,7 @@ impl SqliteStore {
             let mut find =
                 tx.prepare_cached("SELECT id FROM files WHERE repo_id = ?1 AND path = ?2")?;
             let mut insert_file = tx.prepare_cached(
-                "INSERT INTO files(repo_id, path, language, hash, size, mtime_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO files(repo_id, path, language, hash, size, mtime_ns, stem) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
             let mut insert_chunk = tx.prepare_cached(
                 "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash)
@@ -197,7 +197,8 @@ impl SqliteStore {
                     file.language.name(),
                     file.state.hash,
                     file.state.size as i64,
-                    file.state.mtime_ns
+                    file.state.mtime_ns,
+                    tokens::file_stem_key(&file.path)
                 ])?;
                 let file_id = tx.last_insert_rowid();
                 let path_tokens = tokens::index_text(&file.path);
@@ -456,13 +457,13 @@ impl Store for SqliteStore {
         search::files_lexical(&self.conn, query).map_err(|e| self.err(e))
     }
 
-    fn paths_matching(
+    fn files_by_stem(
         &self,
-        glob: &str,
+        keys: &[String],
         repos: &[String],
         limit: usize,
     ) -> Result<Vec<(String, String)>> {
-        search::paths_matching(&self.conn, glob, repos, limit).map_err(|e| self.err(e))
+        search::files_by_stem(&self.conn, keys, repos, limit).map_err(|e| self.err(e))
     }
 
     fn file_chunks(&self, repo: &str, path: &str) -> Result<Vec<quarry_core::ChunkHit>> {

@@ -139,6 +139,15 @@ const MIGRATIONS: &[&str] = &[
     -- Files stored before this version have no row here: make the next run re-read them.
     UPDATE files SET hash = '', mtime_ns = 0;
     "#,
+    // 7: each file's name, normalised (`Sky_Coordinate.py` → `skycoordinate`), so a query
+    // naming `SkyCoordinate` or a frame naming `…/sky_coordinate.py` finds its files by one
+    // index probe.
+    r#"
+    ALTER TABLE files ADD COLUMN stem TEXT;
+    CREATE INDEX files_by_stem ON files(stem);
+    -- Files stored before this version have no stem: make the next run re-read them.
+    UPDATE files SET hash = '', mtime_ns = 0;
+    "#,
 ];
 
 /// The schema version this build writes.

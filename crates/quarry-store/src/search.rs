@@ -151,17 +151,23 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
     rows.collect()
 }
 
-/// `(repo, path)` of the files whose path matches `glob` (SQLite GLOB, case-sensitive).
-pub fn paths_matching(
+/// `(repo, path)` of the files whose normalised name (`tokens::file_stem_key`) is one of
+/// `keys`: one probe of the `files_by_stem` index per key.
+pub fn files_by_stem(
     conn: &Connection,
-    glob: &str,
+    keys: &[String],
     repos: &[String],
     limit: usize,
 ) -> rusqlite::Result<Vec<(String, String)>> {
-    let mut sql = String::from(
-        "SELECT r.name, f.path FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.path GLOB ?1",
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args: Vec<Value> = keys.iter().map(|k| Value::Text(k.clone())).collect();
+    let marks: Vec<String> = (1..=keys.len()).map(|i| format!("?{i}")).collect();
+    let mut sql = format!(
+        "SELECT r.name, f.path FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.stem IN ({})",
+        marks.join(",")
     );
-    let mut args = vec![Value::Text(glob.to_string())];
     push_filters(&mut sql, &mut args, repos, None, None);
     args.push(Value::Integer(limit as i64));
     sql.push_str(&format!(" ORDER BY r.name, f.path LIMIT ?{}", args.len()));

@@ -105,6 +105,7 @@ pub fn run(
                 first_relevant_rank,
                 latency_ms,
                 top: top.iter().take(10).cloned().collect(),
+                top_results: Vec::new(),
                 function_rank: None,
                 function_labelled: false,
             });
