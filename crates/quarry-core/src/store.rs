@@ -95,7 +95,8 @@ impl Default for FieldWeights {
 /// A lexical (BM25) query over chunks with pre-filters.
 #[derive(Debug, Clone, Default)]
 pub struct LexicalQuery {
-    /// Terms as produced by `tokens::query_terms`; a chunk matches if it has any of them.
+    /// Terms as produced by `tokens::query_terms`; a chunk matches if it has any of them. A
+    /// term listed n times counts n times in BM25.
     pub terms: Vec<String>,
     /// Restrict to these repo names (empty: all).
     pub repos: Vec<String>,

@@ -174,7 +174,9 @@ impl Workspace {
 fn commit_weights(text: &str, cfg: &FusionConfig) -> (f64, f64) {
     let plan = crate::plan::plan(text);
     let names_code = !plan.identifiers.is_empty() || !plan.file_hints.is_empty();
-    if names_code && plan.terms.len() <= crate::plan::NATURAL_LANGUAGE_MAX_TERMS {
+    // Counted over the raw text: an issue's cleaned terms are for code search.
+    let words = quarry_core::tokens::query_terms(text).len();
+    if names_code && words <= crate::plan::NATURAL_LANGUAGE_MAX_TERMS {
         (1.0, cfg.code_semantic)
     } else {
         (cfg.nl_lexical, 1.0)

@@ -131,8 +131,8 @@ pub struct SearchResponse {
     /// during backfill uses what is embedded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub coverage: Option<Coverage>,
-    /// The query plan (with `explain`): identifiers, file hints, terms, and what a whole issue
-    /// text's frames, code and module paths name.
+    /// The query plan (hybrid mode, or with `explain`): identifiers, file hints, terms; with
+    /// `explain` also what a whole issue text's frames, code and module paths name.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub plan: Option<QueryPlan>,
     /// The file ranking behind the results, with each file's evidence (with `explain`).
@@ -267,8 +267,9 @@ impl Workspace {
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
         let query_plan = crate::plan::plan(&request.query);
+        let lexical_terms = query_plan.lexical_terms(request.fusion.files.title_repeat.round() as usize);
         let lexical_query = |limit: usize| LexicalQuery {
-            terms: query_plan.terms.clone(),
+            terms: lexical_terms.clone(),
             repos: request.repos.clone(),
             language: request.language,
             path_glob: request.path.clone(),
@@ -371,7 +372,13 @@ impl Workspace {
             results,
             index,
             coverage,
-            plan: request.explain.then_some(query_plan),
+            // Hybrid answers always carried the plan; what an issue text's frames and code
+            // name comes with `explain` only (it can be long).
+            plan: match (request.explain, mode) {
+                (true, _) => Some(query_plan),
+                (false, Mode::Hybrid) => Some(QueryPlan { issue: None, ..query_plan }),
+                _ => None,
+            },
             files,
             warnings,
         })

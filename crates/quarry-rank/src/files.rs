@@ -62,6 +62,9 @@ pub struct FileRankConfig {
     pub prior_data: f64,
     /// In the chunk order, the chunk's own score counts this much beside its file's.
     pub chunk_share: f64,
+    /// For an issue text, its title's terms are counted this many more times in BM25 (over
+    /// chunks and files): a title says in a line what the issue is about.
+    pub title_repeat: f64,
     /// Within that share, evidence naming the chunk itself (it holds a frame's line, defines
     /// a name the query uses) counts this much beside its fused score.
     pub chunk_evidence_weight: f64,
@@ -91,6 +94,7 @@ impl Default for FileRankConfig {
             prior_data: 0.7,
             chunk_share: 0.3,
             chunk_evidence_weight: 1.0,
+            title_repeat: 0.0,
         }
     }
 }
@@ -117,6 +121,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.prior_vendored", "score factor of vendored copies of other projects"),
     ("search.prior_data", "score factor of configuration and data files"),
     ("search.chunk_share", "in the result order, a chunk's own score beside its file's"),
+    ("search.title_repeat", "extra times an issue title's terms count in BM25 (whole issue texts only)"),
     ("search.chunk_evidence_weight", "within the chunk's share, evidence naming the chunk (a frame's line, a named definition) beside its fused score"),
 ];
 
@@ -142,6 +147,7 @@ impl FileRankConfig {
             "search.prior_data" => &mut self.prior_data,
             "search.chunk_share" => &mut self.chunk_share,
             "search.chunk_evidence_weight" => &mut self.chunk_evidence_weight,
+            "search.title_repeat" => &mut self.title_repeat,
             _ => return None,
         })
     }

@@ -296,6 +296,18 @@ pub fn read(text: &str) -> IssueReading {
         if trimmed.starts_with("<details") || trimmed.starts_with("</details") || trimmed.starts_with("<summary") {
             continue;
         }
+        if trimmed.starts_with("Traceback") || (r.frames.len() == frames_before && py_frame().is_match(raw)) {
+            continue; // the trace's header, and frames outside any file (`<stdin>`)
+        }
+        // A frame's words are its file and function, not the folders of someone's machine.
+        if r.frames.len() > frames_before && !error_line().is_match(raw) {
+            let f = &r.frames[r.frames.len() - 1];
+            let tail: Vec<&str> = f.path.rsplit(['/', '\\']).take(2).collect();
+            let mut words: Vec<&str> = tail.into_iter().rev().collect();
+            words.extend(f.function.as_deref());
+            kept.push(words.join(" "));
+            continue;
+        }
         // Prompts are not words of the issue; the code after them is.
         let line = prompt().replace(raw, "");
         let line = url().replace_all(&line, " ");
@@ -350,6 +362,9 @@ mod tests {
         assert_eq!(r.messages, ["RST.__init__() got an unexpected keyword argument 'header_rows'"]);
         assert_eq!(r.title.as_deref(), Some("Crash on write"));
         assert!(!r.code_names.iter().any(|n| n == "py" || n == "RST"), "{:?}", r.code_names);
+        assert!(!r.text.contains("dist-packages") && !r.text.contains("Traceback"), "{}", r.text);
+        assert!(r.text.contains("ascii core.py _get_writer"), "{}", r.text);
+        assert!(!r.text.contains("stdin"), "{}", r.text);
     }
 
     #[test]

@@ -65,6 +65,24 @@ fn file_hint(word: &str) -> Option<String> {
     (has_ext || pathlike).then(|| w.to_string())
 }
 
+impl QueryPlan {
+    /// The BM25 terms, with an issue title's terms listed `title_repeat` more times (a term
+    /// listed n times counts n times).
+    pub fn lexical_terms(&self, title_repeat: usize) -> Vec<String> {
+        let mut terms = self.terms.clone();
+        if let Some(title) = self.issue.as_ref().and_then(|i| i.title.as_deref()) {
+            let title_terms: Vec<String> = tokens::query_terms(title)
+                .into_iter()
+                .filter(|t| self.terms.contains(t))
+                .collect();
+            for _ in 0..title_repeat {
+                terms.extend(title_terms.iter().cloned());
+            }
+        }
+        terms
+    }
+}
+
 /// An issue text rather than a query: several non-empty lines, or many words.
 pub fn is_issue_text(query: &str) -> bool {
     query.lines().filter(|l| !l.trim().is_empty()).count() >= 3
@@ -225,6 +243,9 @@ mod tests {
         assert!(!p.terms.iter().any(|t| t.len() == 1 || t == "3"), "{:?}", p.terms);
         assert_eq!(p.file_hints, ["sympy/polys/partfrac.py"]);
         assert!(p.roles.is_empty(), "an issue's test words do not ask for tests");
+        let weighted = p.lexical_terms(2);
+        assert_eq!(weighted.iter().filter(|t| *t == "apart").count(), 3, "{weighted:?}");
+        assert_eq!(weighted.iter().filter(|t| *t == "partfrac").count(), 1);
         assert!(!p.natural_language);
     }
 }
