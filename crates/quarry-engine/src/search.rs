@@ -330,8 +330,15 @@ impl Workspace {
                 } else {
                     Vec::new()
                 };
+                let lexical_share = if semantic.is_empty() {
+                    1.0
+                } else {
+                    let (wl, ws) = fusion::weights(&query_plan, cfg);
+                    wl / (wl + ws)
+                };
                 let fused = fusion::fuse(lexical, semantic, &query_plan, cfg);
-                let ranked = self.rank_files(&query_plan, request, &fused, &lexical_query)?;
+                let ranked =
+                    self.rank_files(&query_plan, request, &fused, &lexical_query, lexical_share)?;
                 let mut chunks = fused;
                 // Files ranked high without a chunk among the candidates get their best one.
                 for file in ranked.iter().take(request.limit.max(10)) {
@@ -344,10 +351,15 @@ impl Workspace {
                     }
                 }
                 let ordered = quarry_rank::files::order_chunks(chunks, &ranked, &cfg.files);
+                let per_file = if query_plan.issue.is_some() {
+                    cfg.files.issue_max_per_file
+                } else {
+                    cfg.max_per_file
+                };
                 let ordered = fusion::diversify(
                     ordered,
                     |(h, _)| (h.repo.as_str(), h.path.as_str()),
-                    cfg.max_per_file,
+                    per_file,
                 );
                 if request.explain {
                     files = ranked.into_iter().take(request.limit).collect();
@@ -391,6 +403,7 @@ impl Workspace {
         request: &SearchRequest,
         fused: &[(ChunkHit, ScoreParts)],
         lexical_query: &dyn Fn(usize) -> LexicalQuery,
+        lexical_share: f64,
     ) -> Result<Vec<quarry_rank::RankedFile>> {
         let mut candidates: HashMap<(String, String), FileCandidate> = HashMap::new();
         fn entry<'a>(
@@ -424,6 +437,7 @@ impl Workspace {
             candidates.into_values().collect(),
             plan,
             &request.fusion.files,
+            lexical_share,
         ))
     }
 }

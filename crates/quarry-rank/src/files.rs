@@ -62,6 +62,10 @@ pub struct FileRankConfig {
     pub prior_data: f64,
     /// In the chunk order, the chunk's own score counts this much beside its file's.
     pub chunk_share: f64,
+    /// For a whole issue text, chunks of a file shown before every other file's (the
+    /// `max_per_file` of other queries): a bug's fix is in one file far more often than not,
+    /// and the file ranked first is the one to read function by function.
+    pub issue_max_per_file: usize,
     /// For an issue text, its title's terms are counted this many more times in BM25 (over
     /// chunks and files): a title says in a line what the issue is about.
     pub title_repeat: f64,
@@ -94,7 +98,8 @@ impl Default for FileRankConfig {
             prior_data: 0.7,
             chunk_share: 0.3,
             chunk_evidence_weight: 1.0,
-            title_repeat: 0.0,
+            title_repeat: 3.0,
+            issue_max_per_file: 10,
         }
     }
 }
@@ -121,6 +126,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.prior_vendored", "score factor of vendored copies of other projects"),
     ("search.prior_data", "score factor of configuration and data files"),
     ("search.chunk_share", "in the result order, a chunk's own score beside its file's"),
+    ("search.issue_max_per_file", "for a whole issue text, chunks of a file shown before every other file's"),
     ("search.title_repeat", "extra times an issue title's terms count in BM25 (whole issue texts only)"),
     ("search.chunk_evidence_weight", "within the chunk's share, evidence naming the chunk (a frame's line, a named definition) beside its fused score"),
 ];
@@ -157,6 +163,7 @@ impl FileRankConfig {
         match key {
             "search.file_chunks_counted" => Some(self.chunks_counted as f64),
             "search.max_definitions" => Some(self.max_definitions as f64),
+            "search.issue_max_per_file" => Some(self.issue_max_per_file as f64),
             _ => self.clone().slot(key).map(|v| *v),
         }
     }
@@ -166,6 +173,7 @@ impl FileRankConfig {
         match key {
             "search.file_chunks_counted" => self.chunks_counted = value.max(1.0) as usize,
             "search.max_definitions" => self.max_definitions = value.max(0.0) as usize,
+            "search.issue_max_per_file" => self.issue_max_per_file = value.max(1.0) as usize,
             _ => match self.slot(key) {
                 Some(v) => *v = value,
                 None => return false,
@@ -274,10 +282,15 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
 }
 
 /// Ranks candidate files, best first.
+///
+/// `lexical_share` is the part word overlap has in the chunk fusion (`wl / (wl + ws)` of the
+/// plan's weights, 1 without vectors): whole-file BM25 is word overlap too, and counts that
+/// much — a question in words, where meaning leads, is not handed back to BM25 at file level.
 pub fn rank_files(
     candidates: Vec<FileCandidate>,
     plan: &QueryPlan,
     cfg: &FileRankConfig,
+    lexical_share: f64,
 ) -> Vec<RankedFile> {
     let best_file = candidates
         .iter()
@@ -307,7 +320,7 @@ pub fn rank_files(
                 named,
                 prior,
             };
-            let score = (cfg.file_weight * file_bm25 + cfg.chunk_weight * chunks + named) * prior;
+            let score = (cfg.file_weight * lexical_share * file_bm25 + cfg.chunk_weight * chunks + named) * prior;
             RankedFile {
                 repo: c.repo,
                 path: c.path,
@@ -429,6 +442,7 @@ mod tests {
             ],
             &plan("session cookies are dropped on redirect"),
             &cfg,
+            1.0,
         );
         assert_eq!(order(&ranked), ["src/real.py", "src/lucky.py"]);
         assert!((ranked[0].parts.file_bm25 - 1.0).abs() < 1e-12);
@@ -439,10 +453,10 @@ mod tests {
         let cfg = FileRankConfig::default();
         let same = |p: &str| cand(p, Some(5.0), &[0.8]);
         let files = || vec![same("tests/test_retry.py"), same("docs/retry.rst"), same("src/retry.py")];
-        let ranked = rank_files(files(), &plan("retry backoff is ignored"), &cfg);
+        let ranked = rank_files(files(), &plan("retry backoff is ignored"), &cfg, 1.0);
         assert_eq!(ranked[0].path, "src/retry.py");
         assert_eq!(ranked[0].role, FileRole::Source);
-        let ranked = rank_files(files(), &plan("tests for retry backoff"), &cfg);
+        let ranked = rank_files(files(), &plan("tests for retry backoff"), &cfg, 1.0);
         assert_ne!(ranked[2].path, "tests/test_retry.py", "{:?}", order(&ranked));
     }
 
@@ -455,7 +469,7 @@ mod tests {
         defines.mentions.push(Mention::Defines { name: "parse_row".into(), files: 1, code_only: false });
         let mut generic = cand("pkg/other.py", Some(1.0), &[0.1]);
         generic.mentions.push(Mention::Defines { name: "run".into(), files: 50, code_only: false });
-        let ranked = rank_files(vec![generic, defines, framed], &plan("parse_row fails"), &cfg);
+        let ranked = rank_files(vec![generic, defines, framed], &plan("parse_row fails"), &cfg, 1.0);
         assert_eq!(order(&ranked), ["pkg/util.py", "pkg/core.py", "pkg/other.py"], "{ranked:?}");
         assert_eq!(ranked[2].parts.named, 0.0, "a name defined in 50 files is no evidence");
     }
