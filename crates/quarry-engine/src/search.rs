@@ -175,10 +175,10 @@ pub(crate) fn format_time(unix: i64) -> String {
 
 /// Query vectors for the kNN side: the whole query, and for an issue text also its title and
 /// first passages (the model reads ~128 tokens, so most of a long text is otherwise unseen).
-fn query_texts(query: &str, plan: &QueryPlan) -> Vec<String> {
+fn query_texts(query: &str, plan: &QueryPlan, passages: usize) -> Vec<String> {
     let mut texts = vec![query.to_string()];
     if let Some(issue) = &plan.issue {
-        for p in issue.passages.iter().take(MAX_PASSAGES) {
+        for p in issue.passages.iter().take(passages) {
             if !texts.contains(p) {
                 texts.push(p.clone());
             }
@@ -187,8 +187,6 @@ fn query_texts(query: &str, plan: &QueryPlan) -> Vec<String> {
     texts
 }
 
-/// Passages of an issue text embedded beside the whole text.
-const MAX_PASSAGES: usize = 8;
 
 /// Candidate files (from whole-file BM25) beside those the chunk lists bring.
 const FILE_CANDIDATES: usize = 100;
@@ -294,7 +292,7 @@ impl Workspace {
         let mut warnings = Vec::new();
         let mut query_vectors = Vec::new();
         if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
-            let texts = query_texts(&request.query, &query_plan);
+            let texts = query_texts(&request.query, &query_plan, request.fusion.files.passages);
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             match embedder.embed(&texts) {
                 Ok(v) => query_vectors = v,

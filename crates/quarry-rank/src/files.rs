@@ -62,6 +62,9 @@ pub struct FileRankConfig {
     pub prior_data: f64,
     /// In the chunk order, the chunk's own score counts this much beside its file's.
     pub chunk_share: f64,
+    /// Passages of a whole issue text (its title, paragraphs, code blocks) embedded beside the
+    /// text itself: the model reads ~128 tokens, so most of a long issue is otherwise unseen.
+    pub passages: usize,
     /// For a whole issue text, chunks of a file shown before every other file's (the
     /// `max_per_file` of other queries): a bug's fix is in one file far more often than not,
     /// and the file ranked first is the one to read function by function.
@@ -100,6 +103,7 @@ impl Default for FileRankConfig {
             chunk_evidence_weight: 1.0,
             title_repeat: 3.0,
             issue_max_per_file: 10,
+            passages: 8,
         }
     }
 }
@@ -126,6 +130,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.prior_vendored", "score factor of vendored copies of other projects"),
     ("search.prior_data", "score factor of configuration and data files"),
     ("search.chunk_share", "in the result order, a chunk's own score beside its file's"),
+    ("search.passages", "passages of a whole issue text embedded beside the text itself (0: the text only)"),
     ("search.issue_max_per_file", "for a whole issue text, chunks of a file shown before every other file's"),
     ("search.title_repeat", "extra times an issue title's terms count in BM25 (whole issue texts only)"),
     ("search.chunk_evidence_weight", "within the chunk's share, evidence naming the chunk (a frame's line, a named definition) beside its fused score"),
@@ -164,6 +169,7 @@ impl FileRankConfig {
             "search.file_chunks_counted" => Some(self.chunks_counted as f64),
             "search.max_definitions" => Some(self.max_definitions as f64),
             "search.issue_max_per_file" => Some(self.issue_max_per_file as f64),
+            "search.passages" => Some(self.passages as f64),
             _ => self.clone().slot(key).map(|v| *v),
         }
     }
@@ -174,6 +180,7 @@ impl FileRankConfig {
             "search.file_chunks_counted" => self.chunks_counted = value.max(1.0) as usize,
             "search.max_definitions" => self.max_definitions = value.max(0.0) as usize,
             "search.issue_max_per_file" => self.issue_max_per_file = value.max(1.0) as usize,
+            "search.passages" => self.passages = value.max(0.0) as usize,
             _ => match self.slot(key) {
                 Some(v) => *v = value,
                 None => return false,
