@@ -292,6 +292,11 @@ struct EvalArgs {
     /// (repeatable: every combination is scored), e.g. `--sweep search.prior_test=0.3,0.5`.
     #[arg(long = "sweep", value_name = "KEY=V1,V2")]
     sweeps: Vec<String>,
+    /// Score one named set of overrides beside the others, as "KEY=V KEY2=V2" (repeatable; each
+    /// is one report, scored beside the defaults; for ablations: `--variant "search.file_weight=0"
+    /// --variant "search.prior_test=1 search.prior_docs=1"`).
+    #[arg(long = "variant", value_name = "\"KEY=V ...\"")]
+    variant_sets: Vec<String>,
     /// BM25 field weights to try, as PATH,SYMBOL,BODY [default: 3,4,1].
     #[arg(long, value_parser = parse_weights)]
     weights: Option<FieldWeights>,
@@ -670,6 +675,20 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
                 variants.push((label, cfg));
             }
         }
+    }
+    if !args.variant_sets.is_empty() {
+        // An ablation is read against the settings it changes.
+        variants.push(("defaults".to_string(), config.clone()));
+    }
+    for set in &args.variant_sets {
+        let mut cfg = config.clone();
+        for pair in set.split_whitespace() {
+            let (key, value) = pair
+                .split_once('=')
+                .with_context(|| format!("`--variant {set}`: `{pair}` is not KEY=VALUE"))?;
+            cfg.set(key, value)?;
+        }
+        variants.push((set.trim().to_string(), cfg));
     }
     let opts = EvalOptions {
         modes,

@@ -117,6 +117,8 @@ fn mention(m: &quarry_engine::search::Mention) -> String {
         Module => "module path".into(),
         Defines { name, files, code_only } => format!("defines {name}{} (1 of {files})", if *code_only { " [code]" } else { "" }),
         NamedFile { name, files, .. } => format!("named after {name} (1 of {files})"),
+        Callee { name, via, files } => format!("defines {name}, called by {via} (1 of {files})"),
+        Caller { name, files } => format!("calls {name} (1 of {files})"),
     }
 }
 

@@ -152,3 +152,48 @@ fn the_same_issue_without_a_trace_still_finds_the_code_and_queries_for_tests_get
     let err = env.fails(&["search", "--query-file", path.to_str().unwrap()]);
     assert!(err.contains("the query is empty"), "{err}");
 }
+
+#[test]
+fn the_call_graph_around_a_named_definition_is_evidence_when_weighted() {
+    let env = Env::new();
+    env.write(
+        "app/export.py",
+        "from app.fmt import format_row\n\n\ndef export_rows(rows):\n    return [format_row(r) for r in rows]\n",
+    );
+    env.write("app/fmt.py", "def format_row(row):\n    return ','.join(row)\n");
+    env.write(
+        "app/cli.py",
+        "from app.export import export_rows\n\n\ndef main():\n    print(export_rows(load()))\n\n\ndef load():\n    return []\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let issue = "export_rows drops the last column\n\nCalling `export_rows` on a table with three columns gives two.\nExpected every column to be kept.";
+    let mentions = |json: &Value, path: &str| -> Vec<Value> {
+        json["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .map(|f| f["mentions"].as_array().cloned().unwrap_or_default())
+            .unwrap_or_default()
+    };
+    // Off by default (measured: no gain on the evaluation sets, docs/EVAL.md).
+    let json = search_stdin(&env, &["--explain"], issue);
+    assert!(mentions(&json, "app/fmt.py").is_empty(), "{}", json["files"]);
+
+    env.ok(&["config", "set", "search.callee_weight", "0.3"]);
+    env.ok(&["config", "set", "search.caller_weight", "0.3"]);
+    let json = search_stdin(&env, &["--explain"], issue);
+    let callee = mentions(&json, "app/fmt.py");
+    assert!(
+        callee.iter().any(|m| m["kind"] == "callee" && m["name"] == "format_row" && m["via"] == "export_rows"),
+        "{}",
+        json["files"]
+    );
+    let caller = mentions(&json, "app/cli.py");
+    assert!(
+        caller.iter().any(|m| m["kind"] == "caller" && m["name"] == "export_rows"),
+        "{}",
+        json["files"]
+    );
+    assert_eq!(files(&json)[0], "app/export.py", "the named definition stays first");
+}

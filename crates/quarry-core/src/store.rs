@@ -96,7 +96,8 @@ impl Default for FieldWeights {
 #[derive(Debug, Clone, Default)]
 pub struct LexicalQuery {
     /// Terms as produced by `tokens::query_terms`; a chunk matches if it has any of them. A
-    /// term listed n times counts n times in BM25.
+    /// term listed n times counts n times in BM25. A term of several space-separated tokens is
+    /// a phrase: those tokens, adjacent and in order.
     pub terms: Vec<String>,
     /// Restrict to these repo names (empty: all).
     pub repos: Vec<String>,
@@ -216,6 +217,14 @@ pub trait Store: crate::history::HistoryStore {
     fn file_chunks(&self, repo: &str, path: &str) -> anyhow::Result<Vec<ChunkHit>>;
     /// Calls of `name` (the called name's last segment), in the given repos (all when empty).
     fn callers(&self, name: &str, repos: &[String], limit: usize) -> anyhow::Result<Vec<CallRef>>;
+    /// Calls made inside the definition `caller` (its qualified name) of one file.
+    fn calls_from(
+        &self,
+        repo: &str,
+        path: &str,
+        caller: &str,
+        limit: usize,
+    ) -> anyhow::Result<Vec<CallRef>>;
     /// Definitions named `name` (bare name), in the given repos (all when empty).
     fn definitions(
         &self,

@@ -150,6 +150,8 @@ pub(crate) fn gather(
         }
     }
     let lookups: Vec<(String, String, bool)> = lookups.into_iter().take(MAX_NAMES).collect();
+    // Names the text uses that resolve to few definitions: where the call graph starts.
+    let mut graph_names: Vec<(String, Vec<quarry_core::SymbolRef>)> = Vec::new();
 
     // Files named after a name the query uses (`refine` → refine.py, `SkyCoordinate` →
     // sky_coordinate.py): one index probe for all names.
@@ -189,7 +191,75 @@ pub(crate) fn gather(
         if n > cfg.max_definitions {
             continue;
         }
+        if !code_only && n <= MAX_PATH_MATCHES {
+            graph_names.push((b.clone(), chosen.iter().map(|d| (*d).clone()).collect()));
+        }
         add(&mut mentions, files, Mention::Defines { name: b, files: n, code_only });
     }
+    if cfg.callee_weight > 0.0 || cfg.caller_weight > 0.0 {
+        call_graph(store, &graph_names, repos, cfg, &mut mentions)?;
+    }
     Ok(mentions)
+}
+
+/// Calls within this many files are evidence; a name called (or defined) all over is none.
+const MAX_GRAPH_FILES: usize = 5;
+/// Calls read per definition.
+const MAX_CALLS: usize = 200;
+
+/// The call graph one step around the definitions the query names specifically (in at most
+/// `MAX_PATH_MATCHES` files): the files defining what they call, and the files calling them.
+/// Fixes often land one call away from the API an issue names.
+fn call_graph(
+    store: &dyn Store,
+    named: &[(String, Vec<quarry_core::SymbolRef>)],
+    repos: &[String],
+    cfg: &FileRankConfig,
+    mentions: &mut Mentions,
+) -> Result<()> {
+    let mut callee_defs: HashMap<String, Vec<FileKey>> = HashMap::new();
+    for (name, defs) in named.iter().take(MAX_NAMES / 4) {
+        if cfg.callee_weight > 0.0 {
+            let mut callees: Vec<String> = Vec::new();
+            for d in defs {
+                for call in store.calls_from(&d.repo, &d.path, &d.qualified_name, MAX_CALLS)? {
+                    let callee = bare(&call.callee).to_string();
+                    if callee != *name && callee.chars().count() >= 3 && !callees.contains(&callee) {
+                        callees.push(callee);
+                    }
+                }
+            }
+            for callee in callees {
+                if !callee_defs.contains_key(&callee) {
+                    let mut files: Vec<FileKey> = store
+                        .definitions(&callee, repos, MAX_GRAPH_FILES * 4 + 1)?
+                        .into_iter()
+                        .map(|d| (d.repo, d.path))
+                        .collect();
+                    files.sort();
+                    files.dedup();
+                    callee_defs.insert(callee.clone(), files);
+                }
+                let files = &callee_defs[&callee];
+                if !files.is_empty() && files.len() <= MAX_GRAPH_FILES {
+                    let n = files.len();
+                    add(mentions, files.clone(), Mention::Callee { name: callee, via: name.clone(), files: n });
+                }
+            }
+        }
+        if cfg.caller_weight > 0.0 {
+            let mut files: Vec<FileKey> = store
+                .callers(name, repos, MAX_CALLS)?
+                .into_iter()
+                .map(|c| (c.repo, c.path))
+                .collect();
+            files.sort();
+            files.dedup();
+            let n = files.len();
+            if n > 0 && n <= MAX_GRAPH_FILES {
+                add(mentions, files, Mention::Caller { name: name.clone(), files: n });
+            }
+        }
+    }
+    Ok(())
 }

@@ -265,7 +265,10 @@ impl Workspace {
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
         let query_plan = crate::plan::plan(&request.query);
-        let lexical_terms = query_plan.lexical_terms(request.fusion.files.title_repeat.round() as usize);
+        let lexical_terms = query_plan.lexical_terms(
+            request.fusion.files.title_repeat.round() as usize,
+            request.fusion.files.message_repeat.round() as usize,
+        );
         let lexical_query = |limit: usize| LexicalQuery {
             terms: lexical_terms.clone(),
             repos: request.repos.clone(),

@@ -48,6 +48,11 @@ pub struct FileRankConfig {
     /// The file is named after a name the query uses, divided by the number of such files
     /// (half for names only its code uses).
     pub file_name_weight: f64,
+    /// The call graph around the definitions the query names: a file defining what they call,
+    /// divided by the number of files defining that name.
+    pub callee_weight: f64,
+    /// The same for a file calling them, divided by the number of files that do.
+    pub caller_weight: f64,
     /// Names defined in more files than this are no evidence.
     pub max_definitions: usize,
     /// Role priors: a file of that role scores this times its evidence, unless the query
@@ -72,6 +77,9 @@ pub struct FileRankConfig {
     /// For an issue text, its title's terms are counted this many more times in BM25 (over
     /// chunks and files): a title says in a line what the issue is about.
     pub title_repeat: f64,
+    /// For an issue text, the fixed parts of its error messages count this many times in BM25,
+    /// as phrases (`plan::message_phrases`).
+    pub message_repeat: f64,
     /// Within that share, evidence naming the chunk itself (it holds a frame's line, defines
     /// a name the query uses) counts this much beside its fused score.
     pub chunk_evidence_weight: f64,
@@ -90,6 +98,8 @@ impl Default for FileRankConfig {
             definition_weight: 0.3,
             code_name_weight: 0.15,
             file_name_weight: 0.3,
+            callee_weight: 0.0,
+            caller_weight: 0.0,
             max_definitions: 20,
             prior_test: 0.5,
             prior_docs: 0.4,
@@ -102,8 +112,9 @@ impl Default for FileRankConfig {
             chunk_share: 0.3,
             chunk_evidence_weight: 1.0,
             title_repeat: 3.0,
+            message_repeat: 1.0,
             issue_max_per_file: 10,
-            passages: 8,
+            passages: 2,
         }
     }
 }
@@ -120,6 +131,8 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.definition_weight", "added to a file defining a name the query uses, divided by the number of files defining it"),
     ("search.code_name_weight", "the same for names only the query's code blocks use"),
     ("search.file_name_weight", "added to a file named after a name the query uses (refine → refine.py), divided by the number of such files"),
+    ("search.callee_weight", "added to a file defining what a definition the query names calls, divided by the number of files defining it"),
+    ("search.caller_weight", "added to a file calling a definition the query names, divided by the number of files that do"),
     ("search.max_definitions", "names defined in more files than this are no evidence"),
     ("search.prior_test", "score factor of test files, unless the query asks for tests"),
     ("search.prior_docs", "score factor of documentation, unless the query asks for docs"),
@@ -132,6 +145,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.chunk_share", "in the result order, a chunk's own score beside its file's"),
     ("search.passages", "passages of a whole issue text embedded beside the text itself (0: the text only)"),
     ("search.issue_max_per_file", "for a whole issue text, chunks of a file shown before every other file's"),
+    ("search.message_repeat", "times the fixed parts of an issue's error messages count in BM25, as phrases (whole issue texts only)"),
     ("search.title_repeat", "extra times an issue title's terms count in BM25 (whole issue texts only)"),
     ("search.chunk_evidence_weight", "within the chunk's share, evidence naming the chunk (a frame's line, a named definition) beside its fused score"),
 ];
@@ -148,6 +162,8 @@ impl FileRankConfig {
             "search.definition_weight" => &mut self.definition_weight,
             "search.code_name_weight" => &mut self.code_name_weight,
             "search.file_name_weight" => &mut self.file_name_weight,
+            "search.callee_weight" => &mut self.callee_weight,
+            "search.caller_weight" => &mut self.caller_weight,
             "search.prior_test" => &mut self.prior_test,
             "search.prior_docs" => &mut self.prior_docs,
             "search.prior_changelog" => &mut self.prior_changelog,
@@ -159,6 +175,7 @@ impl FileRankConfig {
             "search.chunk_share" => &mut self.chunk_share,
             "search.chunk_evidence_weight" => &mut self.chunk_evidence_weight,
             "search.title_repeat" => &mut self.title_repeat,
+            "search.message_repeat" => &mut self.message_repeat,
             _ => return None,
         })
     }
@@ -219,6 +236,11 @@ pub enum Mention {
     Defines { name: String, files: usize, code_only: bool },
     /// The file is named after `name` (`refine` → refine.py); `files` files are.
     NamedFile { name: String, files: usize, code_only: bool },
+    /// The file defines `name`, which `via` (a definition the query names) calls; `files` files
+    /// define it.
+    Callee { name: String, via: String, files: usize },
+    /// The file calls `name`, a definition the query names; `files` files do.
+    Caller { name: String, files: usize },
 }
 
 /// Everything known about one candidate file.
@@ -263,6 +285,7 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
     let mut module: f64 = 0.0;
     let mut defs = 0.0;
     let mut named_file: f64 = 0.0;
+    let mut graph = 0.0;
     for m in mentions {
         match m {
             Mention::Frame { innermost, .. } => {
@@ -281,11 +304,18 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
                 let w = cfg.file_name_weight * if *code_only { 0.5 } else { 1.0 };
                 named_file = named_file.max(w / (*files).max(1) as f64);
             }
+            Mention::Callee { files, .. } => graph += cfg.callee_weight / (*files).max(1) as f64,
+            Mention::Caller { files, .. } => graph += cfg.caller_weight / (*files).max(1) as f64,
         }
     }
     // Names are many small pieces of evidence; their sum is capped so a file that defines
     // a dozen names the issue mentions in passing cannot outweigh everything else.
-    frame + path + module + named_file + defs.min(cfg.definition_weight * 2.0)
+    frame
+        + path
+        + module
+        + named_file
+        + defs.min(cfg.definition_weight * 2.0)
+        + graph.min(cfg.callee_weight.max(cfg.caller_weight) * 2.0)
 }
 
 /// Ranks candidate files, best first.

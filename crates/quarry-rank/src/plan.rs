@@ -67,8 +67,9 @@ fn file_hint(word: &str) -> Option<String> {
 
 impl QueryPlan {
     /// The BM25 terms, with an issue title's terms listed `title_repeat` more times (a term
-    /// listed n times counts n times).
-    pub fn lexical_terms(&self, title_repeat: usize) -> Vec<String> {
+    /// listed n times counts n times) and the phrases of its error messages `message_repeat`
+    /// times (`message_phrases`).
+    pub fn lexical_terms(&self, title_repeat: usize, message_repeat: usize) -> Vec<String> {
         let mut terms = self.terms.clone();
         if let Some(title) = self.issue.as_ref().and_then(|i| i.title.as_deref()) {
             let title_terms: Vec<String> = tokens::query_terms(title)
@@ -79,8 +80,57 @@ impl QueryPlan {
                 terms.extend(title_terms.iter().cloned());
             }
         }
+        if let Some(issue) = &self.issue {
+            let phrases = message_phrases(&issue.messages);
+            for _ in 0..message_repeat {
+                terms.extend(phrases.iter().cloned());
+            }
+        }
         terms
     }
+}
+
+/// Words of a message fragment shorter than this are no phrase (`is not`, `got an`).
+const MIN_PHRASE_WORDS: usize = 3;
+const MAX_PHRASES: usize = 8;
+
+/// The fixed parts of error messages as phrases for BM25 (tokens joined by spaces, which the
+/// store quotes into an FTS5 phrase: the tokens in this order, adjacent). A message printed at
+/// run time is a template filled with values — `'header_rows'`, `3`, `<Foo at 0x7f…>` — so it
+/// is cut at quotes, numbers and punctuation, and each run of at least three words is a
+/// phrase that the code raising it contains word for word.
+pub fn message_phrases(messages: &[String]) -> Vec<String> {
+    let mut phrases: Vec<String> = Vec::new();
+    for message in messages {
+        let mut run: Vec<&str> = Vec::new();
+        let flush = |run: &mut Vec<&str>, phrases: &mut Vec<String>| {
+            if run.len() >= MIN_PHRASE_WORDS {
+                let mut tokens_of = Vec::new();
+                tokens::for_each_token(&run.join(" "), |t| tokens_of.push(t.to_string()));
+                let phrase = tokens_of.join(" ");
+                if !phrases.contains(&phrase) {
+                    phrases.push(phrase);
+                }
+            }
+            run.clear();
+        };
+        for word in message.split(' ') {
+            // Letters only, with at most a trailing `,`/`.`/`:` that ends the run after it.
+            let core = word.trim_end_matches([',', '.', ':', ';', '!', '?']);
+            let plain = !core.is_empty() && core.chars().all(|c| c.is_alphabetic() || c == '_' || c == '-');
+            if plain {
+                run.push(core);
+                if core.len() != word.len() {
+                    flush(&mut run, &mut phrases);
+                }
+            } else {
+                flush(&mut run, &mut phrases);
+            }
+        }
+        flush(&mut run, &mut phrases);
+    }
+    phrases.truncate(MAX_PHRASES);
+    phrases
 }
 
 /// An issue text rather than a query: several non-empty lines, or many words.
@@ -243,10 +293,25 @@ mod tests {
         assert!(!p.terms.iter().any(|t| t.len() == 1 || t == "3"), "{:?}", p.terms);
         assert_eq!(p.file_hints, ["sympy/polys/partfrac.py"]);
         assert!(p.roles.is_empty(), "an issue's test words do not ask for tests");
-        let weighted = p.lexical_terms(2);
+        let weighted = p.lexical_terms(2, 0);
         assert_eq!(weighted.iter().filter(|t| *t == "apart").count(), 3, "{weighted:?}");
         assert_eq!(weighted.iter().filter(|t| *t == "partfrac").count(), 1);
         assert!(!p.natural_language);
+    }
+
+    #[test]
+    fn error_messages_give_their_fixed_parts_as_phrases() {
+        let phrases = message_phrases(&[
+            "RST.__init__() got an unexpected keyword argument 'header_rows'".to_string(),
+            "a row needs at least two fields, found 1".to_string(),
+        ]);
+        assert_eq!(
+            phrases,
+            ["got an unexpected keyword argument", "a row needs at least two fields"]
+        );
+        let p = plan("Reading fails\n\n```\nTraceback (most recent call last):\nValueError: a row needs at least two fields\n```\n");
+        let terms = p.lexical_terms(0, 2);
+        assert_eq!(terms.iter().filter(|t| *t == "a row needs at least two fields").count(), 2, "{terms:?}");
     }
 }
 

@@ -36,6 +36,31 @@ pub fn callers(
     rows.collect()
 }
 
+pub fn calls_from(
+    conn: &Connection,
+    repo: &str,
+    path: &str,
+    caller: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<CallRef>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.name, f.path, c.caller, c.callee, c.line
+         FROM repos r JOIN files f ON f.repo_id = r.id JOIN calls c ON c.file_id = f.id
+         WHERE r.name = ?1 AND f.path = ?2 AND c.caller = ?3
+         ORDER BY c.line LIMIT ?4",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![repo, path, caller, limit as i64], |r| {
+        Ok(CallRef {
+            repo: r.get(0)?,
+            path: r.get(1)?,
+            caller: r.get(2)?,
+            callee: r.get(3)?,
+            line: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
 pub fn definitions(
     conn: &Connection,
     name: &str,

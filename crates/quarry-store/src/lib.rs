@@ -429,6 +429,16 @@ impl Store for SqliteStore {
         graph::callers(&self.conn, name, repos, limit).map_err(|e| self.err(e))
     }
 
+    fn calls_from(
+        &self,
+        repo: &str,
+        path: &str,
+        caller: &str,
+        limit: usize,
+    ) -> Result<Vec<quarry_core::CallRef>> {
+        graph::calls_from(&self.conn, repo, path, caller, limit).map_err(|e| self.err(e))
+    }
+
     fn definitions(
         &self,
         name: &str,

@@ -7,7 +7,8 @@ use rusqlite::{types::Value, Connection};
 use std::collections::BTreeMap;
 
 /// FTS5 MATCH expression: any of the terms. Terms come from `tokens::query_terms`, so they
-/// are alphanumeric words; quoting keeps FTS5 from reading one as an operator (`OR`, `NOT`).
+/// are alphanumeric words (or several, space-separated: a quoted phrase); quoting keeps FTS5
+/// from reading one as an operator (`OR`, `NOT`).
 fn match_expression(terms: &[String]) -> String {
     terms
         .iter()
