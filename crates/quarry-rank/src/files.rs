@@ -27,7 +27,7 @@ use std::collections::HashMap;
 /// Every constant of file ranking (settings `search.file_*`, `search.prior_*`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct FileRankConfig {
-    /// Weight of whole-file BM25.
+    /// Weight of whole-file BM25 (whole issue texts only; a short query's chunk scores say it).
     pub file_weight: f64,
     /// Weight of the chunk evidence.
     pub chunk_weight: f64,
@@ -121,7 +121,7 @@ impl Default for FileRankConfig {
 
 /// The settings keys of `FileRankConfig` (all numbers ≥ 0), with their help text.
 pub const SETTINGS: &[(&str, &str)] = &[
-    ("search.file_weight", "weight of whole-file BM25 in a file's score"),
+    ("search.file_weight", "weight of whole-file BM25 in a file's score (whole issue texts)"),
     ("search.file_chunk_weight", "weight of a file's chunk evidence (best fused chunk score, then decayed ones)"),
     ("search.file_chunk_decay", "each further chunk of a file counts this times the one before"),
     ("search.file_chunks_counted", "chunks counted per file"),
