@@ -202,6 +202,10 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     let (status, body) = post(&server, "/api/search/code", &json!({"query": issue, "mode": "lexical"}).to_string());
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["results"][0]["path"], "app/users.py", "{body}");
+    // `k`, as on the command line, is `limit`.
+    let (status, body) = post(&server, "/api/search/code", &json!({"query": issue, "mode": "lexical", "k": 1}).to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"].as_array().unwrap().len(), 1, "{body}");
     let too_long = json!({"query": "word ".repeat(7000)}).to_string();
     let (status, body) = post(&server, "/api/search/code", &too_long);
     assert_eq!(status, 400, "{body}");

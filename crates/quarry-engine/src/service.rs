@@ -40,7 +40,8 @@ pub struct CodeSearchParams {
     pub language: Option<String>,
     /// Only paths matching this glob (`src/**/*.rs`) or containing this text.
     pub path: Option<String>,
-    /// How many chunks to return (default 16, at most 200).
+    /// How many chunks to return (default 16, at most 200); `k` as on the command line.
+    #[serde(alias = "k")]
     pub limit: Option<usize>,
     /// Also return the query plan (what an issue's frames, code and names point at) and the
     /// file ranking with each file's evidence.
