@@ -104,6 +104,16 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     .await;
     assert_eq!(found["results"][0]["path"], "app/users.py", "{found}");
     assert_eq!(found["freshness"][0]["files_changed_since"], 0, "{found}");
+    // What a command-line client sends (the Inspector CLI's `--tool-arg limit=1
+    // repos=["…"]`): strings that spell the declared types.
+    let repo_name = found["results"][0]["repo"].as_str().unwrap().to_string();
+    let typed_as_strings = ok(
+        &client,
+        "search",
+        json!({"query": "getUserName", "mode": "lexical", "limit": "1", "repos": format!("[\"{repo_name}\"]")}),
+    )
+    .await;
+    assert_eq!(typed_as_strings["results"].as_array().unwrap().len(), 1, "{typed_as_strings}");
     let commits = ok(&client, "search_commits", json!({"query": "upload queue"})).await;
     assert_eq!(
         commits["commits"][0]["subject"],

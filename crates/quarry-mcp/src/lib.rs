@@ -81,7 +81,10 @@ impl QuarryMcp {
     }
 
     fn dispatch(&self, name: &str, args: Value) -> Result<Value, String> {
-        fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
+        fn parse<T: DeserializeOwned>(tool: &str, mut args: Value) -> Result<T, String> {
+            if let Some(schema) = tools().into_iter().find(|t| t.name == tool) {
+                coerce_strings(&mut args, &schema.input_schema);
+            }
             serde_json::from_value(args).map_err(|e| format!("bad arguments for `{tool}`: {e}"))
         }
         let service = &self.service;
@@ -139,6 +142,53 @@ impl ServerHandler for QuarryMcp {
     }
 }
 
+/// The JSON types a property's schema declares (`"integer"`, `["array", "null"]`).
+fn declared_types(property: &Value) -> Vec<&str> {
+    match property.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Clients that build arguments from a command line (the MCP Inspector's `--tool-arg
+/// limit=3`, `repos=["flask"]`) send every value as a string. A string where the tool's schema
+/// declares no string is read as the JSON it spells when that has a declared type; a bare word
+/// where a list is declared is a list of that word. Anything else is left for the type check
+/// to refuse with its message.
+fn coerce_strings(args: &mut Value, schema: &serde_json::Map<String, Value>) {
+    let (Some(args), Some(properties)) = (
+        args.as_object_mut(),
+        schema.get("properties").and_then(Value::as_object),
+    ) else {
+        return;
+    };
+    for (key, value) in args.iter_mut() {
+        let Value::String(text) = value else { continue };
+        let Some(types) = properties.get(key).map(declared_types) else { continue };
+        if types.is_empty() || types.contains(&"string") {
+            continue;
+        }
+        let parsed: Option<Value> = serde_json::from_str(text.trim()).ok();
+        let fits = |v: &Value| {
+            types.iter().any(|t| match *t {
+                "integer" => v.is_i64() || v.is_u64(),
+                "number" => v.is_number(),
+                "boolean" => v.is_boolean(),
+                "array" => v.is_array(),
+                "object" => v.is_object(),
+                "null" => v.is_null(),
+                _ => false,
+            })
+        };
+        match parsed {
+            Some(v) if fits(&v) => *value = v,
+            _ if types.contains(&"array") => *value = Value::Array(vec![Value::String(text.clone())]),
+            _ => {}
+        }
+    }
+}
+
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub fn serve_stdio(dir: &Path) -> anyhow::Result<()> {
     let service = Arc::new(Service::new(dir));
@@ -154,4 +204,34 @@ pub fn serve_stdio(dir: &Path) -> anyhow::Result<()> {
         server.waiting().await?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn coerced(tool: &str, args: Value) -> Value {
+        let schema = tools().into_iter().find(|t| t.name == tool).unwrap();
+        let mut args = args;
+        coerce_strings(&mut args, &schema.input_schema);
+        args
+    }
+
+    #[test]
+    fn strings_that_spell_the_declared_type_are_read_as_it() {
+        let args = coerced(
+            "search",
+            json!({"query": "42", "limit": "3", "repos": "[\"flask\"]", "explain": "true"}),
+        );
+        assert_eq!(args, json!({"query": "42", "limit": 3, "repos": ["flask"], "explain": true}));
+        let parsed: CodeSearchParams = serde_json::from_value(args).unwrap();
+        assert_eq!(parsed.limit, Some(3));
+        // A bare word where a list is declared is a list of it; what spells no declared type
+        // is left for the type check to refuse.
+        assert_eq!(coerced("search", json!({"query": "q", "repos": "flask"}))["repos"], json!(["flask"]));
+        let args = coerced("search", json!({"query": "q", "limit": "lots"}));
+        assert_eq!(args["limit"], "lots");
+        assert!(serde_json::from_value::<CodeSearchParams>(args).is_err());
+    }
 }
