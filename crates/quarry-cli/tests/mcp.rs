@@ -155,3 +155,52 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     assert!(again["repos"].is_array());
     client.cancel().await.unwrap();
 }
+
+/// A client that breaks the protocol gets JSON-RPC errors, one per request, and the server
+/// goes on serving: a line that is not JSON (-32700), a request before `initialize` (-32600),
+/// `tools/call` whose arguments are not an object (-32602).
+#[test]
+fn protocol_errors_are_answered_and_the_session_goes_on() {
+    use std::io::Write;
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let mut child = env
+        .quarry()
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "this is not json",
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":"getUserName"}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"getUserName","mode":"lexical"}}}"#,
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Give the last call time to answer, then end the session.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let replies: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON on stdout: {l} ({e})")))
+        .collect();
+    let by_id = |id: Value| replies.iter().find(|r| r["id"] == id).cloned().unwrap_or(Value::Null);
+    assert_eq!(by_id(json!(1))["error"]["code"], -32600, "{replies:?}");
+    assert!(by_id(json!(2))["result"]["serverInfo"]["name"] == "quarry", "{replies:?}");
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32700, "{replies:?}");
+    assert_eq!(by_id(json!(3))["error"]["code"], -32602, "{replies:?}");
+    let answer = by_id(json!(4));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("getUserName"), "the session went on: {replies:?}");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

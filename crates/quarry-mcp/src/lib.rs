@@ -12,6 +12,8 @@
 use quarry_engine::service::{
     CodeSearchParams, CommitSearchParams, Service, SummaryParams, TouchesParams,
 };
+mod guard;
+
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -19,7 +21,7 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -196,14 +198,7 @@ pub fn serve_stdio(dir: &Path) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
-        let server = QuarryMcp::new(service)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| anyhow::anyhow!("MCP handshake failed: {e}"))?;
-        server.waiting().await?;
-        Ok(())
-    })
+    runtime.block_on(guard::serve_stdio(QuarryMcp::new(service)))
 }
 
 #[cfg(test)]
