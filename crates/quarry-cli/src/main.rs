@@ -342,11 +342,42 @@ fn parse_language(s: &str) -> Result<Language, String> {
 }
 
 fn main() {
+    quit_quietly_when_stdout_closes();
     let cli = Cli::parse();
     if let Err(err) = run(cli) {
+        if is_broken_pipe(&err) {
+            std::process::exit(0);
+        }
         eprintln!("quarry: error: {err:#}");
         std::process::exit(1);
     }
+}
+
+/// A reader that stops reading (`quarry log | head -1`) is a normal end, as for grep: no
+/// "Broken pipe" error and exit 0. Rust ignores SIGPIPE, so the write fails instead: an
+/// error up the chain, or a panic inside `println!`, which this hook turns into a quiet exit.
+fn quit_quietly_when_stdout_closes() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn run(cli: Cli) -> Result<()> {

@@ -306,3 +306,33 @@ fn only_the_first_results_carry_their_text() {
         .count();
     assert_eq!(with_text, 8);
 }
+
+/// `quarry … | head -1`: a reader that has gone is a normal end — exit 0, no error text —
+/// for every command that prints results (the pipe's read end is closed before quarry runs).
+#[test]
+fn a_closed_stdout_is_a_normal_end() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    for args in [
+        vec!["search", "config", "--mode", "lexical"],
+        vec!["search", "config", "--mode", "lexical", "--json"],
+        vec!["status"],
+        vec!["summary", "src/config.rs"],
+        vec!["config", "list"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = env
+            .quarry()
+            .args(&args)
+            .current_dir(env.repo_path())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(!stderr.to_lowercase().contains("broken pipe"), "{args:?}: {stderr}");
+    }
+}
