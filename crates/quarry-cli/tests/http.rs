@@ -260,3 +260,29 @@ fn killing_the_server_in_the_middle_of_a_sync_leaves_an_index_that_opens() {
     let found = env.json(&["search", "function_number_399", "--mode", "lexical"]);
     assert_eq!(found["results"][0]["path"], "gen/m399.py");
 }
+
+/// Raw HTTP/1.1 with a chosen Host header; returns the status code.
+fn status_with_host(server: &Server, host: &str) -> u16 {
+    use std::io::{Read, Write};
+    let addr = server.base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "GET /api/status HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_loopback_server_refuses_other_host_names() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let server = start(&env, &[]);
+    let port = server.base.rsplit(':').next().unwrap().to_string();
+    // A page on another site, its name rebound to 127.0.0.1, sends its own Host.
+    assert_eq!(status_with_host(&server, &format!("evil.example:{port}")), 403);
+    assert_eq!(status_with_host(&server, "evil.example"), 403);
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), "localhost".to_string()] {
+        assert_eq!(status_with_host(&server, &host), 200, "{host}");
+    }
+}

@@ -1,7 +1,8 @@
 //! quarry-http: the HTTP API (`quarry serve`, axum). Thin: each route decodes its query
 //! into the service's request type and returns the service's JSON. Loopback by default; any
 //! other address needs `--allow-remote` and a token, and a token, once set, is checked on
-//! every request. Bodies and query strings are bounded, paths never leave a repo's root
+//! every request. Without `--allow-remote`, a request whose `Host` is not a loopback name is
+//! refused (DNS rebinding). Bodies and query strings are bounded, paths never leave a repo's root
 //! (the service resolves them), and every error is JSON with a status code.
 
 pub mod openapi;
@@ -40,6 +41,8 @@ pub struct ServeOptions {
 struct App {
     service: Arc<Service>,
     token: Option<Arc<String>>,
+    /// Serving loopback only: requests must name a loopback host.
+    loopback_only: bool,
 }
 
 struct ApiError(StatusCode, String);
@@ -218,6 +221,22 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
         )
         .into_response();
     }
+    if app.loopback_only {
+        // DNS rebinding: a web page on evil.example whose name now resolves to 127.0.0.1
+        // reaches this server from the user's browser with `Host: evil.example`.
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("localhost");
+        if !is_loopback_host(host) {
+            return ApiError(
+                StatusCode::FORBIDDEN,
+                format!("Host `{host}` does not name this loopback server: use http://127.0.0.1:PORT (or serve with --allow-remote and a --token)"),
+            )
+            .into_response();
+        }
+    }
     if let Some(token) = &app.token {
         let given = request
             .headers()
@@ -236,11 +255,26 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
     next.run(request).await
 }
 
-/// The routes, for `serve` and for tests that run the server in-process.
-pub fn router(service: Arc<Service>, token: Option<String>) -> Router {
+/// `localhost`, `127.0.0.1`, `[::1]` (and other loopback addresses), with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(name, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) { name } else { host }
+        })
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The routes, for `serve` and for tests that run the server in-process. `loopback_only`
+/// refuses requests whose `Host` is not a loopback name.
+pub fn router(service: Arc<Service>, token: Option<String>, loopback_only: bool) -> Router {
     let app = App {
         service,
         token: token.map(Arc::new),
+        loopback_only,
     };
     Router::new()
         .route("/healthz", get(healthz))
@@ -285,7 +319,8 @@ pub fn serve(dir: &Path, opts: ServeOptions) -> Result<()> {
             .await
             .with_context(|| format!("cannot listen on {}", opts.addr))?;
         eprintln!("quarry: serving http://{}", listener.local_addr()?);
-        axum::serve(listener, router(service, opts.token))
+        let loopback_only = !opts.allow_remote;
+        axum::serve(listener, router(service, opts.token, loopback_only))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
