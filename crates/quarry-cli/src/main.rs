@@ -702,7 +702,11 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
             for value in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
                 let mut cfg = cfg.clone();
                 cfg.set(key.trim(), value)?;
-                let label = format!("{label}{}{}={value}", if label.is_empty() { "" } else { " " }, key.trim());
+                let label = format!(
+                    "{label}{}{}={value}",
+                    if label.is_empty() { "" } else { " " },
+                    key.trim()
+                );
                 variants.push((label, cfg));
             }
         }

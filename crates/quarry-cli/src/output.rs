@@ -65,9 +65,19 @@ fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
         if v.len() > n {
             s.push_str(&format!(", … ({} in all)", v.len()));
         }
-        if s.is_empty() { "-".to_string() } else { s }
+        if s.is_empty() {
+            "-".to_string()
+        } else {
+            s
+        }
     };
-    writeln!(out, "plan: mode {:?} · natural language {} · {} terms", response.mode, plan.natural_language, plan.terms.len())?;
+    writeln!(
+        out,
+        "plan: mode {:?} · natural language {} · {} terms",
+        response.mode,
+        plan.natural_language,
+        plan.terms.len()
+    )?;
     writeln!(out, "  identifiers: {}", list(&plan.identifiers, 12))?;
     writeln!(out, "  file hints: {}", list(&plan.file_hints, 8))?;
     if !plan.roles.is_empty() {
@@ -78,9 +88,22 @@ fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
         let frames: Vec<String> = issue
             .frames
             .iter()
-            .map(|f| format!("{}{}{}", f.path, f.line.map_or(String::new(), |l| format!(":{l}")), f.function.as_ref().map_or(String::new(), |n| format!(" in {n}"))))
+            .map(|f| {
+                format!(
+                    "{}{}{}",
+                    f.path,
+                    f.line.map_or(String::new(), |l| format!(":{l}")),
+                    f.function
+                        .as_ref()
+                        .map_or(String::new(), |n| format!(" in {n}"))
+                )
+            })
             .collect();
-        writeln!(out, "  issue text: {} passages for the model", issue.passages.len())?;
+        writeln!(
+            out,
+            "  issue text: {} passages for the model",
+            issue.passages.len()
+        )?;
         writeln!(out, "  stack frames: {}", list(&frames, 6))?;
         writeln!(out, "  modules: {}", list(&issue.modules, 8))?;
         writeln!(out, "  names in code: {}", list(&issue.code_names, 16))?;
@@ -101,7 +124,11 @@ fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
                 p.chunks,
                 p.named,
                 p.prior,
-                if named.is_empty() { String::new() } else { format!(" · {}", named.join(", ")) }
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · {}", named.join(", "))
+                }
             )?;
         }
     }
@@ -112,10 +139,21 @@ fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
 fn mention(m: &quarry_engine::search::Mention) -> String {
     use quarry_engine::search::Mention::*;
     match m {
-        Frame { innermost, line } => format!("{}frame{}", if *innermost { "innermost " } else { "" }, line.map_or(String::new(), |l| format!(" :{l}"))),
+        Frame { innermost, line } => format!(
+            "{}frame{}",
+            if *innermost { "innermost " } else { "" },
+            line.map_or(String::new(), |l| format!(" :{l}"))
+        ),
         Path => "named path".into(),
         Module => "module path".into(),
-        Defines { name, files, code_only } => format!("defines {name}{} (1 of {files})", if *code_only { " [code]" } else { "" }),
+        Defines {
+            name,
+            files,
+            code_only,
+        } => format!(
+            "defines {name}{} (1 of {files})",
+            if *code_only { " [code]" } else { "" }
+        ),
         NamedFile { name, files, .. } => format!("named after {name} (1 of {files})"),
         Callee { name, via, files } => format!("defines {name}, called by {via} (1 of {files})"),
         Caller { name, files } => format!("calls {name} (1 of {files})"),
@@ -359,7 +397,11 @@ pub fn print_eval(r: &EvalReport) -> Result<()> {
         r.queries_file,
         r.queries,
         r.mode,
-        if r.setting.is_empty() { String::new() } else { format!(", {}", r.setting) }
+        if r.setting.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", r.setting)
+        }
     )?;
     writeln!(
         out,

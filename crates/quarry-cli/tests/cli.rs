@@ -333,6 +333,9 @@ fn a_closed_stdout_is_a_normal_end() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
-        assert!(!stderr.to_lowercase().contains("broken pipe"), "{args:?}: {stderr}");
+        assert!(
+            !stderr.to_lowercase().contains("broken pipe"),
+            "{args:?}: {stderr}"
+        );
     }
 }

@@ -111,7 +111,11 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             for name in schema["required"].as_array().into_iter().flatten() {
                 body.insert(name.as_str().unwrap().to_string(), Value::from("user"));
             }
-            let body = if body.is_empty() { String::new() } else { Value::Object(body).to_string() };
+            let body = if body.is_empty() {
+                String::new()
+            } else {
+                Value::Object(body).to_string()
+            };
             let (status, body) = match method.as_str() {
                 "get" => get(&server, &target, None),
                 "post" => post(&server, &target, &body),
@@ -199,17 +203,28 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     let (status, body) = get(&server, &long, None);
     assert_eq!(status, 200, "{body}");
     let issue = "getUserName returns the wrong user\n\nTraceback (most recent call last):\n  File \"/site-packages/app/users.py\", line 2, in getUserName\nKeyError: 'name'\n".repeat(80);
-    let (status, body) = post(&server, "/api/search/code", &json!({"query": issue, "mode": "lexical"}).to_string());
+    let (status, body) = post(
+        &server,
+        "/api/search/code",
+        &json!({"query": issue, "mode": "lexical"}).to_string(),
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["results"][0]["path"], "app/users.py", "{body}");
     // `k`, as on the command line, is `limit`.
-    let (status, body) = post(&server, "/api/search/code", &json!({"query": issue, "mode": "lexical", "k": 1}).to_string());
+    let (status, body) = post(
+        &server,
+        "/api/search/code",
+        &json!({"query": issue, "mode": "lexical", "k": 1}).to_string(),
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["results"].as_array().unwrap().len(), 1, "{body}");
     let too_long = json!({"query": "word ".repeat(7000)}).to_string();
     let (status, body) = post(&server, "/api/search/code", &too_long);
     assert_eq!(status, 400, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("longer than"), "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("longer than"),
+        "{body}"
+    );
     let huge = format!("/api/search/code?query={}", "a".repeat(20_000));
     assert_eq!(get(&server, &huge, None).0, 414);
     let (status, _) = post(&server, "/api/code-files/sync", &"x".repeat(100_000));
@@ -266,7 +281,11 @@ fn status_with_host(server: &Server, host: &str) -> u16 {
     use std::io::{Read, Write};
     let addr = server.base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(stream, "GET /api/status HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        stream,
+        "GET /api/status HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response.split_whitespace().nth(1).unwrap().parse().unwrap()
@@ -280,9 +299,16 @@ fn a_loopback_server_refuses_other_host_names() {
     let server = start(&env, &[]);
     let port = server.base.rsplit(':').next().unwrap().to_string();
     // A page on another site, its name rebound to 127.0.0.1, sends its own Host.
-    assert_eq!(status_with_host(&server, &format!("evil.example:{port}")), 403);
+    assert_eq!(
+        status_with_host(&server, &format!("evil.example:{port}")),
+        403
+    );
     assert_eq!(status_with_host(&server, "evil.example"), 403);
-    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), "localhost".to_string()] {
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        "localhost".to_string(),
+    ] {
         assert_eq!(status_with_host(&server, &host), 200, "{host}");
     }
 }

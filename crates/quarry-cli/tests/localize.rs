@@ -109,22 +109,53 @@ fn an_issue_with_a_stack_trace_ranks_the_file_to_fix_first() {
     assert_eq!(ranked[0], "src/tabular/reader.py", "{ranked:?}");
     // The chunk holding the innermost frame's line comes first.
     let first = &json["results"][0];
-    assert!(first["start_line"].as_u64().unwrap() <= 10 && 10 <= first["end_line"].as_u64().unwrap(), "{first}");
+    assert!(
+        first["start_line"].as_u64().unwrap() <= 10 && 10 <= first["end_line"].as_u64().unwrap(),
+        "{first}"
+    );
     let terms = json["plan"]["terms"].as_array().unwrap();
-    assert!(!terms.iter().any(|t| t == "venv" || t == "someone"), "a frame's folders are not evidence: {terms:?}");
+    assert!(
+        !terms.iter().any(|t| t == "venv" || t == "someone"),
+        "a frame's folders are not evidence: {terms:?}"
+    );
     // Tests, docs and changelog come after the package's source files.
     let pos = |p: &str| ranked.iter().position(|f| f == p).unwrap_or(usize::MAX);
     for other in ["tests/test_reader.py", "docs/reading.rst", "CHANGES.rst"] {
-        assert!(pos(other) > pos("src/tabular/reader.py"), "{other}: {ranked:?}");
+        assert!(
+            pos(other) > pos("src/tabular/reader.py"),
+            "{other}: {ranked:?}"
+        );
     }
     // --explain says why: the frames, the boilerplate left out, the evidence per file.
     let plan = &json["plan"];
-    assert_eq!(plan["issue"]["frames"].as_array().unwrap().len(), 2, "{plan}");
-    assert!(!plan["terms"].as_array().unwrap().iter().any(|t| t == "linux"), "environment lines are not evidence: {plan}");
+    assert_eq!(
+        plan["issue"]["frames"].as_array().unwrap().len(),
+        2,
+        "{plan}"
+    );
+    assert!(
+        !plan["terms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "linux"),
+        "environment lines are not evidence: {plan}"
+    );
     let top = &json["files"][0];
     assert_eq!(top["path"], "src/tabular/reader.py");
-    assert!(top["mentions"].as_array().unwrap().iter().any(|m| m["kind"] == "frame" && m["innermost"] == true), "{top}");
-    let test_file = json["files"].as_array().unwrap().iter().find(|f| f["path"] == "tests/test_reader.py");
+    assert!(
+        top["mentions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["kind"] == "frame" && m["innermost"] == true),
+        "{top}"
+    );
+    let test_file = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "tests/test_reader.py");
     if let Some(t) = test_file {
         assert_eq!(t["role"], "test");
         assert!(t["parts"]["prior"].as_f64().unwrap() < 1.0);
@@ -138,10 +169,19 @@ fn the_same_issue_without_a_trace_still_finds_the_code_and_queries_for_tests_get
     // No trace, no paths: the words and the names must do it.
     let prose = "parse_row rejects rows with a single field\n\nA row needs at least two fields, says the ValueError, but a file with one column is valid.\nThe reader should accept it.";
     let json = search_stdin(&env, &[], prose);
-    assert_eq!(files(&json)[0], "src/tabular/reader.py", "{:?}", files(&json));
+    assert_eq!(
+        files(&json)[0],
+        "src/tabular/reader.py",
+        "{:?}",
+        files(&json)
+    );
 
     let json = env.json(&["search", "tests for parse_row"]);
-    assert_eq!(files(&json)[0], "tests/test_reader.py", "a query that asks for tests gets them");
+    assert_eq!(
+        files(&json)[0],
+        "tests/test_reader.py",
+        "a query that asks for tests gets them"
+    );
 
     // A query file works like stdin; an empty one is a clear error.
     let path = env.home.path().join("issue.md");
@@ -160,7 +200,10 @@ fn the_call_graph_around_a_named_definition_is_evidence_when_weighted() {
         "app/export.py",
         "from app.fmt import format_row\n\n\ndef export_rows(rows):\n    return [format_row(r) for r in rows]\n",
     );
-    env.write("app/fmt.py", "def format_row(row):\n    return ','.join(row)\n");
+    env.write(
+        "app/fmt.py",
+        "def format_row(row):\n    return ','.join(row)\n",
+    );
     env.write(
         "app/cli.py",
         "from app.export import export_rows\n\n\ndef main():\n    print(export_rows(load()))\n\n\ndef load():\n    return []\n",
@@ -178,22 +221,34 @@ fn the_call_graph_around_a_named_definition_is_evidence_when_weighted() {
     };
     // Off by default (measured: no gain on the evaluation sets, docs/EVAL.md).
     let json = search_stdin(&env, &["--explain"], issue);
-    assert!(mentions(&json, "app/fmt.py").is_empty(), "{}", json["files"]);
+    assert!(
+        mentions(&json, "app/fmt.py").is_empty(),
+        "{}",
+        json["files"]
+    );
 
     env.ok(&["config", "set", "search.callee_weight", "0.3"]);
     env.ok(&["config", "set", "search.caller_weight", "0.3"]);
     let json = search_stdin(&env, &["--explain"], issue);
     let callee = mentions(&json, "app/fmt.py");
     assert!(
-        callee.iter().any(|m| m["kind"] == "callee" && m["name"] == "format_row" && m["via"] == "export_rows"),
+        callee.iter().any(|m| m["kind"] == "callee"
+            && m["name"] == "format_row"
+            && m["via"] == "export_rows"),
         "{}",
         json["files"]
     );
     let caller = mentions(&json, "app/cli.py");
     assert!(
-        caller.iter().any(|m| m["kind"] == "caller" && m["name"] == "export_rows"),
+        caller
+            .iter()
+            .any(|m| m["kind"] == "caller" && m["name"] == "export_rows"),
         "{}",
         json["files"]
     );
-    assert_eq!(files(&json)[0], "app/export.py", "the named definition stays first");
+    assert_eq!(
+        files(&json)[0],
+        "app/export.py",
+        "the named definition stays first"
+    );
 }

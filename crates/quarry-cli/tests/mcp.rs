@@ -113,7 +113,11 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
         json!({"query": "getUserName", "mode": "lexical", "limit": "1", "repos": format!("[\"{repo_name}\"]")}),
     )
     .await;
-    assert_eq!(typed_as_strings["results"].as_array().unwrap().len(), 1, "{typed_as_strings}");
+    assert_eq!(
+        typed_as_strings["results"].as_array().unwrap().len(),
+        1,
+        "{typed_as_strings}"
+    );
     let commits = ok(&client, "search_commits", json!({"query": "upload queue"})).await;
     assert_eq!(
         commits["commits"][0]["subject"],
@@ -192,15 +196,35 @@ fn protocol_errors_are_answered_and_the_session_goes_on() {
     let out = child.wait_with_output().unwrap();
     let replies: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON on stdout: {l} ({e})")))
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON on stdout: {l} ({e})"))
+        })
         .collect();
-    let by_id = |id: Value| replies.iter().find(|r| r["id"] == id).cloned().unwrap_or(Value::Null);
+    let by_id = |id: Value| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     assert_eq!(by_id(json!(1))["error"]["code"], -32600, "{replies:?}");
-    assert!(by_id(json!(2))["result"]["serverInfo"]["name"] == "quarry", "{replies:?}");
+    assert!(
+        by_id(json!(2))["result"]["serverInfo"]["name"] == "quarry",
+        "{replies:?}"
+    );
     assert_eq!(by_id(Value::Null)["error"]["code"], -32700, "{replies:?}");
     assert_eq!(by_id(json!(3))["error"]["code"], -32602, "{replies:?}");
     let answer = by_id(json!(4));
-    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
-    assert!(text.contains("getUserName"), "the session went on: {replies:?}");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("getUserName"),
+        "the session went on: {replies:?}"
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -53,7 +53,10 @@ fn finds_code_by_meaning_when_no_word_matches() {
     assert_eq!(json["plan"]["identifiers"][0], "parse_config_file");
     let explained = env.json(&["search", "parse_config_file reads settings", "--explain"]);
     assert_eq!(explained["plan"]["identifiers"][0], "parse_config_file");
-    assert_eq!(explained["files"][0]["path"], "src/config.rs", "{explained}");
+    assert_eq!(
+        explained["files"][0]["path"], "src/config.rs",
+        "{explained}"
+    );
 
     let status = env.json(&["status"]);
     assert_eq!(

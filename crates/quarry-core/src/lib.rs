@@ -18,6 +18,6 @@ pub use hash::content_hash;
 pub use language::Language;
 pub use model::{CallSite, Chunk, FileChunks, Symbol};
 pub use store::{
-    CallRef, ChunkHit, Coverage, FileHit, FileState, IndexedFile, LexicalQuery, PendingEmbedding, RepoInfo,
-    RepoStats, SkipCounts, Store, SymbolRef, VectorQuery,
+    CallRef, ChunkHit, Coverage, FileHit, FileState, IndexedFile, LexicalQuery, PendingEmbedding,
+    RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, VectorQuery,
 };

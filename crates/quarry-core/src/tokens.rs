@@ -187,7 +187,10 @@ mod tests {
 
     #[test]
     fn file_names_meet_identifiers() {
-        assert_eq!(file_stem_key("astropy/coordinates/sky_coordinate.py"), "skycoordinate");
+        assert_eq!(
+            file_stem_key("astropy/coordinates/sky_coordinate.py"),
+            "skycoordinate"
+        );
         assert_eq!(file_stem_key("Makefile"), "makefile");
         assert_eq!(file_stem_key(".bashrc"), "bashrc");
         assert_eq!(name_key("SkyCoordinate"), "skycoordinate");

@@ -116,20 +116,25 @@ const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// Every key: `KEYS`, then the file-ranking constants quarry-rank declares.
 pub fn all_keys() -> Vec<KeySpec> {
-    let ranking = quarry_rank::files::SETTINGS.iter().map(|&(name, help)| KeySpec {
-        name,
-        kind: KeyKind::Number,
-        help,
-    });
+    let ranking = quarry_rank::files::SETTINGS
+        .iter()
+        .map(|&(name, help)| KeySpec {
+            name,
+            kind: KeyKind::Number,
+            help,
+        });
     KEYS.iter().copied().chain(ranking).collect()
 }
 
 fn spec(key: &str) -> Result<KeySpec> {
     let keys = all_keys();
-    keys.iter().find(|k| k.name == key).copied().with_context(|| {
-        let names: Vec<&str> = keys.iter().map(|k| k.name).collect();
-        format!("unknown setting `{key}` (known: {})", names.join(", "))
-    })
+    keys.iter()
+        .find(|k| k.name == key)
+        .copied()
+        .with_context(|| {
+            let names: Vec<&str> = keys.iter().map(|k| k.name).collect();
+            format!("unknown setting `{key}` (known: {})", names.join(", "))
+        })
 }
 
 /// The default of a key, as `quarry config get` prints it ("" when there is none).

@@ -202,7 +202,8 @@ pub fn run(
             .collect::<Result<_>>()?;
         for run in &mut runs {
             for &i in &group.queries {
-                let outcome = run_query(&ws, &queries[i], run, &group.repo_name, opts, &labels[&i])?;
+                let outcome =
+                    run_query(&ws, &queries[i], run, &group.repo_name, opts, &labels[&i])?;
                 run.mode = outcome.0;
                 run.outcomes[i] = Some(outcome.1);
                 progress.advance(1);
@@ -287,7 +288,13 @@ fn run_query(
                 .iter()
                 .take(10)
                 .map(|r| {
-                    format!("{}:{}-{} {}", r.path, r.start_line, r.end_line, r.symbol.as_deref().unwrap_or("-"))
+                    format!(
+                        "{}:{}-{} {}",
+                        r.path,
+                        r.start_line,
+                        r.end_line,
+                        r.symbol.as_deref().unwrap_or("-")
+                    )
                 })
                 .collect(),
             function_rank: functions::first_rank(&response.results, labels),
@@ -309,7 +316,9 @@ fn report(
     let mut function = FunctionMetrics::default();
     let mut latencies = Vec::new();
     for (q, outcome) in queries.iter().zip(&outcomes) {
-        let repo = by_repo.entry(q.repo.clone().unwrap_or_default()).or_default();
+        let repo = by_repo
+            .entry(q.repo.clone().unwrap_or_default())
+            .or_default();
         match outcome {
             Some(o) => {
                 metrics.add(&o.top, o.first_relevant_rank, &q.relevant);

@@ -50,7 +50,11 @@ pub(crate) fn resolve_path(
             .cloned()
             .collect();
         if !found.is_empty() {
-            return Ok(if found.len() <= MAX_PATH_MATCHES { found } else { Vec::new() });
+            return Ok(if found.len() <= MAX_PATH_MATCHES {
+                found
+            } else {
+                Vec::new()
+            });
         }
     }
     Ok(Vec::new())
@@ -63,7 +67,12 @@ fn resolve_module(store: &dyn Store, fragment: &str, repos: &[String]) -> Result
     let Some(last) = fragment.rsplit('/').next() else {
         return Ok(Vec::new());
     };
-    let keys = [tokens::name_key(last), "init".to_string(), "index".to_string(), "mod".to_string()];
+    let keys = [
+        tokens::name_key(last),
+        "init".to_string(),
+        "index".to_string(),
+        "mod".to_string(),
+    ];
     let at_boundary = |s: &str| s == fragment || s.ends_with(&format!("/{fragment}"));
     let mut out: Vec<FileKey> = store
         .files_by_stem(&keys, repos, 10_000)?
@@ -71,12 +80,20 @@ fn resolve_module(store: &dyn Store, fragment: &str, repos: &[String]) -> Result
         .filter(|(_, path)| {
             let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
             let stem = name.split_once('.').map_or(name, |(s, _)| s);
-            let own = if dir.is_empty() { stem.to_string() } else { format!("{dir}/{stem}") };
+            let own = if dir.is_empty() {
+                stem.to_string()
+            } else {
+                format!("{dir}/{stem}")
+            };
             at_boundary(&own) || (matches!(stem, "__init__" | "index" | "mod") && at_boundary(dir))
         })
         .collect();
     out.dedup();
-    Ok(if out.len() <= MAX_PATH_MATCHES { out } else { Vec::new() })
+    Ok(if out.len() <= MAX_PATH_MATCHES {
+        out
+    } else {
+        Vec::new()
+    })
 }
 
 fn add(mentions: &mut Mentions, files: Vec<FileKey>, mention: Mention) {
@@ -90,7 +107,9 @@ fn add(mentions: &mut Mentions, files: Vec<FileKey>, mention: Mention) {
 
 /// The last segment of a dotted or `::` name.
 fn bare(name: &str) -> &str {
-    name.rsplit(['.', ':']).find(|s| !s.is_empty()).unwrap_or(name)
+    name.rsplit(['.', ':'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(name)
 }
 
 /// Looks up everything the plan names.
@@ -101,7 +120,11 @@ pub(crate) fn gather(
     cfg: &FileRankConfig,
 ) -> Result<Mentions> {
     let mut mentions = Mentions::new();
-    let mut names: Vec<(String, bool)> = plan.identifiers.iter().map(|i| (i.clone(), false)).collect();
+    let mut names: Vec<(String, bool)> = plan
+        .identifiers
+        .iter()
+        .map(|i| (i.clone(), false))
+        .collect();
 
     if let Some(issue) = &plan.issue {
         // Frames: the innermost one that lands in the repo is where the failure surfaced.
@@ -117,7 +140,14 @@ pub(crate) fn gather(
         }
         let last = resolved.len().saturating_sub(1);
         for (i, (files, line)) in resolved.into_iter().enumerate() {
-            add(&mut mentions, files, Mention::Frame { innermost: i == last, line });
+            add(
+                &mut mentions,
+                files,
+                Mention::Frame {
+                    innermost: i == last,
+                    line,
+                },
+            );
         }
         for module in &issue.modules {
             let files = resolve_module(store, module, repos)?;
@@ -138,7 +168,12 @@ pub(crate) fn gather(
     let mut lookups: Vec<(String, String, bool)> = Vec::new();
     for (name, code_only) in names {
         let b = bare(&name).to_string();
-        if b.chars().count() < 3 || !b.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+        if b.chars().count() < 3
+            || !b
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+        {
             continue;
         }
         match seen.get(&b) {
@@ -155,15 +190,29 @@ pub(crate) fn gather(
 
     // Files named after a name the query uses (`refine` → refine.py, `SkyCoordinate` →
     // sky_coordinate.py): one index probe for all names.
-    let keys: Vec<String> = lookups.iter().map(|(_, b, _)| tokens::name_key(b)).collect();
+    let keys: Vec<String> = lookups
+        .iter()
+        .map(|(_, b, _)| tokens::name_key(b))
+        .collect();
     let mut by_key: HashMap<String, Vec<FileKey>> = HashMap::new();
     for (repo, path) in store.files_by_stem(&keys, repos, 10_000)? {
-        by_key.entry(tokens::file_stem_key(&path)).or_default().push((repo, path));
+        by_key
+            .entry(tokens::file_stem_key(&path))
+            .or_default()
+            .push((repo, path));
     }
     for ((_, b, code_only), key) in lookups.iter().zip(&keys) {
         if let Some(files) = by_key.get(key).filter(|f| f.len() <= MAX_PATH_MATCHES) {
             let n = files.len();
-            add(&mut mentions, files.clone(), Mention::NamedFile { name: b.clone(), files: n, code_only: *code_only });
+            add(
+                &mut mentions,
+                files.clone(),
+                Mention::NamedFile {
+                    name: b.clone(),
+                    files: n,
+                    code_only: *code_only,
+                },
+            );
         }
     }
 
@@ -178,13 +227,22 @@ pub(crate) fn gather(
         let qualified: Vec<_> = if name.contains(['.', ':']) {
             let dotted = name.replace("::", ".");
             defs.iter()
-                .filter(|d| d.qualified_name == dotted || d.qualified_name.ends_with(&format!(".{dotted}")))
+                .filter(|d| {
+                    d.qualified_name == dotted || d.qualified_name.ends_with(&format!(".{dotted}"))
+                })
                 .collect()
         } else {
             Vec::new()
         };
-        let chosen: Vec<_> = if qualified.is_empty() { defs.iter().collect() } else { qualified };
-        let mut files: Vec<FileKey> = chosen.iter().map(|d| (d.repo.clone(), d.path.clone())).collect();
+        let chosen: Vec<_> = if qualified.is_empty() {
+            defs.iter().collect()
+        } else {
+            qualified
+        };
+        let mut files: Vec<FileKey> = chosen
+            .iter()
+            .map(|d| (d.repo.clone(), d.path.clone()))
+            .collect();
         files.sort();
         files.dedup();
         let n = files.len();
@@ -194,7 +252,15 @@ pub(crate) fn gather(
         if !code_only && n <= MAX_PATH_MATCHES {
             graph_names.push((b.clone(), chosen.iter().map(|d| (*d).clone()).collect()));
         }
-        add(&mut mentions, files, Mention::Defines { name: b, files: n, code_only });
+        add(
+            &mut mentions,
+            files,
+            Mention::Defines {
+                name: b,
+                files: n,
+                code_only,
+            },
+        );
     }
     if cfg.callee_weight > 0.0 || cfg.caller_weight > 0.0 {
         call_graph(store, &graph_names, repos, cfg, &mut mentions)?;
@@ -224,7 +290,8 @@ fn call_graph(
             for d in defs {
                 for call in store.calls_from(&d.repo, &d.path, &d.qualified_name, MAX_CALLS)? {
                     let callee = bare(&call.callee).to_string();
-                    if callee != *name && callee.chars().count() >= 3 && !callees.contains(&callee) {
+                    if callee != *name && callee.chars().count() >= 3 && !callees.contains(&callee)
+                    {
                         callees.push(callee);
                     }
                 }
@@ -243,7 +310,15 @@ fn call_graph(
                 let files = &callee_defs[&callee];
                 if !files.is_empty() && files.len() <= MAX_GRAPH_FILES {
                     let n = files.len();
-                    add(mentions, files.clone(), Mention::Callee { name: callee, via: name.clone(), files: n });
+                    add(
+                        mentions,
+                        files.clone(),
+                        Mention::Callee {
+                            name: callee,
+                            via: name.clone(),
+                            files: n,
+                        },
+                    );
                 }
             }
         }
@@ -257,7 +332,14 @@ fn call_graph(
             files.dedup();
             let n = files.len();
             if n > 0 && n <= MAX_GRAPH_FILES {
-                add(mentions, files, Mention::Caller { name: name.clone(), files: n });
+                add(
+                    mentions,
+                    files,
+                    Mention::Caller {
+                        name: name.clone(),
+                        files: n,
+                    },
+                );
             }
         }
     }

@@ -20,8 +20,6 @@ pub mod symbol_history;
 pub mod watch;
 mod workspace;
 
-/// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
-pub use quarry_rank::{fusion, plan};
 pub use config::Config;
 pub use embedding::{
     build_embedder, load_local_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind,
@@ -32,6 +30,8 @@ pub use index::{FileChange, IndexOptions, IndexReport};
 pub use lock::WriteLock;
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
+/// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
+pub use quarry_rank::{fusion, plan};
 pub use quarry_sources::DiscoverOptions;
 pub use search::{Mode, SearchRequest, SearchResponse};
 pub use service::Service;

@@ -2,13 +2,13 @@
 //! documented in docs/JSON.md (later modes extend it, never break it).
 
 use crate::Workspace;
-pub use quarry_rank::fusion::{self, FusionConfig, FusionMethod, ScoreParts};
-use quarry_rank::plan::QueryPlan;
-pub use quarry_rank::{FileRole, Mention, RankedFile};
-use quarry_rank::FileCandidate;
 use anyhow::{bail, Result};
 use quarry_core::store::FieldWeights;
 use quarry_core::{tokens, ChunkHit, Coverage, Language, LexicalQuery, VectorQuery};
+pub use quarry_rank::fusion::{self, FusionConfig, FusionMethod, ScoreParts};
+use quarry_rank::plan::QueryPlan;
+use quarry_rank::FileCandidate;
+pub use quarry_rank::{FileRole, Mention, RankedFile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -187,7 +187,6 @@ fn query_texts(query: &str, plan: &QueryPlan, passages: usize) -> Vec<String> {
     texts
 }
 
-
 /// Candidate files (from whole-file BM25) beside those the chunk lists bring.
 const FILE_CANDIDATES: usize = 100;
 
@@ -204,7 +203,10 @@ fn representative_chunk(
         _ => None,
     });
     if let Some(line) = frame_line {
-        if let Some(c) = chunks.iter().find(|c| c.start_line <= line && line <= c.end_line) {
+        if let Some(c) = chunks
+            .iter()
+            .find(|c| c.start_line <= line && line <= c.end_line)
+        {
             return Some(c.clone());
         }
     }
@@ -325,7 +327,9 @@ impl Workspace {
                 .map(SearchResult::from)
                 .collect(),
             Mode::Lexical | Mode::Auto | Mode::Hybrid => {
-                let lexical = self.store().search_lexical(&lexical_query(cfg.lexical_candidates))?;
+                let lexical = self
+                    .store()
+                    .search_lexical(&lexical_query(cfg.lexical_candidates))?;
                 let semantic = if mode == Mode::Hybrid {
                     semantic(cfg.semantic_candidates)?
                 } else {
@@ -343,7 +347,10 @@ impl Workspace {
                 let mut chunks = fused;
                 // Files ranked high without a chunk among the candidates get their best one.
                 for file in ranked.iter().take(request.limit.max(10)) {
-                    if chunks.iter().any(|(h, _)| h.repo == file.repo && h.path == file.path) {
+                    if chunks
+                        .iter()
+                        .any(|(h, _)| h.repo == file.repo && h.path == file.path)
+                    {
                         continue;
                     }
                     let all = self.store().file_chunks(&file.repo, &file.path)?;
@@ -389,7 +396,10 @@ impl Workspace {
             // name comes with `explain` only (it can be long).
             plan: match (request.explain, mode) {
                 (true, _) => Some(query_plan),
-                (false, Mode::Hybrid) => Some(QueryPlan { issue: None, ..query_plan }),
+                (false, Mode::Hybrid) => Some(QueryPlan {
+                    issue: None,
+                    ..query_plan
+                }),
                 _ => None,
             },
             files,
@@ -421,20 +431,29 @@ impl Workspace {
                 })
         }
         for (hit, _) in fused {
-            entry(&mut candidates, &hit.repo, &hit.path).chunk_scores.push(hit.score);
+            entry(&mut candidates, &hit.repo, &hit.path)
+                .chunk_scores
+                .push(hit.score);
         }
         // Whole-file BM25 is for whole issue texts, whose terms spread over a file's several
         // definitions; a short query's terms meet in one chunk, which the chunk scores already
         // count (with it, CoSQA hybrid MRR 0.529; without, 0.533 — docs/EVAL.md).
         if plan.issue.is_some() && request.fusion.files.file_weight > 0.0 {
-            for f in self.store().search_files_lexical(&lexical_query(FILE_CANDIDATES))? {
+            for f in self
+                .store()
+                .search_files_lexical(&lexical_query(FILE_CANDIDATES))?
+            {
                 entry(&mut candidates, &f.repo, &f.path).file_bm25 = Some(f.score);
             }
         }
         let mentions =
             crate::evidence::gather(self.store(), plan, &request.repos, &request.fusion.files)?;
         for ((repo, path), list) in mentions {
-            if request.path.as_deref().is_some_and(|p| !path_filter_matches(p, &path)) {
+            if request
+                .path
+                .as_deref()
+                .is_some_and(|p| !path_filter_matches(p, &path))
+            {
                 continue;
             }
             entry(&mut candidates, &repo, &path).mentions = list;

@@ -23,10 +23,20 @@ fn error_reply(id: Value, code: i64, message: impl Into<String>) -> Value {
 fn check(line: &str, initialized: &mut bool) -> Verdict {
     let message: Value = match serde_json::from_str(line) {
         Ok(v) => v,
-        Err(e) => return Verdict::Reply(error_reply(Value::Null, -32700, format!("parse error: not JSON ({e})"))),
+        Err(e) => {
+            return Verdict::Reply(error_reply(
+                Value::Null,
+                -32700,
+                format!("parse error: not JSON ({e})"),
+            ))
+        }
     };
     let Some(object) = message.as_object() else {
-        return Verdict::Reply(error_reply(Value::Null, -32600, "invalid request: a JSON-RPC message is an object"));
+        return Verdict::Reply(error_reply(
+            Value::Null,
+            -32600,
+            "invalid request: a JSON-RPC message is an object",
+        ));
     };
     let id = object.get("id").cloned();
     let Some(method) = object.get("method").and_then(Value::as_str) else {
@@ -38,14 +48,20 @@ fn check(line: &str, initialized: &mut bool) -> Verdict {
     }
     if !*initialized && method != "ping" {
         return match id {
-            Some(id) => Verdict::Reply(error_reply(id, -32600, format!("`{method}` before `initialize`: send `initialize` first"))),
+            Some(id) => Verdict::Reply(error_reply(
+                id,
+                -32600,
+                format!("`{method}` before `initialize`: send `initialize` first"),
+            )),
             None => Verdict::Drop, // a notification has no one to answer
         };
     }
     if method == "tools/call" {
         if let Some(id) = id {
             let params = object.get("params");
-            let named = params.and_then(|p| p.get("name")).is_some_and(Value::is_string);
+            let named = params
+                .and_then(|p| p.get("name"))
+                .is_some_and(Value::is_string);
             let arguments_ok = params
                 .and_then(|p| p.get("arguments"))
                 .is_none_or(|a| a.is_object() || a.is_null());
@@ -116,8 +132,14 @@ where
     });
 
     let result = match server.serve((rmcp_in, rmcp_out)).await {
-        Ok(running) => running.waiting().await.map(|_| ()).map_err(anyhow::Error::from),
-        Err(e) => Err(anyhow::anyhow!("MCP session ended before `initialize`: {e}")),
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(anyhow::Error::from),
+        Err(e) => Err(anyhow::anyhow!(
+            "MCP session ended before `initialize`: {e}"
+        )),
     };
     // Let the writer flush what is queued (the guard's replies included).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
@@ -141,13 +163,22 @@ mod tests {
         assert_eq!(verdict("not json", true).unwrap()["error"]["code"], -32700);
         assert_eq!(verdict("[1,2]", true).unwrap()["error"]["code"], -32600);
         let before = verdict(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#, false).unwrap();
-        assert_eq!((before["id"].clone(), before["error"]["code"].clone()), (json!(7), json!(-32600)));
+        assert_eq!(
+            (before["id"].clone(), before["error"]["code"].clone()),
+            (json!(7), json!(-32600))
+        );
         let bad_args = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":"bad"}}"#;
         assert_eq!(verdict(bad_args, true).unwrap()["error"]["code"], -32602);
         let good = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}"#;
         assert!(verdict(good, true).is_none());
         let mut state = false;
-        assert!(matches!(check(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#, &mut state), Verdict::Forward));
+        assert!(matches!(
+            check(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+                &mut state
+            ),
+            Verdict::Forward
+        ));
         assert!(state, "initialize opens the session");
     }
 }

@@ -167,7 +167,9 @@ fn coerce_strings(args: &mut Value, schema: &serde_json::Map<String, Value>) {
     };
     for (key, value) in args.iter_mut() {
         let Value::String(text) = value else { continue };
-        let Some(types) = properties.get(key).map(declared_types) else { continue };
+        let Some(types) = properties.get(key).map(declared_types) else {
+            continue;
+        };
         if types.is_empty() || types.contains(&"string") {
             continue;
         }
@@ -185,7 +187,9 @@ fn coerce_strings(args: &mut Value, schema: &serde_json::Map<String, Value>) {
         };
         match parsed {
             Some(v) if fits(&v) => *value = v,
-            _ if types.contains(&"array") => *value = Value::Array(vec![Value::String(text.clone())]),
+            _ if types.contains(&"array") => {
+                *value = Value::Array(vec![Value::String(text.clone())])
+            }
             _ => {}
         }
     }
@@ -219,12 +223,18 @@ mod tests {
             "search",
             json!({"query": "42", "limit": "3", "repos": "[\"flask\"]", "explain": "true"}),
         );
-        assert_eq!(args, json!({"query": "42", "limit": 3, "repos": ["flask"], "explain": true}));
+        assert_eq!(
+            args,
+            json!({"query": "42", "limit": 3, "repos": ["flask"], "explain": true})
+        );
         let parsed: CodeSearchParams = serde_json::from_value(args).unwrap();
         assert_eq!(parsed.limit, Some(3));
         // A bare word where a list is declared is a list of it; what spells no declared type
         // is left for the type check to refuse.
-        assert_eq!(coerced("search", json!({"query": "q", "repos": "flask"}))["repos"], json!(["flask"]));
+        assert_eq!(
+            coerced("search", json!({"query": "q", "repos": "flask"}))["repos"],
+            json!(["flask"])
+        );
         let args = coerced("search", json!({"query": "q", "limit": "lots"}));
         assert_eq!(args["limit"], "lots");
         assert!(serde_json::from_value::<CodeSearchParams>(args).is_err());

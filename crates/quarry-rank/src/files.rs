@@ -233,12 +233,24 @@ pub enum Mention {
     Module,
     /// The file defines `name`, which the query's text (or only its code) uses; `files` files
     /// define it.
-    Defines { name: String, files: usize, code_only: bool },
+    Defines {
+        name: String,
+        files: usize,
+        code_only: bool,
+    },
     /// The file is named after `name` (`refine` → refine.py); `files` files are.
-    NamedFile { name: String, files: usize, code_only: bool },
+    NamedFile {
+        name: String,
+        files: usize,
+        code_only: bool,
+    },
     /// The file defines `name`, which `via` (a definition the query names) calls; `files` files
     /// define it.
-    Callee { name: String, via: String, files: usize },
+    Callee {
+        name: String,
+        via: String,
+        files: usize,
+    },
     /// The file calls `name`, a definition the query names; `files` files do.
     Caller { name: String, files: usize },
 }
@@ -293,14 +305,22 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
             }
             Mention::Path => path = cfg.path_weight,
             Mention::Module => module = cfg.module_weight,
-            Mention::Defines { files, code_only, .. } => {
+            Mention::Defines {
+                files, code_only, ..
+            } => {
                 if *files == 0 || *files > cfg.max_definitions {
                     continue;
                 }
-                let w = if *code_only { cfg.code_name_weight } else { cfg.definition_weight };
+                let w = if *code_only {
+                    cfg.code_name_weight
+                } else {
+                    cfg.definition_weight
+                };
                 defs += w / *files as f64;
             }
-            Mention::NamedFile { files, code_only, .. } => {
+            Mention::NamedFile {
+                files, code_only, ..
+            } => {
                 let w = cfg.file_name_weight * if *code_only { 0.5 } else { 1.0 };
                 named_file = named_file.max(w / (*files).max(1) as f64);
             }
@@ -337,7 +357,11 @@ pub fn rank_files(
         .into_iter()
         .map(|mut c| {
             let role = role::classify(&c.path);
-            let prior = if plan.roles.contains(&role) { 1.0 } else { cfg.prior(role) };
+            let prior = if plan.roles.contains(&role) {
+                1.0
+            } else {
+                cfg.prior(role)
+            };
             let file_bm25 = match c.file_bm25 {
                 Some(s) if best_file > 0.0 => s / best_file,
                 _ => 0.0,
@@ -357,7 +381,9 @@ pub fn rank_files(
                 named,
                 prior,
             };
-            let score = (cfg.file_weight * lexical_share * file_bm25 + cfg.chunk_weight * chunks + named) * prior;
+            let score =
+                (cfg.file_weight * lexical_share * file_bm25 + cfg.chunk_weight * chunks + named)
+                    * prior;
             RankedFile {
                 repo: c.repo,
                 path: c.path,
@@ -381,14 +407,24 @@ pub fn rank_files(
 /// or it defines a name the query uses (weighed like file evidence: by how few files define
 /// it, half for names only the query's code uses).
 fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention]) -> f64 {
-    let own = hit.symbol.as_deref().map(|s| s.rsplit(['.', ':']).next().unwrap_or(s));
+    let own = hit
+        .symbol
+        .as_deref()
+        .map(|s| s.rsplit(['.', ':']).next().unwrap_or(s));
     let mut e: f64 = 0.0;
     for m in mentions {
         match m {
-            Mention::Frame { line: Some(l), innermost } if hit.start_line <= *l && *l <= hit.end_line => {
+            Mention::Frame {
+                line: Some(l),
+                innermost,
+            } if hit.start_line <= *l && *l <= hit.end_line => {
                 e = e.max(if *innermost { 1.0 } else { 0.5 });
             }
-            Mention::Defines { name, files, code_only } if own == Some(name.as_str()) => {
+            Mention::Defines {
+                name,
+                files,
+                code_only,
+            } if own == Some(name.as_str()) => {
                 e += if *code_only { 0.5 } else { 1.0 } / (*files).max(1) as f64;
             }
             _ => {}
@@ -405,7 +441,9 @@ pub fn order_chunks(
     files: &[RankedFile],
     cfg: &FileRankConfig,
 ) -> Vec<(ChunkHit, ScoreParts)> {
-    let best_file = files.first().map_or(1.0, |f| f.score.max(f64::MIN_POSITIVE));
+    let best_file = files
+        .first()
+        .map_or(1.0, |f| f.score.max(f64::MIN_POSITIVE));
     let file_score: HashMap<(&str, &str), f64> = files
         .iter()
         .map(|f| ((f.repo.as_str(), f.path.as_str()), f.score / best_file))
@@ -426,7 +464,10 @@ pub fn order_chunks(
             let named = mentions
                 .get(&key)
                 .map_or(0.0, |m| chunk_evidence(&hit, m) * cfg.chunk_evidence_weight);
-            (file + cfg.chunk_share * (hit.score / best_chunk + named), (hit, parts))
+            (
+                file + cfg.chunk_share * (hit.score / best_chunk + named),
+                (hit, parts),
+            )
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1 .0.id.cmp(&b.1 .0.id)));
@@ -489,25 +530,59 @@ mod tests {
     fn tests_and_docs_rank_below_code_unless_asked_for() {
         let cfg = FileRankConfig::default();
         let same = |p: &str| cand(p, Some(5.0), &[0.8]);
-        let files = || vec![same("tests/test_retry.py"), same("docs/retry.rst"), same("src/retry.py")];
+        let files = || {
+            vec![
+                same("tests/test_retry.py"),
+                same("docs/retry.rst"),
+                same("src/retry.py"),
+            ]
+        };
         let ranked = rank_files(files(), &plan("retry backoff is ignored"), &cfg, 1.0);
         assert_eq!(ranked[0].path, "src/retry.py");
         assert_eq!(ranked[0].role, FileRole::Source);
         let ranked = rank_files(files(), &plan("tests for retry backoff"), &cfg, 1.0);
-        assert_ne!(ranked[2].path, "tests/test_retry.py", "{:?}", order(&ranked));
+        assert_ne!(
+            ranked[2].path,
+            "tests/test_retry.py",
+            "{:?}",
+            order(&ranked)
+        );
     }
 
     #[test]
     fn named_files_and_specific_definitions_count() {
         let cfg = FileRankConfig::default();
         let mut framed = cand("pkg/core.py", Some(1.0), &[0.1]);
-        framed.mentions.push(Mention::Frame { innermost: true, line: Some(10) });
+        framed.mentions.push(Mention::Frame {
+            innermost: true,
+            line: Some(10),
+        });
         let mut defines = cand("pkg/util.py", Some(2.0), &[0.2]);
-        defines.mentions.push(Mention::Defines { name: "parse_row".into(), files: 1, code_only: false });
+        defines.mentions.push(Mention::Defines {
+            name: "parse_row".into(),
+            files: 1,
+            code_only: false,
+        });
         let mut generic = cand("pkg/other.py", Some(1.0), &[0.1]);
-        generic.mentions.push(Mention::Defines { name: "run".into(), files: 50, code_only: false });
-        let ranked = rank_files(vec![generic, defines, framed], &plan("parse_row fails"), &cfg, 1.0);
-        assert_eq!(order(&ranked), ["pkg/util.py", "pkg/core.py", "pkg/other.py"], "{ranked:?}");
-        assert_eq!(ranked[2].parts.named, 0.0, "a name defined in 50 files is no evidence");
+        generic.mentions.push(Mention::Defines {
+            name: "run".into(),
+            files: 50,
+            code_only: false,
+        });
+        let ranked = rank_files(
+            vec![generic, defines, framed],
+            &plan("parse_row fails"),
+            &cfg,
+            1.0,
+        );
+        assert_eq!(
+            order(&ranked),
+            ["pkg/util.py", "pkg/core.py", "pkg/other.py"],
+            "{ranked:?}"
+        );
+        assert_eq!(
+            ranked[2].parts.named, 0.0,
+            "a name defined in 50 files is no evidence"
+        );
     }
 }

@@ -132,7 +132,11 @@ pub fn fuse(
 ) -> Vec<(ChunkHit, ScoreParts)> {
     // Without a semantic list (lexical mode, or no vectors) the lexical scores are the whole
     // evidence, on the same 0..1 scale as in hybrid.
-    let (wl, ws) = if semantic.is_empty() { (1.0, 0.0) } else { weights(plan, cfg) };
+    let (wl, ws) = if semantic.is_empty() {
+        (1.0, 0.0)
+    } else {
+        weights(plan, cfg)
+    };
     let best = wl / (cfg.rrf_k + 1.0) + ws / (cfg.rrf_k + 1.0);
     let mut by_id: HashMap<i64, (ChunkHit, ScoreParts)> = HashMap::new();
     for (rank, hit) in lexical.into_iter().enumerate() {

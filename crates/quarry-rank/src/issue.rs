@@ -64,49 +64,156 @@ macro_rules! re {
 
 // Python: `File "x.py", line 10, in f`; IPython 8: `File ~/x.py:52, in f(a, b)`;
 // IPython 7: `~/x.py in f(a, b)` on its own line.
-re!(py_frame, r#"File "([^"]+)", line (\d+)(?:, in ([A-Za-z_<][\w<>.]*))?"#);
-re!(ipy_frame, r"File (\S+\.py):(\d+)(?:, in ([A-Za-z_<][\w<>.]*))?");
+re!(
+    py_frame,
+    r#"File "([^"]+)", line (\d+)(?:, in ([A-Za-z_<][\w<>.]*))?"#
+);
+re!(
+    ipy_frame,
+    r"File (\S+\.py):(\d+)(?:, in ([A-Za-z_<][\w<>.]*))?"
+);
 re!(ipy7_frame, r"^\s*(\S+\.py) in ([A-Za-z_<][\w<>.]*)\(");
 // Rust panics and backtraces: `at src/lib.rs:12:9`, `panicked at src/main.rs:10:5`.
 // JS: `at fn (path/file.js:10:15)`, `at path/file.js:10:15`.
-re!(at_frame, r"\bat (?:([\w$.<>\[\] ]+?) \()?((?:[\w.~-]*/)*[\w.-]+\.[A-Za-z]{1,5}):(\d+)(?::\d+)?\)?");
+re!(
+    at_frame,
+    r"\bat (?:([\w$.<>\[\] ]+?) \()?((?:[\w.~-]*/)*[\w.-]+\.[A-Za-z]{1,5}):(\d+)(?::\d+)?\)?"
+);
 // Java: `at com.foo.Bar.method(Bar.java:123)`.
-re!(java_frame, r"\bat ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)");
+re!(
+    java_frame,
+    r"\bat ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)"
+);
 // Plain `path/file.ext:LINE` (Go traces, compiler errors, grep output).
-re!(file_line, r"(?:^|[\s(\[])((?:~?/)?(?:[\w.~-]+/)+[\w.-]+\.[A-Za-z]{1,5}):(\d+)\b");
+re!(
+    file_line,
+    r"(?:^|[\s(\[])((?:~?/)?(?:[\w.~-]+/)+[\w.-]+\.[A-Za-z]{1,5}):(\d+)\b"
+);
 // `SomeError: message` / `error: message` / `error[E0308]: message`.
-re!(error_line, r"^\s*(?:[A-Z]\w*(?:Error|Exception|Warning)|error(?:\[\w+\])?|panic(?:ked)?)\b[^:\n]*:\s*(.+)$");
+re!(
+    error_line,
+    r"^\s*(?:[A-Z]\w*(?:Error|Exception|Warning)|error(?:\[\w+\])?|panic(?:ked)?)\b[^:\n]*:\s*(.+)$"
+);
 re!(url, r#"https?://[^\s)>\]"'`]+"#);
-re!(blob_url, r"/(?:blob|tree|raw|src)/[^/\s]+/([^\s#?)]+\.[A-Za-z]{1,5})");
-re!(dotted, r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){2,})\b");
-re!(import_line, r"^\s*(?:from\s+([\w.]+)\s+import\s+([\w., ()*]+)|import\s+([\w., ]+))");
+re!(
+    blob_url,
+    r"/(?:blob|tree|raw|src)/[^/\s]+/([^\s#?)]+\.[A-Za-z]{1,5})"
+);
+re!(
+    dotted,
+    r"\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){2,})\b"
+);
+re!(
+    import_line,
+    r"^\s*(?:from\s+([\w.]+)\s+import\s+([\w., ()*]+)|import\s+([\w., ]+))"
+);
 re!(call, r"(?:\.|\b)([A-Za-z_][A-Za-z0-9_]*)\s*\(");
 re!(attribute, r"\.([A-Za-z_][A-Za-z0-9_]*)");
-re!(prompt, r"^\s*(?:In \[\d*\]:|Out\[\d*\]:|>>>|\.\.\.(?:\s|$)|\$ |[-=]{2,}>\s*\d*)\s?");
-re!(version_kv, r"^\s*[-*]?\s*[\w .()/-]{1,40}\s*(?::|==)\s*v?\d+(?:\.\d+)+\S*\s*$");
+re!(
+    prompt,
+    r"^\s*(?:In \[\d*\]:|Out\[\d*\]:|>>>|\.\.\.(?:\s|$)|\$ |[-=]{2,}>\s*\d*)\s?"
+);
+re!(
+    version_kv,
+    r"^\s*[-*]?\s*[\w .()/-]{1,40}\s*(?::|==)\s*v?\d+(?:\.\d+)+\S*\s*$"
+);
 re!(pip_row, r"^\s*[A-Za-z][\w.-]*\s+v?\d+(?:\.\d+)+\S*\s*$");
-re!(banner, r"(?i)(type .?help.?, .?copyright|enhanced interactive python|for more information\.?$|^\s*\?\s+->|%quickref|object\?\s+->|help\s+->|\[(?:gcc|clang|msc)\b|\|(?:anaconda|continuum)|^python \d\.\d+\.\d+ )");
+re!(
+    banner,
+    r"(?i)(type .?help.?, .?copyright|enhanced interactive python|for more information\.?$|^\s*\?\s+->|%quickref|object\?\s+->|help\s+->|\[(?:gcc|clang|msc)\b|\|(?:anaconda|continuum)|^python \d\.\d+\.\d+ )"
+);
 re!(heading, r"^\s*(?:#{1,6}\s*|\*\*)(.*?)(?:\*\*)?:?\s*$");
 
 /// Words of issue-template headings ("Steps to reproduce", "Expected behavior", …); a heading
 /// made only of them carries no evidence.
 const TEMPLATE_WORDS: &[&str] = &[
-    "actual", "additional", "behavior", "behaviour", "bug", "case", "code", "context",
-    "current", "describe", "description", "details", "environment", "example", "expected",
-    "info", "information", "installation", "minimal", "os", "outcome", "output", "problem",
-    "reproduce", "reproducible", "reproduction", "result", "results", "steps", "summary",
-    "system", "the", "to", "version", "versions", "what", "happened", "you", "expect", "did",
-    "a", "for", "of", "and", "issue", "solution", "proposed", "feature", "request", "other",
-    "comments", "operating", "python", "platform", "checklist", "traceback", "error", "log",
-    "logs", "screenshots", "possible", "fix", "alternatives", "considered", "motivation",
-    "workaround", "note", "notes",
+    "actual",
+    "additional",
+    "behavior",
+    "behaviour",
+    "bug",
+    "case",
+    "code",
+    "context",
+    "current",
+    "describe",
+    "description",
+    "details",
+    "environment",
+    "example",
+    "expected",
+    "info",
+    "information",
+    "installation",
+    "minimal",
+    "os",
+    "outcome",
+    "output",
+    "problem",
+    "reproduce",
+    "reproducible",
+    "reproduction",
+    "result",
+    "results",
+    "steps",
+    "summary",
+    "system",
+    "the",
+    "to",
+    "version",
+    "versions",
+    "what",
+    "happened",
+    "you",
+    "expect",
+    "did",
+    "a",
+    "for",
+    "of",
+    "and",
+    "issue",
+    "solution",
+    "proposed",
+    "feature",
+    "request",
+    "other",
+    "comments",
+    "operating",
+    "python",
+    "platform",
+    "checklist",
+    "traceback",
+    "error",
+    "log",
+    "logs",
+    "screenshots",
+    "possible",
+    "fix",
+    "alternatives",
+    "considered",
+    "motivation",
+    "workaround",
+    "note",
+    "notes",
 ];
 
 /// Section headings after which lines are environment listings until the next blank line.
 fn is_environment_heading(words: &[String]) -> bool {
-    let env = ["environment", "versions", "version", "installed", "system", "platform", "details", "os"];
-    !words.is_empty() && words.iter().any(|w| env.contains(&w.as_str()))
-        && words.iter().all(|w| TEMPLATE_WORDS.contains(&w.as_str()) || env.contains(&w.as_str()))
+    let env = [
+        "environment",
+        "versions",
+        "version",
+        "installed",
+        "system",
+        "platform",
+        "details",
+        "os",
+    ];
+    !words.is_empty()
+        && words.iter().any(|w| env.contains(&w.as_str()))
+        && words
+            .iter()
+            .all(|w| TEMPLATE_WORDS.contains(&w.as_str()) || env.contains(&w.as_str()))
 }
 
 fn lower_words(s: &str) -> Vec<String> {
@@ -152,7 +259,10 @@ fn frames_in(line: &str, frames: &mut Vec<Frame>) {
             function: function.and_then(real_function),
         };
         // The same frame printed twice (chained exceptions) counts once.
-        if !frames.iter().any(|f| f.path == frame.path && f.line == frame.line) {
+        if !frames
+            .iter()
+            .any(|f| f.path == frame.path && f.line == frame.line)
+        {
             frames.push(frame);
         }
     };
@@ -177,8 +287,15 @@ fn frames_in(line: &str, frames: &mut Vec<Frame>) {
         return add(&path, Some(&c[4]), Some(&function));
     }
     if let Some(c) = at_frame().captures(line) {
-        let function = c.get(1).map(|m| m.as_str().trim()).filter(|f| !f.contains(' ') || f.starts_with("async "));
-        return add(&c[2], Some(&c[3]), function.map(|f| f.trim_start_matches("async ")));
+        let function = c
+            .get(1)
+            .map(|m| m.as_str().trim())
+            .filter(|f| !f.contains(' ') || f.starts_with("async "));
+        return add(
+            &c[2],
+            Some(&c[3]),
+            function.map(|f| f.trim_start_matches("async ")),
+        );
     }
     for c in file_line().captures_iter(line) {
         add(&c[1], Some(&c[2]), None);
@@ -190,7 +307,10 @@ fn code_names_in(line: &str, names: &mut Vec<String>, modules: &mut Vec<String>)
     if let Some(c) = import_line().captures(line) {
         if let Some(module) = c.get(1) {
             add_module(module.as_str(), modules);
-            for n in c[2].split([',', '(', ')', ' ']).filter(|n| !n.is_empty() && *n != "as") {
+            for n in c[2]
+                .split([',', '(', ')', ' '])
+                .filter(|n| !n.is_empty() && *n != "as")
+            {
                 if n != "*" {
                     push_unique(names, n.to_string());
                 }
@@ -204,7 +324,10 @@ fn code_names_in(line: &str, names: &mut Vec<String>, modules: &mut Vec<String>)
         return;
     }
     // Names of two characters (`np`, `df`, `x`) are aliases and loop variables, not evidence.
-    for c in call().captures_iter(line).chain(attribute().captures_iter(line)) {
+    for c in call()
+        .captures_iter(line)
+        .chain(attribute().captures_iter(line))
+    {
         if c[1].chars().count() > 2 {
             push_unique(names, c[1].to_string());
         }
@@ -279,7 +402,10 @@ pub fn read(text: &str) -> IssueReading {
             continue;
         }
         if Some(i) != title_line {
-            if let Some(h) = heading().captures(raw).filter(|_| trimmed.starts_with(['#', '*'])) {
+            if let Some(h) = heading()
+                .captures(raw)
+                .filter(|_| trimmed.starts_with(['#', '*']))
+            {
                 let words = lower_words(&h[1]);
                 if is_environment_heading(&words) {
                     in_environment = true;
@@ -293,10 +419,15 @@ pub fn read(text: &str) -> IssueReading {
         if in_environment && !in_code {
             continue;
         }
-        if trimmed.starts_with("<details") || trimmed.starts_with("</details") || trimmed.starts_with("<summary") {
+        if trimmed.starts_with("<details")
+            || trimmed.starts_with("</details")
+            || trimmed.starts_with("<summary")
+        {
             continue;
         }
-        if trimmed.starts_with("Traceback") || (r.frames.len() == frames_before && py_frame().is_match(raw)) {
+        if trimmed.starts_with("Traceback")
+            || (r.frames.len() == frames_before && py_frame().is_match(raw))
+        {
             continue; // the trace's header, and frames outside any file (`<stdin>`)
         }
         // A frame's words are its file and function, not the folders of someone's machine.
@@ -319,8 +450,10 @@ pub fn read(text: &str) -> IssueReading {
             let d = &c[1];
             // `self.x.y`, `np.array.shape` are attribute chains, not modules; a module path has
             // lowercase segments and is not a number (`1.2.3`).
-            if d.split('.').all(|s| s.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'))
-                && !d.starts_with("self.")
+            if d.split('.').all(|s| {
+                s.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            }) && !d.starts_with("self.")
             {
                 add_module(d, &mut r.modules);
             }
@@ -356,13 +489,27 @@ mod tests {
             "Crash on write\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n  File \"/usr/lib/python3/dist-packages/astropy/io/ascii/ui.py\", line 856, in write\n    writer = get_writer(Writer=Writer)\n  File \"/usr/lib/python3/dist-packages/astropy/io/ascii/core.py\", line 1719, in _get_writer\nTypeError: RST.__init__() got an unexpected keyword argument 'header_rows'\n",
         );
         assert_eq!(r.frames.len(), 2, "{:?}", r.frames);
-        assert_eq!(r.frames[1].path, "/usr/lib/python3/dist-packages/astropy/io/ascii/core.py");
+        assert_eq!(
+            r.frames[1].path,
+            "/usr/lib/python3/dist-packages/astropy/io/ascii/core.py"
+        );
         assert_eq!(r.frames[1].line, Some(1719));
         assert_eq!(r.frames[1].function.as_deref(), Some("_get_writer"));
-        assert_eq!(r.messages, ["RST.__init__() got an unexpected keyword argument 'header_rows'"]);
+        assert_eq!(
+            r.messages,
+            ["RST.__init__() got an unexpected keyword argument 'header_rows'"]
+        );
         assert_eq!(r.title.as_deref(), Some("Crash on write"));
-        assert!(!r.code_names.iter().any(|n| n == "py" || n == "RST"), "{:?}", r.code_names);
-        assert!(!r.text.contains("dist-packages") && !r.text.contains("Traceback"), "{}", r.text);
+        assert!(
+            !r.code_names.iter().any(|n| n == "py" || n == "RST"),
+            "{:?}",
+            r.code_names
+        );
+        assert!(
+            !r.text.contains("dist-packages") && !r.text.contains("Traceback"),
+            "{}",
+            r.text
+        );
         assert!(r.text.contains("ascii core.py _get_writer"), "{}", r.text);
         assert!(!r.text.contains("stdin"), "{}", r.text);
     }
@@ -370,9 +517,17 @@ mod tests {
     #[test]
     fn ipython_and_other_languages_frames() {
         let r = read("File ~/envs/py310/lib/python3.10/site-packages/astropy/io/registry/base.py:313, in _UnifiedIORegistryBase.identify_format(self, origin)");
-        assert_eq!(r.frames[0].path, "~/envs/py310/lib/python3.10/site-packages/astropy/io/registry/base.py");
-        assert_eq!(r.frames[0].function.as_deref(), Some("_UnifiedIORegistryBase.identify_format"));
-        let r = read("~/anaconda3/lib/python3.6/site-packages/sympy/core/expr.py in __lt__(self, other)\n");
+        assert_eq!(
+            r.frames[0].path,
+            "~/envs/py310/lib/python3.10/site-packages/astropy/io/registry/base.py"
+        );
+        assert_eq!(
+            r.frames[0].function.as_deref(),
+            Some("_UnifiedIORegistryBase.identify_format")
+        );
+        let r = read(
+            "~/anaconda3/lib/python3.6/site-packages/sympy/core/expr.py in __lt__(self, other)\n",
+        );
         assert_eq!(r.frames[0].function.as_deref(), Some("__lt__"));
         let r = read("thread 'main' panicked at src/store/schema.rs:42:9:\nindex out of bounds");
         assert_eq!(r.frames[0].path, "src/store/schema.rs");
@@ -383,7 +538,8 @@ mod tests {
         let r = read("\tat com.acme.store.Index.open(Index.java:88)");
         assert_eq!(r.frames[0].path, "com/acme/store/Index.java");
         assert_eq!(r.frames[0].function.as_deref(), Some("Index.open"));
-        let r = read("goroutine 1 [running]:\nmain.run()\n\t/home/u/proj/cmd/server/main.go:27 +0x1d");
+        let r =
+            read("goroutine 1 [running]:\nmain.run()\n\t/home/u/proj/cmd/server/main.go:27 +0x1d");
         assert_eq!(r.frames[0].path, "/home/u/proj/cmd/server/main.go");
     }
 
@@ -391,12 +547,24 @@ mod tests {
     fn boilerplate_is_dropped_and_code_names_kept() {
         let issue = "Wrong result with apart\n```\nPython 3.6.0 |Continuum Analytics, Inc.| (default, Dec 23 2016, 12:22:00)\nType \"copyright\", \"credits\" or \"license\" for more information.\n\nIPython 5.1.0 -- An enhanced Interactive Python.\n?         -> Introduction and overview of IPython's features.\n\nIn [1]: from sympy.polys.partfrac import apart_list\n\nIn [4]: bug = a * (-t + 1) / (2 * t - 1)\n\nIn [6]: bug.subs(a, 1).apart()\nOut[6]: -t + 1/2\n```\n\n### Steps to reproduce\n\n**Versions**\nnumpy: 1.19.2\nscipy 1.5.0\n\nSee https://example.org/x for more.\n";
         let r = read(issue);
-        assert!(!r.text.contains("copyright") && !r.text.contains("Continuum"), "{}", r.text);
-        assert!(!r.text.contains("In [") && !r.text.contains("Steps") && !r.text.contains("numpy"), "{}", r.text);
+        assert!(
+            !r.text.contains("copyright") && !r.text.contains("Continuum"),
+            "{}",
+            r.text
+        );
+        assert!(
+            !r.text.contains("In [") && !r.text.contains("Steps") && !r.text.contains("numpy"),
+            "{}",
+            r.text
+        );
         assert!(!r.text.contains("example.org"));
         assert!(r.text.contains("bug.subs(a, 1).apart()"));
         for n in ["apart_list", "subs", "apart"] {
-            assert!(r.code_names.contains(&n.to_string()), "{n}: {:?}", r.code_names);
+            assert!(
+                r.code_names.contains(&n.to_string()),
+                "{n}: {:?}",
+                r.code_names
+            );
         }
         assert_eq!(r.modules, ["sympy/polys/partfrac"]);
         assert_eq!(r.passages[0], "Wrong result with apart");
@@ -405,7 +573,11 @@ mod tests {
     #[test]
     fn dotted_modules_links_and_passages() {
         let r = read("io.fits.fitsrec drops the D exponent\n\nThe code in `astropy.io.fits.fitsrec` (see https://github.com/astropy/astropy/blob/main/astropy/io/fits/fitsrec.py#L1262) replaces in a copy.\n\nSecond paragraph about output_field and replace.");
-        assert!(r.modules.contains(&"astropy/io/fits/fitsrec".to_string()), "{:?}", r.modules);
+        assert!(
+            r.modules.contains(&"astropy/io/fits/fitsrec".to_string()),
+            "{:?}",
+            r.modules
+        );
         assert!(r.modules.contains(&"io/fits/fitsrec".to_string()));
         assert_eq!(r.linked_paths, ["astropy/io/fits/fitsrec.py"]);
         assert_eq!(r.passages.len(), 3, "{:?}", r.passages);

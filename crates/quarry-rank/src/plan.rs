@@ -117,7 +117,10 @@ pub fn message_phrases(messages: &[String]) -> Vec<String> {
         for word in message.split(' ') {
             // Letters only, with at most a trailing `,`/`.`/`:` that ends the run after it.
             let core = word.trim_end_matches([',', '.', ':', ';', '!', '?']);
-            let plain = !core.is_empty() && core.chars().all(|c| c.is_alphabetic() || c == '_' || c == '-');
+            let plain = !core.is_empty()
+                && core
+                    .chars()
+                    .all(|c| c.is_alphabetic() || c == '_' || c == '-');
             if plain {
                 run.push(core);
                 if core.len() != word.len() {
@@ -164,7 +167,8 @@ pub fn plan(query: &str) -> QueryPlan {
             }
         }
         // A frame's path is evidence as a frame, not again as a path the text names.
-        p.file_hints.retain(|h| !r.frames.iter().any(|f| h.contains(f.path.as_str())));
+        p.file_hints
+            .retain(|h| !r.frames.iter().any(|f| h.contains(f.path.as_str())));
         // A function a stack frame names is an identifier the issue names.
         for f in r.frames.iter().filter_map(|f| f.function.as_ref()) {
             if !p.identifiers.contains(f) {
@@ -214,9 +218,8 @@ fn plan_words(query: &str) -> QueryPlan {
     }
     // Identifiers: words split at code punctuation too (`app.register(bp)` names
     // `app.register` and `bp`).
-    let pieces = query.split(|c: char| {
-        c.is_whitespace() || "()[]{}<>,;=\"'!*+|&^%$#@?`~".contains(c)
-    });
+    let pieces =
+        query.split(|c: char| c.is_whitespace() || "()[]{}<>,;=\"'!*+|&^%$#@?`~".contains(c));
     for word in pieces {
         if file_hint(word).is_some() {
             continue;
@@ -281,7 +284,10 @@ mod tests {
         let long = "word ".repeat(5) + &(0..30).map(|i| format!("term{i} ")).collect::<String>();
         assert!(!plan(&long).natural_language);
         assert!(plan(&long).issue.is_some());
-        assert_eq!(plan("where are the tests for retries").roles, [FileRole::Test]);
+        assert_eq!(
+            plan("where are the tests for retries").roles,
+            [FileRole::Test]
+        );
     }
 
     #[test]
@@ -290,11 +296,22 @@ mod tests {
         let issue = p.issue.as_ref().expect("an issue text");
         assert!(issue.code_names.contains(&"apart".to_string()));
         assert!(p.terms.contains(&"apart".to_string()));
-        assert!(!p.terms.iter().any(|t| t.len() == 1 || t == "3"), "{:?}", p.terms);
+        assert!(
+            !p.terms.iter().any(|t| t.len() == 1 || t == "3"),
+            "{:?}",
+            p.terms
+        );
         assert_eq!(p.file_hints, ["sympy/polys/partfrac.py"]);
-        assert!(p.roles.is_empty(), "an issue's test words do not ask for tests");
+        assert!(
+            p.roles.is_empty(),
+            "an issue's test words do not ask for tests"
+        );
         let weighted = p.lexical_terms(2, 0);
-        assert_eq!(weighted.iter().filter(|t| *t == "apart").count(), 3, "{weighted:?}");
+        assert_eq!(
+            weighted.iter().filter(|t| *t == "apart").count(),
+            3,
+            "{weighted:?}"
+        );
         assert_eq!(weighted.iter().filter(|t| *t == "partfrac").count(), 1);
         assert!(!p.natural_language);
     }
@@ -307,11 +324,21 @@ mod tests {
         ]);
         assert_eq!(
             phrases,
-            ["got an unexpected keyword argument", "a row needs at least two fields"]
+            [
+                "got an unexpected keyword argument",
+                "a row needs at least two fields"
+            ]
         );
         let p = plan("Reading fails\n\n```\nTraceback (most recent call last):\nValueError: a row needs at least two fields\n```\n");
         let terms = p.lexical_terms(0, 2);
-        assert_eq!(terms.iter().filter(|t| *t == "a row needs at least two fields").count(), 2, "{terms:?}");
+        assert_eq!(
+            terms
+                .iter()
+                .filter(|t| *t == "a row needs at least two fields")
+                .count(),
+            2,
+            "{terms:?}"
+        );
     }
 }
 

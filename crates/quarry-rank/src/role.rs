@@ -51,18 +51,38 @@ impl FileRole {
     }
 }
 
-const DOC_EXTENSIONS: &[&str] = &["rst", "md", "markdown", "txt", "adoc", "asciidoc", "rdoc", "tex"];
+const DOC_EXTENSIONS: &[&str] = &[
+    "rst", "md", "markdown", "txt", "adoc", "asciidoc", "rdoc", "tex",
+];
 const DATA_EXTENSIONS: &[&str] = &[
     "json", "yaml", "yml", "toml", "cfg", "ini", "csv", "tsv", "xml", "lock", "conf",
 ];
 const TRANSLATION_EXTENSIONS: &[&str] = &["po", "pot", "mo", "xliff", "xlf"];
 const CHANGELOG_STEMS: &[&str] = &[
-    "changes", "changelog", "history", "news", "releases", "release-notes", "release_notes",
-    "whatsnew", "whats-new", "whats_new",
+    "changes",
+    "changelog",
+    "history",
+    "news",
+    "releases",
+    "release-notes",
+    "release_notes",
+    "whatsnew",
+    "whats-new",
+    "whats_new",
 ];
 const DOC_STEMS: &[&str] = &[
-    "readme", "license", "licence", "copying", "authors", "contributors", "contributing",
-    "code_of_conduct", "notice", "security", "maintainers", "install",
+    "readme",
+    "license",
+    "licence",
+    "copying",
+    "authors",
+    "contributors",
+    "contributing",
+    "code_of_conduct",
+    "notice",
+    "security",
+    "maintainers",
+    "install",
 ];
 
 /// Classifies a repo-relative path (`/`-separated).
@@ -83,20 +103,61 @@ pub fn classify(path: &str) -> FileRole {
     }
     let prose = ext.is_empty() || DOC_EXTENSIONS.contains(&ext);
     if (CHANGELOG_STEMS.contains(&stem) && prose)
-        || in_dir(&["changelog", "changelogs", "changes", "whatsnew", "release-notes", "releasenotes", "newsfragments", "changelog.d"])
+        || in_dir(&[
+            "changelog",
+            "changelogs",
+            "changes",
+            "whatsnew",
+            "release-notes",
+            "releasenotes",
+            "newsfragments",
+            "changelog.d",
+        ])
     {
         return FileRole::Changelog;
     }
-    if in_dir(&["vendor", "vendored", "_vendor", "third_party", "third-party", "thirdparty", "node_modules", "extern"]) {
+    if in_dir(&[
+        "vendor",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "third-party",
+        "thirdparty",
+        "node_modules",
+        "extern",
+    ]) {
         return FileRole::Vendored;
     }
-    if is_test_file(stem, ext, file, path) || in_dir(&["test", "tests", "__tests__", "spec", "specs", "testdata", "fixtures"]) {
+    if is_test_file(stem, ext, file, path)
+        || in_dir(&[
+            "test",
+            "tests",
+            "__tests__",
+            "spec",
+            "specs",
+            "testdata",
+            "fixtures",
+        ])
+    {
         return FileRole::Test;
     }
-    if DOC_EXTENSIONS.contains(&ext) || (DOC_STEMS.contains(&stem) && prose) || in_dir(&["doc", "docs", "documentation", "man"]) {
+    if DOC_EXTENSIONS.contains(&ext)
+        || (DOC_STEMS.contains(&stem) && prose)
+        || in_dir(&["doc", "docs", "documentation", "man"])
+    {
         return FileRole::Docs;
     }
-    if in_dir(&["examples", "example", "demo", "demos", "samples", "sample", "tutorial", "tutorials", "gallery"]) {
+    if in_dir(&[
+        "examples",
+        "example",
+        "demo",
+        "demos",
+        "samples",
+        "sample",
+        "tutorial",
+        "tutorials",
+        "gallery",
+    ]) {
         return FileRole::Example;
     }
     if in_dir(&["benchmarks", "benchmark", "bench", "asv_bench"]) {
@@ -121,7 +182,10 @@ fn is_test_file(stem: &str, ext: &str, file: &str, original: &str) -> bool {
         return true;
     }
     // JUnit / xUnit: `FooTest.java`, `FooTests.cs` — case matters here (`Contest.java` is not).
-    if matches!(ext, "java" | "kt" | "scala" | "cs" | "groovy" | "swift" | "php") {
+    if matches!(
+        ext,
+        "java" | "kt" | "scala" | "cs" | "groovy" | "swift" | "php"
+    ) {
         let name = original.rsplit('/').next().unwrap_or(original);
         let stem_cased = name.rsplit_once('.').map_or(name, |(s, _)| s);
         return stem_cased.ends_with("Test") || stem_cased.ends_with("Tests");

@@ -228,14 +228,23 @@ impl SqliteStore {
                     let chunk_id = tx.last_insert_rowid();
                     let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
                     let body_tokens = tokens::index_text(&chunk.text);
-                    insert_fts.execute(params![chunk_id, path_tokens, symbol_tokens, body_tokens])?;
+                    insert_fts.execute(params![
+                        chunk_id,
+                        path_tokens,
+                        symbol_tokens,
+                        body_tokens
+                    ])?;
                     if !file_body.is_empty() {
                         file_body.push(' ');
                     }
                     file_body.push_str(&body_tokens);
                 }
-                let file_symbols: Vec<&str> =
-                    file.content.symbols.iter().map(|s| s.name.as_str()).collect();
+                let file_symbols: Vec<&str> = file
+                    .content
+                    .symbols
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect();
                 insert_file_fts.execute(params![
                     file_id,
                     path_tokens,

@@ -136,7 +136,13 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
          WHERE files_fts MATCH ?1"
     );
     let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
-    push_filters(&mut sql, &mut args, &q.repos, q.language, q.path_glob.as_deref());
+    push_filters(
+        &mut sql,
+        &mut args,
+        &q.repos,
+        q.language,
+        q.path_glob.as_deref(),
+    );
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -173,7 +179,9 @@ pub fn files_by_stem(
     args.push(Value::Integer(limit as i64));
     sql.push_str(&format!(" ORDER BY r.name, f.path LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
     rows.collect()
 }
 

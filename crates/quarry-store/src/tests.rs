@@ -122,34 +122,75 @@ fn whole_files_rank_by_all_their_chunks_and_leave_with_them() {
         "app/session.py",
         "h4",
         vec![
-            chunk(1, 3, Some("open_session"), "def open_session(cookie):\n    return cookie\n"),
-            chunk(4, 6, Some("close_session"), "def close_session(redirect):\n    redirect()\n"),
+            chunk(
+                1,
+                3,
+                Some("open_session"),
+                "def open_session(cookie):\n    return cookie\n",
+            ),
+            chunk(
+                4,
+                6,
+                Some("close_session"),
+                "def close_session(redirect):\n    redirect()\n",
+            ),
         ],
     );
     store
-        .apply(repo, &IndexBatch { upserts: vec![two], ..Default::default() })
+        .apply(
+            repo,
+            &IndexBatch {
+                upserts: vec![two],
+                ..Default::default()
+            },
+        )
         .unwrap();
     // No one chunk has both words; the file has.
-    let files = store.search_files_lexical(&query("cookie redirect")).unwrap();
+    let files = store
+        .search_files_lexical(&query("cookie redirect"))
+        .unwrap();
     assert_eq!(files[0].path, "app/session.py");
     assert!(files[0].score > 0.0);
     let chunks = store.file_chunks("demo", "app/session.py").unwrap();
     assert_eq!(
-        chunks.iter().map(|c| c.symbol.as_deref().unwrap()).collect::<Vec<_>>(),
+        chunks
+            .iter()
+            .map(|c| c.symbol.as_deref().unwrap())
+            .collect::<Vec<_>>(),
         ["open_session", "close_session"]
     );
     assert_eq!(
-        store.files_by_stem(&["session".into(), "nothing".into()], &[], 10).unwrap(),
+        store
+            .files_by_stem(&["session".into(), "nothing".into()], &[], 10)
+            .unwrap(),
         [("demo".to_string(), "app/session.py".to_string())]
     );
-    assert!(store.files_by_stem(&["session".into()], &["other".into()], 10).unwrap().is_empty());
+    assert!(store
+        .files_by_stem(&["session".into()], &["other".into()], 10)
+        .unwrap()
+        .is_empty());
     store
-        .apply(repo, &IndexBatch { deleted: vec!["app/session.py".into()], ..Default::default() })
+        .apply(
+            repo,
+            &IndexBatch {
+                deleted: vec!["app/session.py".into()],
+                ..Default::default()
+            },
+        )
         .unwrap();
-    assert!(store.search_files_lexical(&query("cookie redirect")).unwrap().is_empty());
-    assert!(store.file_chunks("demo", "app/session.py").unwrap().is_empty());
+    assert!(store
+        .search_files_lexical(&query("cookie redirect"))
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .file_chunks("demo", "app/session.py")
+        .unwrap()
+        .is_empty());
     store.remove_repo(repo).unwrap();
-    assert!(store.search_files_lexical(&query("parse config")).unwrap().is_empty());
+    assert!(store
+        .search_files_lexical(&query("parse config"))
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

@@ -84,7 +84,12 @@ impl FunctionMetrics {
 
     pub fn finish(&mut self) {
         let n = self.queries.max(1) as f64;
-        for v in [&mut self.hit_at_1, &mut self.hit_at_5, &mut self.hit_at_10, &mut self.mrr] {
+        for v in [
+            &mut self.hit_at_1,
+            &mut self.hit_at_5,
+            &mut self.hit_at_10,
+            &mut self.mrr,
+        ] {
             *v /= n;
         }
     }
