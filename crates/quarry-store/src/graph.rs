@@ -24,16 +24,19 @@ pub fn callers(
         args.len()
     ));
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        Ok(CallRef {
-            repo: r.get(0)?,
-            path: r.get(1)?,
-            caller: r.get(2)?,
-            callee: r.get(3)?,
-            line: r.get(4)?,
-        })
-    })?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), call_ref)?;
     rows.collect()
+}
+
+/// A `calls` row selected as `r.name, f.path, c.caller, c.callee, c.line`.
+fn call_ref(r: &rusqlite::Row) -> rusqlite::Result<CallRef> {
+    Ok(CallRef {
+        repo: r.get(0)?,
+        path: r.get(1)?,
+        caller: r.get(2)?,
+        callee: r.get(3)?,
+        line: r.get(4)?,
+    })
 }
 
 pub fn calls_from(
@@ -49,15 +52,10 @@ pub fn calls_from(
          WHERE r.name = ?1 AND f.path = ?2 AND c.caller = ?3
          ORDER BY c.line LIMIT ?4",
     )?;
-    let rows = stmt.query_map(rusqlite::params![repo, path, caller, limit as i64], |r| {
-        Ok(CallRef {
-            repo: r.get(0)?,
-            path: r.get(1)?,
-            caller: r.get(2)?,
-            callee: r.get(3)?,
-            line: r.get(4)?,
-        })
-    })?;
+    let rows = stmt.query_map(
+        rusqlite::params![repo, path, caller, limit as i64],
+        call_ref,
+    )?;
     rows.collect()
 }
 
