@@ -38,7 +38,13 @@ words and meaning (`search`), git history (`search_commits`, `touches`), and fil
 (`summary`, far fewer tokens than reading a file). Every answer has `freshness`: when \
 `files_changed_since` is above 0 the index is behind the files on disk.";
 
-fn tools() -> Vec<Tool> {
+/// The tool list, made once (schemas are generated from the request types).
+fn tools() -> &'static [Tool] {
+    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(make_tools)
+}
+
+fn make_tools() -> Vec<Tool> {
     let read_only = ToolAnnotations::new().read_only(true);
     vec![
         Tool::new(
@@ -84,7 +90,7 @@ impl QuarryMcp {
 
     fn dispatch(&self, name: &str, args: Value) -> Result<Value, String> {
         fn parse<T: DeserializeOwned>(tool: &str, mut args: Value) -> Result<T, String> {
-            if let Some(schema) = tools().into_iter().find(|t| t.name == tool) {
+            if let Some(schema) = tools().iter().find(|t| t.name == tool) {
                 coerce_strings(&mut args, &schema.input_schema);
             }
             serde_json::from_value(args).map_err(|e| format!("bad arguments for `{tool}`: {e}"))
@@ -121,7 +127,7 @@ impl ServerHandler for QuarryMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
     }
 
     async fn call_tool(
@@ -211,7 +217,7 @@ mod tests {
     use serde_json::json;
 
     fn coerced(tool: &str, args: Value) -> Value {
-        let schema = tools().into_iter().find(|t| t.name == tool).unwrap();
+        let schema = tools().iter().find(|t| t.name == tool).unwrap();
         let mut args = args;
         coerce_strings(&mut args, &schema.input_schema);
         args
