@@ -34,9 +34,13 @@ pub struct SyncArgs {
 
 #[derive(Args)]
 pub struct FilterArgs {
-    /// Only this repo (repeatable).
+    /// Only this repo (repeatable). Run inside an indexed repo, only that repo unless
+    /// --repo or --all-repos says otherwise.
     #[arg(long)]
     repo: Vec<String>,
+    /// Every repo of the workspace, even when run inside one of them.
+    #[arg(long, conflicts_with = "repo")]
+    all_repos: bool,
     /// Only commits authored on or after this date (YYYY-MM-DD or RFC 3339).
     #[arg(long)]
     since: Option<String>,
@@ -135,10 +139,15 @@ enum RepoAction {
     Remove { name: String },
 }
 
-fn query_of(f: &FilterArgs, path: Option<String>) -> Result<CommitQuery> {
+fn query_of(ws: &Workspace, f: &FilterArgs, path: Option<String>) -> Result<CommitQuery> {
+    let repos = if f.repo.is_empty() && !f.all_repos {
+        crate::working_directory_repo(ws)?
+    } else {
+        f.repo.clone()
+    };
     Ok(CommitQuery {
         terms: Vec::new(),
-        repos: f.repo.clone(),
+        repos,
         since: f
             .since
             .as_deref()
@@ -281,7 +290,7 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
             }
         }
     }
-    let query = query_of(&args.filters, args.path)?;
+    let query = query_of(&ws, &args.filters, args.path)?;
     let fusion = ws.config()?.fusion();
     let found = ws.search_commits(&args.query.join(" "), query, mode, &fusion)?;
     for warning in &found.warnings {
@@ -295,7 +304,7 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
 
 pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
     let ws = Workspace::open_existing(dir)?;
-    let query = query_of(&args.filters, None)?;
+    let query = query_of(&ws, &args.filters, None)?;
     let hits = match quarry_engine::symbol_history::split_symbol_path(&args.path) {
         Some((path, symbol)) => ws.touches_symbol(path, &symbol, &query)?,
         None => ws.touches(&args.path, &query)?,

@@ -148,7 +148,7 @@ impl Hook {
         let session = event["session_id"].as_str().unwrap_or("no-session");
         match tool {
             "Read" => self.read(event, input, session),
-            "Grep" => self.grep(input, session),
+            "Grep" => self.grep(event, input, session),
             other => Ok(Decision::Allow(format!("tool {other:?} is not handled"))),
         }
     }
@@ -217,7 +217,7 @@ impl Hook {
         Ok(Decision::Deny(reason))
     }
 
-    fn grep(&self, input: &Value, session: &str) -> Result<Decision> {
+    fn grep(&self, event: &Value, input: &Value, session: &str) -> Result<Decision> {
         let Some(pattern) = input["pattern"].as_str() else {
             return Ok(Decision::Allow("no pattern".into()));
         };
@@ -225,8 +225,8 @@ impl Hook {
         state.last_search = Some((pattern.to_string(), now_s()));
         self.save_state(session, &state);
         match classify_pattern(pattern) {
-            PatternKind::NaturalLanguage => self.answer_question(pattern, input),
-            PatternKind::Identifier => self.definition_site(pattern),
+            PatternKind::NaturalLanguage => self.answer_question(pattern, event, input),
+            PatternKind::Identifier => self.definition_site(pattern, event),
             kind => Ok(Decision::Allow(format!("{kind:?} pattern: grep's job"))),
         }
     }
@@ -235,19 +235,24 @@ impl Hook {
         quarry_engine::Workspace::open_existing(&self.workspace_dir).ok()
     }
 
-    fn answer_question(&self, question: &str, input: &Value) -> Result<Decision> {
+    fn answer_question(&self, question: &str, event: &Value, input: &Value) -> Result<Decision> {
         let Some(mut ws) = self.workspace() else {
             return Ok(Decision::Allow("no quarry index".into()));
         };
         let _ = ws.attach_embedder(quarry_engine::EmbedPurpose::Searching);
+        let scope = Scope::of(&ws, event)?;
         let mut request = quarry_engine::SearchRequest::new(question);
         request.limit = 12;
         request.full_text = 0;
-        request.path = input["path"]
-            .as_str()
-            .and_then(|p| repo_relative(&ws, p))
-            .filter(|p| !p.is_empty())
-            .map(|p| format!("{p}*"));
+        request.repos = scope.repos.clone();
+        // A Grep `path` inside an indexed repo narrows the search to that repo and folder.
+        let grep_path = input["path"].as_str().map(|p| scope.absolute(p));
+        if let Some((repo, inside)) = grep_path.and_then(|p| ws.repo_containing(&p).ok().flatten())
+        {
+            request.repos = vec![repo.name];
+            let inside = inside.to_string_lossy().into_owned();
+            request.path = (!inside.is_empty()).then(|| format!("{inside}*"));
+        }
         let response = ws.search(&request)?;
         if response.results.is_empty() {
             return Ok(Decision::Allow("no search results".into()));
@@ -260,7 +265,7 @@ impl Hook {
         for r in &response.results {
             reason.push_str(&format!(
                 "{}:{}-{}  {}\n",
-                r.path,
+                scope.path(&r.repo, &r.path),
                 r.start_line,
                 r.end_line,
                 r.symbol.as_deref().unwrap_or("")
@@ -269,12 +274,14 @@ impl Hook {
         Ok(Decision::Deny(reason))
     }
 
-    fn definition_site(&self, name: &str) -> Result<Decision> {
+    fn definition_site(&self, name: &str, event: &Value) -> Result<Decision> {
         let Some(ws) = self.workspace() else {
             return Ok(Decision::Allow("no quarry index".into()));
         };
+        let scope = Scope::of(&ws, event)?;
         let last = name.rsplit(['.', ':']).next().unwrap_or(name);
         let mut request = quarry_engine::SearchRequest::new(name);
+        request.repos = scope.repos.clone();
         request.mode = quarry_engine::Mode::Lexical;
         request.limit = 20;
         request.full_text = 0;
@@ -288,7 +295,15 @@ impl Hook {
                     .is_some_and(|s| s == name || s.rsplit('.').next() == Some(last))
             })
             .take(3)
-            .map(|r| format!("{}:{}-{} ({})", r.path, r.start_line, r.end_line, r.kind))
+            .map(|r| {
+                format!(
+                    "{}:{}-{} ({})",
+                    scope.path(&r.repo, &r.path),
+                    r.start_line,
+                    r.end_line,
+                    r.kind
+                )
+            })
             .collect();
         if sites.is_empty() {
             return Ok(Decision::Allow("not a known symbol".into()));
@@ -297,6 +312,70 @@ impl Hook {
             "quarry: `{name}` is defined at {}",
             sites.join(", ")
         )))
+    }
+}
+
+/// Where the agent works (Claude Code's project folder, else the event's `cwd`) and what a
+/// search from there covers: the indexed repo that contains that folder, else every repo.
+/// Result paths are written so the agent can open them from the project: relative to it
+/// when inside it, else absolute.
+struct Scope {
+    project: Option<PathBuf>,
+    repos: Vec<String>,
+    roots: std::collections::HashMap<String, PathBuf>,
+}
+
+impl Scope {
+    fn of(ws: &quarry_engine::Workspace, event: &Value) -> Result<Scope> {
+        let project = std::env::var("CLAUDE_PROJECT_DIR")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .or_else(|| event["cwd"].as_str().map(str::to_string))
+            .map(PathBuf::from);
+        let project = project.map(|p| p.canonicalize().unwrap_or(p));
+        let repos = match &project {
+            Some(p) => ws
+                .repo_containing(p)?
+                .map(|(repo, _)| vec![repo.name])
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let roots = ws
+            .store()
+            .repos()?
+            .into_iter()
+            .map(|r| {
+                let root = PathBuf::from(&r.root);
+                (r.name, root.canonicalize().unwrap_or(root))
+            })
+            .collect();
+        Ok(Scope {
+            project,
+            repos,
+            roots,
+        })
+    }
+
+    /// A path the agent gave, made absolute against the project folder.
+    fn absolute(&self, path: &str) -> PathBuf {
+        match &self.project {
+            Some(project) => project.join(path),
+            None => PathBuf::from(path),
+        }
+    }
+
+    fn path(&self, repo: &str, path: &str) -> String {
+        let Some(root) = self.roots.get(repo) else {
+            return path.to_string();
+        };
+        let full = root.join(path);
+        match &self.project {
+            Some(project) => match full.strip_prefix(project) {
+                Ok(inside) => inside.to_string_lossy().into_owned(),
+                Err(_) => full.to_string_lossy().into_owned(),
+            },
+            None => full.to_string_lossy().into_owned(),
+        }
     }
 }
 
@@ -312,17 +391,6 @@ fn project_relative(file: &str, event: &Value) -> String {
             .map(|p| p.to_string_lossy().into_owned())
     })
     .unwrap_or_else(|| file.to_string())
-}
-
-/// A Grep `path` made relative to the indexed repo that contains it.
-fn repo_relative(ws: &quarry_engine::Workspace, path: &str) -> Option<String> {
-    let repos = ws.store().repos().ok()?;
-    repos.iter().find_map(|r| {
-        Path::new(path)
-            .strip_prefix(&r.root)
-            .ok()
-            .map(|p| p.to_string_lossy().into_owned())
-    })
 }
 
 /// When the agent just searched for a name defined in this file, the definition's source is

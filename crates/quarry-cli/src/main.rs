@@ -15,6 +15,7 @@ use quarry_core::store::FieldWeights;
 use quarry_core::Language;
 use quarry_engine::eval::{self, EvalOptions};
 use quarry_engine::{DiscoverOptions, EmbedPurpose, IndexOptions, Mode, SearchRequest, Workspace};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -168,9 +169,13 @@ struct SearchArgs {
     /// How many of them carry their text (the rest: path, lines, symbol).
     #[arg(long, default_value_t = quarry_engine::search::DEFAULT_FULL_TEXT)]
     full_text: usize,
-    /// Only this repo (repeatable).
+    /// Only this repo (repeatable). Run inside an indexed repo, search covers that repo
+    /// unless --repo or --all-repos says otherwise.
     #[arg(long)]
     repo: Vec<String>,
+    /// Search every repo of the workspace, even when run inside one of them.
+    #[arg(long, conflicts_with = "repo")]
+    all_repos: bool,
     /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, markdown, text).
     #[arg(long, value_parser = parse_language)]
     lang: Option<Language>,
@@ -461,7 +466,10 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     Ok(())
 }
 
-fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
+fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
+    if args.repo.is_empty() && !args.all_repos {
+        args.repo = working_directory_repo(&Workspace::open_existing(dir)?)?;
+    }
     if args.sync {
         sync_before_search(dir, &args.repo)?;
     }
@@ -515,6 +523,31 @@ fn search(dir: &std::path::Path, args: SearchArgs) -> Result<()> {
     } else {
         output::print_search(&response, args.explain)
     }
+}
+
+/// The repo a command run from the working directory is about: the indexed repo that contains
+/// it, when the workspace holds more than one (with one, scoping changes nothing).
+pub(crate) fn working_directory_repo(ws: &Workspace) -> Result<Vec<String>> {
+    let repos = ws.store().repos()?;
+    if repos.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(Vec::new());
+    };
+    Ok(match ws.repo_containing(&cwd)? {
+        Some((repo, _)) => {
+            if std::io::stderr().is_terminal() {
+                eprintln!(
+                    "quarry: searching {} (the repo this folder is in; --all-repos searches all {})",
+                    repo.name,
+                    repos.len()
+                );
+            }
+            vec![repo.name]
+        }
+        None => Vec::new(),
+    })
 }
 
 fn hook_command(index_dir: &Option<PathBuf>, dir: &std::path::Path, args: HookArgs) -> Result<()> {

@@ -167,7 +167,12 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
     if explain {
         explain_plan(&mut out, response)?;
     }
+    // A path alone is ambiguous when more than one repo could answer: name the repo.
+    let several_repos = response.index.repos.len() > 1;
     for r in &response.results {
+        if several_repos {
+            write!(out, "{} ", style.paint("36", &format!("[{}]", r.repo)))?;
+        }
         writeln!(
             out,
             "{}:{}  {}  {}",

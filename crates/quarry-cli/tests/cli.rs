@@ -277,6 +277,37 @@ fn several_repos_share_one_workspace() {
         .iter()
         .all(|r| r["repo"] == name));
     assert_eq!(only["index"]["files"], 5);
+
+    // Run inside one repo, a search covers that repo; --all-repos covers both, and human
+    // output then names each result's repo.
+    let inside = |args: &[&str]| {
+        let out = env
+            .quarry()
+            .args(args)
+            .current_dir(env.repo.path().join("app"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let scoped: serde_json::Value =
+        serde_json::from_str(&inside(&["search", "total amount", "--json"])).unwrap();
+    assert_eq!(scoped["index"]["repos"], serde_json::json!([name]));
+    assert!(scoped["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["repo"] == name));
+    let every = inside(&["search", "total amount", "--all-repos"]);
+    let other_name = other.path().file_name().unwrap().to_str().unwrap();
+    assert!(
+        every.starts_with(&format!("[{other_name}] billing/invoice.rb:1-")),
+        "{every}"
+    );
 }
 
 #[test]

@@ -212,6 +212,49 @@ fn a_session_of_reads_and_greps_gets_protocol_answers() {
 }
 
 #[test]
+fn a_grep_from_one_project_answers_from_that_repo_only() {
+    // Two repos in one workspace that both know about uploads; the agent works in the first.
+    let env = Env::new();
+    env.write("app/upload.py", big_module());
+    let other = tempfile::tempdir().unwrap();
+    common::write_file(other.path(), "lib/upload_retry.py", big_module().as_bytes());
+    common::write_file(
+        other.path(),
+        "lib/more.py",
+        b"def retry_failed_upload_later(job):\n    \"\"\"Retry failed uploads with a delay.\"\"\"\n    return job\n",
+    );
+    env.ok(&["index", env.repo_path()]);
+    env.ok(&["index", other.path().to_str().unwrap()]);
+    let session = Session {
+        env: &env,
+        state: tempfile::tempdir().unwrap(),
+        id: "scoped".into(),
+    };
+    let question = session.send(
+        "Grep",
+        json!({"pattern": "where do we retry failed uploads with a delay"}),
+    );
+    let answer = reason(&question);
+    assert!(answer.contains("app/upload.py:"), "{answer}");
+    assert!(!answer.contains("lib/"), "another repo's files: {answer}");
+    let ident = session.send("Grep", json!({"pattern": "retry_failed_upload_later"}));
+    assert_eq!(ident, None, "a name only the other repo defines: {ident:?}");
+
+    // Grep aimed at the other repo's folder searches there, with paths the agent can open.
+    let aimed = session.send(
+        "Grep",
+        json!({"pattern": "where do we retry failed uploads with a delay", "path": other.path()}),
+    );
+    let answer = reason(&aimed);
+    let other_root = other.path().canonicalize().unwrap();
+    assert!(
+        answer.contains(&format!("{}/lib/", other_root.display())),
+        "{answer}"
+    );
+    assert!(!answer.contains("app/upload.py"), "{answer}");
+}
+
+#[test]
 fn without_an_index_reads_are_still_outlined_and_greps_pass() {
     let env = Env::new();
     env.write("app/upload.py", big_module());

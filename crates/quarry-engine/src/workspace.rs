@@ -109,4 +109,22 @@ impl Workspace {
         }
         Ok((self.store_mut().ensure_repo(name, root)?, None))
     }
+
+    /// The indexed repo whose folder contains `path` (the innermost one when repos nest), and
+    /// `path` relative to its root. Searches that start from a working directory are scoped
+    /// by this, so an agent in one project never gets paths of another.
+    pub fn repo_containing(&self, path: &Path) -> Result<Option<(RepoInfo, PathBuf)>> {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let repos = self.store().repos()?;
+        Ok(repos
+            .into_iter()
+            .filter_map(|repo| {
+                let root = Path::new(&repo.root);
+                let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+                let relative = path.strip_prefix(&root).ok()?.to_path_buf();
+                Some((root.components().count(), repo, relative))
+            })
+            .max_by_key(|(depth, _, _)| *depth)
+            .map(|(_, repo, relative)| (repo, relative)))
+    }
 }
