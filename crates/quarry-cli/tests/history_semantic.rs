@@ -110,6 +110,51 @@ fn commits_are_found_by_meaning_with_filters_applied_first() {
 }
 
 #[test]
+fn a_history_without_vectors_still_ranks_its_exact_matches_first() {
+    // One repo with embedded history, one added with embedding off: the exact match lives in
+    // the second and has no vector at all.
+    let env = Env::new();
+    history(&env);
+    env.ok(&["repo", "add", env.repo_path()]);
+    let other = tempfile::tempdir().unwrap();
+    init(other.path());
+    for (i, subject) in [
+        "Add secret key rotation for signed sessions",
+        "Speed up template loading",
+        "Document the configuration options",
+    ]
+    .iter()
+    .enumerate()
+    {
+        common::write_file(
+            other.path(),
+            &format!("f{i}.py"),
+            format!("x = {i}\n").as_bytes(),
+        );
+        commit(
+            other.path(),
+            subject,
+            "Dana",
+            &format!("2025-0{}-01T00:00:00Z", i + 4),
+        );
+    }
+    env.ok(&["repo", "add", other.path().to_str().unwrap(), "--no-embed"]);
+
+    let found = env.json(&["log", "secret key rotation", "-k", "3"]);
+    assert_eq!(found["mode"], "hybrid", "{found}");
+    assert_eq!(
+        subjects(&found)[0],
+        "Add secret key rotation for signed sessions",
+        "{found}"
+    );
+    assert_eq!(found["coverage"]["embedded"], 3);
+    assert_eq!(found["coverage"]["total"], 6);
+    let note = found["warnings"][0].as_str().unwrap();
+    assert!(note.contains("3 of 6 commits are embedded"), "{note}");
+    assert!(note.contains("--embed"), "{note}");
+}
+
+#[test]
 fn an_unreachable_embedder_does_not_fail_a_sync() {
     let env = Env::new();
     history(&env);

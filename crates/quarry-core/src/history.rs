@@ -65,6 +65,10 @@ pub struct CommitHit {
     pub subject: String,
     pub files_changed: u32,
     pub score: f64,
+    /// Whether the commit has a vector: a commit without one has no semantic evidence, for
+    /// or against (fusion must not rank it below embedded ones for that).
+    #[serde(skip)]
+    pub embedded: bool,
 }
 
 /// A commit still waiting for its vector, with the text to embed.

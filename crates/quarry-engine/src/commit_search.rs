@@ -35,6 +35,10 @@ pub struct CommitSearch {
     /// The mode that produced the ranking (`auto` resolved).
     pub mode: Mode,
     pub commits: Vec<CommitHit>,
+    /// Embedded vs all commits of the searched repos (semantic and hybrid modes): commits
+    /// without a vector are ranked by their words only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<quarry_core::Coverage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -96,6 +100,7 @@ impl Workspace {
             return Ok(CommitSearch {
                 mode: Mode::Lexical,
                 commits: self.store().search_commits(&query)?,
+                coverage: None,
                 warnings,
             });
         }
@@ -127,6 +132,12 @@ impl Workspace {
                 }
             }
         }
+        let mut coverage = None;
+        if matches!(mode, Mode::Semantic | Mode::Hybrid) {
+            let (covered, note) = self.history_coverage(&query.repos, mode)?;
+            coverage = Some(covered);
+            warnings.extend(note);
+        }
         let limit = query.limit.max(1);
         let depth = FUSION_DEPTH.max(limit);
         let lexical = |n: usize| {
@@ -151,7 +162,7 @@ impl Workspace {
             Mode::Semantic => semantic(limit)?,
             Mode::Hybrid => {
                 let (wl, ws) = commit_weights(text, fusion);
-                let lists = [(wl, lexical(depth)?), (ws, semantic(depth)?)];
+                let lists = [(wl, false, lexical(depth)?), (ws, true, semantic(depth)?)];
                 let mut fused = reciprocal_rank_fusion(&lists, fusion.rrf_k);
                 fused.truncate(limit);
                 fused
@@ -161,8 +172,54 @@ impl Workspace {
         Ok(CommitSearch {
             mode,
             commits,
+            coverage,
             warnings,
         })
+    }
+
+    /// How much of the searched repos' history has vectors, and a note when not all of it
+    /// does, saying what the ranking did about it and how to finish.
+    fn history_coverage(
+        &self,
+        repos: &[String],
+        mode: Mode,
+    ) -> Result<(quarry_core::Coverage, Option<String>)> {
+        let stats: Vec<_> = self
+            .store()
+            .history_stats()?
+            .into_iter()
+            .filter(|s| repos.is_empty() || repos.contains(&s.repo))
+            .collect();
+        let coverage = quarry_core::Coverage {
+            embedded: stats.iter().map(|s| s.embedded).sum(),
+            total: stats.iter().map(|s| s.commits).sum(),
+        };
+        if coverage.embedded >= coverage.total {
+            return Ok((coverage, None));
+        }
+        let off: Vec<&str> = stats
+            .iter()
+            .filter(|s| !s.embed && s.commits > 0)
+            .map(|s| s.repo.as_str())
+            .collect();
+        let how = if mode == Mode::Semantic {
+            "only embedded commits can be found by meaning"
+        } else {
+            "the others are ranked by their words alone"
+        };
+        let mut note = format!(
+            "{} of {} commits are embedded; {how}",
+            coverage.embedded, coverage.total
+        );
+        if off.is_empty() {
+            note.push_str(" (`quarry sync --embed-only` embeds the rest)");
+        } else {
+            note.push_str(&format!(
+                " (history embedding is off for {}: `quarry repo update NAME --embed`)",
+                off.join(", ")
+            ));
+        }
+        Ok((coverage, Some(note)))
     }
 }
 
@@ -185,21 +242,36 @@ fn commit_weights(text: &str, cfg: &FusionConfig) -> (f64, f64) {
 
 /// Fuses weighted ranked lists by reciprocal rank: each list adds w/(k + rank) to a commit's
 /// score. Rank, not score, because BM25 and cosine are on scales that do not compare.
-fn reciprocal_rank_fusion(lists: &[(f64, Vec<CommitHit>)], k: f64) -> Vec<CommitHit> {
+///
+/// A list marked `needs_vector` can only rank embedded commits. A commit without a vector has
+/// no evidence from that side — neither for nor against — so its score is scaled up to the
+/// full weight from the lists that could rank it: it competes on what is known of it instead
+/// of losing to every embedded commit (an interrupted backfill, or a repo with embedding off).
+fn reciprocal_rank_fusion(lists: &[(f64, bool, Vec<CommitHit>)], k: f64) -> Vec<CommitHit> {
     let mut fused: HashMap<(String, String), CommitHit> = HashMap::new();
-    for (weight, list) in lists {
+    for (weight, _, list) in lists {
         for (rank, hit) in list.iter().enumerate() {
             let add = weight / (k + rank as f64 + 1.0);
             fused
                 .entry((hit.repo.clone(), hit.sha.clone()))
-                .and_modify(|h| h.score += add)
+                .and_modify(|h| {
+                    h.score += add;
+                    h.embedded |= hit.embedded;
+                })
                 .or_insert_with(|| CommitHit {
                     score: add,
                     ..hit.clone()
                 });
         }
     }
+    let total: f64 = lists.iter().map(|(w, _, _)| w).sum();
+    let without_vectors: f64 = lists.iter().filter(|(_, v, _)| !v).map(|(w, _, _)| w).sum();
     let mut out: Vec<CommitHit> = fused.into_values().collect();
+    if without_vectors > 0.0 {
+        for hit in out.iter_mut().filter(|h| !h.embedded) {
+            hit.score *= total / without_vectors;
+        }
+    }
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
     out
 }
@@ -218,17 +290,36 @@ mod tests {
             subject: String::new(),
             files_changed: 0,
             score: 0.0,
+            embedded: true,
         }
+    }
+
+    #[test]
+    fn a_commit_without_a_vector_is_not_ranked_down_for_it() {
+        // The exact match "x" has no vector; embedded commits rank middling on both sides.
+        let bare = CommitHit {
+            embedded: false,
+            ..hit("x")
+        };
+        let lexical = vec![bare, hit("a"), hit("b"), hit("c")];
+        let semantic = vec![hit("d"), hit("e"), hit("b"), hit("a")];
+        let fused: Vec<String> =
+            reciprocal_rank_fusion(&[(1.0, false, lexical), (1.0, true, semantic)], 60.0)
+                .into_iter()
+                .map(|h| h.sha)
+                .collect();
+        assert_eq!(fused[0], "x", "{fused:?}");
     }
 
     #[test]
     fn fusion_prefers_commits_both_lists_rank_well() {
         let lexical = vec![hit("a"), hit("b"), hit("c")];
         let semantic = vec![hit("d"), hit("b"), hit("a")];
-        let fused: Vec<String> = reciprocal_rank_fusion(&[(1.0, lexical), (1.0, semantic)], 60.0)
-            .into_iter()
-            .map(|h| h.sha)
-            .collect();
+        let fused: Vec<String> =
+            reciprocal_rank_fusion(&[(1.0, false, lexical), (1.0, true, semantic)], 60.0)
+                .into_iter()
+                .map(|h| h.sha)
+                .collect();
         assert_eq!(fused[..2], ["a".to_string(), "b".to_string()]);
         assert_eq!(fused.len(), 4);
     }

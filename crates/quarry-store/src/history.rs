@@ -47,8 +47,11 @@ pub(crate) fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &C
     }
 }
 
+/// Read by `hit_from_row`; the last says whether the commit has a vector (fusion needs to
+/// know "not embedded" from "embedded and far").
 const HIT_COLUMNS: &str =
-    "r.name, c.sha, c.author, c.email, c.author_time, c.subject, c.files_changed";
+    "r.name, c.sha, c.author, c.email, c.author_time, c.subject, c.files_changed,
+     EXISTS(SELECT 1 FROM commit_vectors v WHERE v.commit_id = c.id)";
 
 pub(crate) fn hit_columns() -> &'static str {
     HIT_COLUMNS
@@ -64,6 +67,7 @@ pub(crate) fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<Co
         subject: r.get(5)?,
         files_changed: r.get::<_, i64>(6)? as u32,
         score,
+        embedded: r.get(7)?,
     })
 }
 
@@ -172,7 +176,7 @@ fn search(conn: &Connection, q: &CommitQuery) -> rusqlite::Result<Vec<CommitHit>
     sql.push_str(&format!(" LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let score: f64 = r.get(7)?;
+        let score: f64 = r.get(8)?;
         hit_from_row(r, score)
     })?;
     rows.collect()
@@ -276,10 +280,10 @@ fn touches(conn: &Connection, path: &str, q: &CommitQuery) -> rusqlite::Result<V
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
             Ok((
                 hit_from_row(r, 0.0)?,
-                r.get::<_, i64>(7)?,
-                r.get::<_, String>(8)?,
-                r.get::<_, Option<String>>(9)?,
-                r.get::<_, String>(10)?,
+                r.get::<_, i64>(8)?,
+                r.get::<_, String>(9)?,
+                r.get::<_, Option<String>>(10)?,
+                r.get::<_, String>(11)?,
             ))
         })?;
         for row in rows {
