@@ -168,6 +168,14 @@ fn print_hits(hits: &[CommitHit], json: bool) -> Result<()> {
     if json {
         return print_json(&serde_json::json!({ "commits": hits }));
     }
+    print_commits(hits)?;
+    if hits.is_empty() {
+        eprintln!("no commits found (is the history synced? `quarry sync`)");
+    }
+    Ok(())
+}
+
+fn print_commits(hits: &[CommitHit]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     for h in hits {
         writeln!(
@@ -180,9 +188,6 @@ fn print_hits(hits: &[CommitHit], json: bool) -> Result<()> {
             h.subject,
             h.files_changed
         )?;
-    }
-    if hits.is_empty() {
-        eprintln!("no commits found (is the history synced? `quarry sync`)");
     }
     Ok(())
 }
@@ -305,11 +310,20 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
 pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
     let ws = Workspace::open_existing(dir)?;
     let query = query_of(&ws, &args.filters, None)?;
-    let hits = match quarry_engine::symbol_history::split_symbol_path(&args.path) {
-        Some((path, symbol)) => ws.touches_symbol(path, &symbol, &query)?,
-        None => ws.touches(&args.path, &query)?,
-    };
-    print_hits(&hits, args.filters.json)
+    let touches = ws.commits_touching(&args.path, &query)?;
+    if args.filters.json {
+        return print_json(&touches);
+    }
+    print_commits(&touches.commits)?;
+    if let Some(hint) = &touches.hint {
+        let hint = if touches.more {
+            format!("{hint} (-k {})", args.filters.limit * 2)
+        } else {
+            hint.clone()
+        };
+        eprintln!("quarry: {hint}");
+    }
+    Ok(())
 }
 
 pub fn show(dir: &Path, args: ShowArgs) -> Result<()> {

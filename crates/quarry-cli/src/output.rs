@@ -349,6 +349,14 @@ pub fn print_status(
                 (true, true) => format!(" · embed on ({} of {} embedded)", h.embedded, h.commits),
             };
             writeln!(out, "  history: {} commits{embed}", h.commits)?;
+        } else if Path::new(&s.repo.root).join(".git").exists() {
+            writeln!(
+                out,
+                "  history: not synced (`quarry sync {}` adds it)",
+                s.repo.root
+            )?;
+        } else {
+            writeln!(out, "  history: none (not a git repository)")?;
         }
     }
     if stats.is_empty() {

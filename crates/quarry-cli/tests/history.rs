@@ -50,6 +50,20 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
     );
     commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
 
+    // Code indexed, history not synced yet: status and touches say so.
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    assert!(
+        env.ok(&["status"])
+            .contains("history: not synced (`quarry sync"),
+        "{}",
+        env.ok(&["status"])
+    );
+    let unsynced = env.json(&["touches", "auth"]);
+    assert!(unsynced["hint"]
+        .as_str()
+        .unwrap()
+        .contains("not synced yet: `quarry sync`"));
+
     // Lexical ranking is what this test pins down (tests/history_semantic.rs has the rest).
     let report = env.json(&["sync", env.repo_path(), "--no-embed"]);
     assert_eq!(report["repos"][0]["added"], 4, "{report}");
@@ -64,6 +78,13 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
         subjects(&log)[0],
         "Throttle logins with a rate limiter",
         "{log}"
+    );
+    // The commit index stems as the code index does: other forms of the same words match.
+    let stemmed = env.json(&["log", "limiters throttled", "--mode", "lexical"]);
+    assert_eq!(
+        subjects(&stemmed)[0],
+        "Throttle logins with a rate limiter",
+        "{stemmed}"
     );
     let by_bob = env.json(&["log", "--author", "bob"]);
     assert_eq!(subjects(&by_bob), ["Throttle logins with a rate limiter"]);
@@ -97,6 +118,15 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
             .len(),
         4
     );
+    // A page shorter than the answer says there is more.
+    let page = env.json(&["touches", "auth", "-k", "2"]);
+    assert_eq!(page["commits"].as_array().unwrap().len(), 2);
+    assert_eq!(page["more"], true);
+    assert!(page["hint"]
+        .as_str()
+        .unwrap()
+        .contains("more commits changed auth"));
+    assert_eq!(env.json(&["touches", "auth", "-k", "4"])["more"], false);
 
     let sha = head(dir);
     let shown = env.json(&["show", &sha[..8]]);

@@ -125,6 +125,15 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     );
     let touches = ok(&client, "touches", json!({"path": "app/users.py"})).await;
     assert_eq!(touches["commits"].as_array().unwrap().len(), 1);
+    assert_eq!(touches["more"], false);
+    let none = ok(&client, "touches", json!({"path": "app/nothing.py"})).await;
+    assert!(
+        none["hint"]
+            .as_str()
+            .unwrap()
+            .contains("no stored commit changed"),
+        "an empty answer says why: {none}"
+    );
     let summary = ok(&client, "summary", json!({"file": "app/users.py"})).await;
     assert!(summary.to_string().contains("getUserName"), "{summary}");
     let status = ok(&client, "status", json!({})).await;

@@ -177,6 +177,63 @@ impl Workspace {
     pub fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
         self.store().touches(path.trim_start_matches("./"), query)
     }
+
+    /// The answer every interface gives for "which commits changed this": `PATH` (file or
+    /// folder) or `PATH::Symbol`, newest first, up to `query.limit`, saying whether there are
+    /// more and, when there is nothing, whether that is because no history is synced.
+    pub fn commits_touching(&self, target: &str, query: &CommitQuery) -> Result<Touches> {
+        let limit = query.limit.max(1);
+        let one_more = CommitQuery {
+            limit: limit + 1,
+            ..query.clone()
+        };
+        let mut commits = match crate::symbol_history::split_symbol_path(target) {
+            Some((path, symbol)) => self.touches_symbol(path, &symbol, &one_more)?,
+            None => self.touches(target, &one_more)?,
+        };
+        let more = commits.len() > limit;
+        commits.truncate(limit);
+        let hint = if commits.is_empty() {
+            let unsynced: Vec<String> = self
+                .store()
+                .history_stats()?
+                .into_iter()
+                .filter(|s| query.repos.is_empty() || query.repos.contains(&s.repo))
+                .filter(|s| s.commits == 0)
+                .map(|s| s.repo)
+                .collect();
+            Some(if unsynced.is_empty() {
+                format!("no stored commit changed {target} (check the path: it is relative to the repo's root)")
+            } else {
+                format!(
+                    "the history of {} is not synced yet: `quarry sync` (or `quarry repo add PATH`)",
+                    unsynced.join(", ")
+                )
+            })
+        } else if more {
+            Some(format!(
+                "more commits changed {target}: ask for more than {limit}"
+            ))
+        } else {
+            None
+        };
+        Ok(Touches {
+            commits,
+            more,
+            hint,
+        })
+    }
+}
+
+/// Commits that changed a path or a definition.
+#[derive(Debug, Clone, Serialize)]
+pub struct Touches {
+    pub commits: Vec<CommitHit>,
+    /// More commits match than were asked for.
+    pub more: bool,
+    /// What to do next: there are more, or why there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// Unix seconds of a `YYYY-MM-DD` (start of day, UTC) or RFC 3339 date.

@@ -297,11 +297,8 @@ impl Service {
             limit: limit(p.limit, 20),
             ..Default::default()
         };
-        let commits = match crate::symbol_history::split_symbol_path(&p.path) {
-            Some((path, symbol)) => ws.touches_symbol(path, &symbol, &query)?,
-            None => ws.touches(&p.path, &query)?,
-        };
-        self.answer(&ws, &repos, json!({ "commits": commits }))
+        let touches = ws.commits_touching(&p.path, &query)?;
+        self.answer(&ws, &repos, serde_json::to_value(touches)?)
     }
 
     pub fn summary(&self, p: SummaryParams) -> Result<Value> {
