@@ -164,17 +164,6 @@ fn query_of(ws: &Workspace, f: &FilterArgs, path: Option<String>) -> Result<Comm
     })
 }
 
-fn print_hits(hits: &[CommitHit], json: bool) -> Result<()> {
-    if json {
-        return print_json(&serde_json::json!({ "commits": hits }));
-    }
-    print_commits(hits)?;
-    if hits.is_empty() {
-        eprintln!("no commits found (is the history synced? `quarry sync`)");
-    }
-    Ok(())
-}
-
 fn print_commits(hits: &[CommitHit]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     for h in hits {
@@ -194,7 +183,7 @@ fn print_commits(hits: &[CommitHit]) -> Result<()> {
 
 pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let wait = Duration::from_secs_f64(args.lock_wait.max(0.0));
-    let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, false)?;
+    let (mut ws, lock) = Workspace::open_for_writing(dir, wait, false)?;
     let targets: Vec<(PathBuf, Option<String>)> = if args.paths.is_empty() {
         let repos = ws.store().repos()?;
         let chosen: Vec<_> = repos
@@ -231,6 +220,7 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
         }
         reports.push(report);
     }
+    ws.lock_per_batch(lock);
     let embedding = if args.no_embed {
         None
     } else {
@@ -302,9 +292,20 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
         eprintln!("quarry: warning: {warning}");
     }
     if args.filters.json {
-        return print_json(&found);
+        print_json(&found)?;
+    } else {
+        print_commits(&found.commits)?;
     }
-    print_hits(&found.commits, false)
+    if found.commits.is_empty() {
+        let synced = ws.store().history_stats()?.iter().any(|h| h.commits > 0);
+        return Err(crate::NothingFound(if synced {
+            "no commits found".into()
+        } else {
+            "no commits found: no history is synced yet (`quarry sync`)".into()
+        })
+        .into());
+    }
+    Ok(())
 }
 
 pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
@@ -385,7 +386,7 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             no_embed,
             json,
         } => {
-            let (mut ws, _lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
+            let (mut ws, lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
             let progress = crate::progress::Bars::new();
             let opts = quarry_engine::IndexOptions {
                 name: name.clone(),
@@ -395,7 +396,9 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             let repo_id = repo_named(&ws, &index.repo)?;
             ws.store_mut().set_history_embedding(repo_id, !no_embed)?;
             let history = ws.sync_history(&path, Some(&index.repo), &progress)?;
-            // Chunks first (code search by meaning), then commits.
+            // Chunks first (code search by meaning), then commits; the lock is held only
+            // while a batch of vectors is stored.
+            ws.lock_per_batch(lock);
             let code = match ws.attach_embedder(EmbedPurpose::Indexing)? {
                 None => ws.embed_pending(&progress)?,
                 Some(_) => None,

@@ -353,10 +353,35 @@ fn main() {
         if is_broken_pipe(&err) {
             std::process::exit(0);
         }
+        if let Some(nothing) = err.downcast_ref::<NothingFound>() {
+            eprintln!("quarry: {}", nothing.0);
+            std::process::exit(exit_code::NOTHING_FOUND);
+        }
         eprintln!("quarry: error: {err:#}");
-        std::process::exit(1);
+        std::process::exit(exit_code::ERROR);
     }
 }
+
+/// Exit codes, as grep and ripgrep use them (README.md, "Exit codes").
+pub(crate) mod exit_code {
+    /// A search found nothing that answers it.
+    pub const NOTHING_FOUND: i32 = 1;
+    /// Something went wrong (bad arguments, a missing index, a damaged file, ...).
+    pub const ERROR: i32 = 2;
+}
+
+/// A search with no answer: not an error, but exit 1, so scripts can tell "nothing" from
+/// "something" (`quarry search X && ...`). The `--json` document is still printed.
+#[derive(Debug)]
+pub(crate) struct NothingFound(pub String);
+
+impl std::fmt::Display for NothingFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NothingFound {}
 
 /// A reader that stops reading (`quarry log | head -1`) is a normal end, as for grep: no
 /// "Broken pipe" error and exit 0. Rust ignores SIGPIPE, so the write fails instead: an
@@ -423,7 +448,7 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         args.paths
     };
     let wait = Duration::from_secs_f64(args.lock_wait.max(0.0));
-    let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, args.rebuild)?;
+    let (mut ws, lock) = Workspace::open_for_writing(dir, wait, args.rebuild)?;
     let opts = IndexOptions {
         discover: DiscoverOptions {
             max_file_size: args.max_file_size,
@@ -442,6 +467,8 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         }
         reports.push(report);
     }
+    // From here on, the lock is held only while a batch of vectors is stored.
+    ws.lock_per_batch(lock);
     let mut embedding = None;
     if !args.no_embed {
         match ws.attach_embedder(EmbedPurpose::Indexing)? {
@@ -519,10 +546,23 @@ fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         eprintln!("quarry: warning: {warning}");
     }
     if args.json {
-        output::print_json(&response)
+        output::print_json(&response)?;
     } else {
-        output::print_search(&response, args.explain)
+        output::print_search(&response, args.explain)?;
     }
+    if response.results.is_empty() {
+        return Err(NothingFound(format!(
+            "no results for \"{}\" in {} (exit 1)",
+            response.query.chars().take(80).collect::<String>(),
+            if response.index.repos.is_empty() {
+                "an empty workspace".to_string()
+            } else {
+                response.index.repos.join(", ")
+            }
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The repo a command run from the working directory is about: the indexed repo that contains

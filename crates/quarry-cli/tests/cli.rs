@@ -137,12 +137,8 @@ fn reindex_reads_only_changes_and_rebuild_starts_over() {
         "{changes:?}"
     );
 
-    let json = env.json(&["search", "getUserName"]);
-    assert!(json["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["symbol"] != "UserStore.getUserName"));
+    // The only definition is gone, and nothing else holds the whole name: no results, exit 1.
+    env.json_nothing(&["search", "getUserName"]);
     let json = env.json(&["search", "compute checksum"]);
     assert_eq!(json["results"][0]["symbol"], "ComputeChecksum");
 
@@ -225,8 +221,7 @@ fn empty_repo_indexes_to_nothing() {
     let env = Env::new();
     let json = env.json(&["index", env.repo_path()]);
     assert_eq!(json["repos"][0]["files"], 0);
-    let hits = env.json(&["search", "anything"]);
-    assert_eq!(hits["results"].as_array().unwrap().len(), 0);
+    env.json_nothing(&["search", "anything"]);
 }
 
 #[test]
@@ -270,7 +265,15 @@ fn several_repos_share_one_workspace() {
     assert_eq!(all["index"]["repos"].as_array().unwrap().len(), 2);
 
     let name = env.repo.path().file_name().unwrap().to_str().unwrap();
-    let only = env.json(&["search", "total amount", "--repo", name]);
+    env.json_nothing(&[
+        "search",
+        "total amount",
+        "--repo",
+        name,
+        "--mode",
+        "lexical",
+    ]);
+    let only = env.json(&["search", "user name", "--repo", name]);
     assert!(only["results"]
         .as_array()
         .unwrap()
@@ -295,13 +298,21 @@ fn several_repos_share_one_workspace() {
         String::from_utf8(out.stdout).unwrap()
     };
     let scoped: serde_json::Value =
-        serde_json::from_str(&inside(&["search", "total amount", "--json"])).unwrap();
+        serde_json::from_str(&inside(&["search", "user name", "--json"])).unwrap();
     assert_eq!(scoped["index"]["repos"], serde_json::json!([name]));
-    assert!(scoped["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["repo"] == name));
+    assert_eq!(scoped["results"][0]["path"], "app/users.py");
+    let elsewhere = env
+        .quarry()
+        .args(["search", "total amount", "--mode", "lexical"])
+        .current_dir(env.repo.path().join("app"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        elsewhere.status.code(),
+        Some(1),
+        "only the other repo has it: {}",
+        String::from_utf8_lossy(&elsewhere.stdout)
+    );
     let every = inside(&["search", "total amount", "--all-repos"]);
     let other_name = other.path().file_name().unwrap().to_str().unwrap();
     assert!(

@@ -95,12 +95,13 @@ fn commits_are_found_by_meaning_with_filters_applied_first() {
     assert_eq!(status["history"][0]["embedded"], 0);
     assert_eq!(status["history"][0]["embed"], false);
     assert!(!env.ok(&["status"]).contains("embed on"));
-    let off = env.json(&["log", query, "--mode", "semantic"]);
+    let off = env.json_nothing(&["log", query, "--mode", "semantic"]);
     assert!(off["warnings"][0]
         .as_str()
         .unwrap()
         .contains("--embed-only"));
-    assert_eq!(env.json(&["log", query])["mode"], "lexical");
+    // No vector and no word of the query in any commit: lexical, and nothing found.
+    assert_eq!(env.json_nothing(&["log", query])["mode"], "lexical");
 
     // On again: `sync --embed-only` backfills without ingesting.
     env.ok(&["repo", "update", &name, "--embed"]);

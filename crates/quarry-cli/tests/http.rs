@@ -150,6 +150,25 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
         "app/billing.py",
         "def charge_customer_card(amount):\n    return amount\n",
     );
+    // Another process writing the index: the sync answers at once, 409, naming the holder.
+    {
+        use std::io::Write;
+        let mut held = std::fs::OpenOptions::new()
+            .write(true)
+            .open(env.index_dir().join("index.lock"))
+            .unwrap();
+        held.lock().unwrap();
+        held.set_len(0).unwrap();
+        write!(held, "pid 4242, `quarry index big-repo`").unwrap();
+        let started = std::time::Instant::now();
+        let (status, busy) = post(&server, "/api/code-files/sync", "");
+        assert_eq!(status, 409, "{busy}");
+        assert!(
+            busy["error"].as_str().unwrap().contains("pid 4242"),
+            "{busy}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    }
     let (status, synced) = post(&server, "/api/code-files/sync", "");
     assert_eq!(status, 200, "{synced}");
     assert_eq!(synced["repos"][0]["added"], 1, "{synced}");

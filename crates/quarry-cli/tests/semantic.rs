@@ -84,6 +84,19 @@ fn finds_code_by_meaning_when_no_word_matches() {
     ]);
     assert!(human.starts_with("plan: mode Hybrid"), "{human}");
     assert!(human.contains("semantic #"), "{human}");
+
+    // A query that matches nothing, in words or in meaning, is not answered with the nearest
+    // neighbours: no results, exit 1 — in every mode. Errors exit 2.
+    for mode in ["auto", "semantic", "lexical"] {
+        env.json_nothing(&["search", "zzqqxx_nonexistent_word", "--mode", mode]);
+    }
+    let human = env.run(&["search", "zzqqxx_nonexistent_word"]);
+    assert_eq!(human.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&human.stderr).contains("no results"));
+    assert_eq!(
+        env.run(&["search", "x", "--repo", "nope"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]

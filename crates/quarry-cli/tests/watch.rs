@@ -48,8 +48,16 @@ fn start(env: &Env) -> Watcher {
     watcher
 }
 
+/// The paths a lexical search finds; none (exit 1, as grep) is an empty list.
 fn paths(env: &Env, query: &str) -> Vec<String> {
-    env.json(&["search", query, "--mode", "lexical"])["results"]
+    let out = env.run(&["search", query, "--mode", "lexical", "--json"]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["results"]
         .as_array()
         .unwrap()
         .iter()

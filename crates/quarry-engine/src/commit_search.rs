@@ -52,7 +52,7 @@ impl Workspace {
         };
         let started = Instant::now();
         let model = embedder.fingerprint();
-        let store = self.store_mut();
+        let (store, lock) = self.store_and_lock();
         store.set_embedding_model(&model)?;
         let waiting = |store: &dyn quarry_core::Store| -> Result<u64> {
             Ok(store
@@ -67,6 +67,7 @@ impl Workspace {
             embedder.as_ref(),
             progress,
             store,
+            lock,
             |store| {
                 let pending = store.pending_commit_embeddings(EMBED_BATCH)?;
                 Ok(pending.into_iter().map(|p| (p.id, p.text)).collect())
@@ -112,15 +113,8 @@ impl Workspace {
             (m, None) => bail!(
                 "{m:?} commit search needs the embedding model and embedded history: `quarry model install`, then `quarry sync --embed-only` (or use --mode lexical)"
             ),
-            (m, Some(_)) => {
-                if !has_vectors()? {
-                    warnings.push(
-                        "no commit of these repos is embedded yet: `quarry sync --embed-only` (is `repo update NAME --embed` on?)"
-                            .to_string(),
-                    );
-                }
-                m
-            }
+            // How much is embedded (none, possibly) is said by the coverage note below.
+            (m, Some(_)) => m,
         };
         let mut vector = None;
         if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
@@ -215,7 +209,7 @@ impl Workspace {
             note.push_str(" (`quarry sync --embed-only` embeds the rest)");
         } else {
             note.push_str(&format!(
-                " (history embedding is off for {}: `quarry repo update NAME --embed`)",
+                " (history embedding is off for {}: `quarry repo update NAME --embed`, then `quarry sync --embed-only`)",
                 off.join(", ")
             ));
         }

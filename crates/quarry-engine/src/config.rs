@@ -108,6 +108,11 @@ pub const KEYS: &[KeySpec] = &[
         kind: KeyKind::Count,
         help: "chunks kept per file in hybrid results",
     },
+    KeySpec {
+        name: "search.answer_floor",
+        kind: KeyKind::Number,
+        help: "cosine below which a result with no matching words is not an answer",
+    },
 ];
 
 /// Default endpoint timeout: long enough for a batch on a busy local server.
@@ -156,6 +161,7 @@ fn default_of(key: &str) -> String {
         "search.symbol_boost" => f.symbol_boost.to_string(),
         "search.path_boost" => f.path_boost.to_string(),
         "search.max_per_file" => f.max_per_file.to_string(),
+        "search.answer_floor" => f.answer_floor.to_string(),
         _ => f.files.get(key).map(|v| v.to_string()).unwrap_or_default(),
     }
 }
@@ -373,6 +379,7 @@ impl Config {
             symbol_boost: self.number("search.symbol_boost"),
             path_boost: self.number("search.path_boost"),
             max_per_file: count("search.max_per_file"),
+            answer_floor: self.number("search.answer_floor"),
             files: {
                 let mut files = quarry_rank::FileRankConfig::default();
                 for (key, _) in quarry_rank::files::SETTINGS {

@@ -4,12 +4,12 @@
 //! batches of one transaction each, so it can be interrupted and resumed by the next run.
 
 use crate::config::{Config, EmbedderChoice};
-use crate::{Progress, Workspace};
+use crate::{Progress, Workspace, WriteLock};
 use anyhow::Result;
 use quarry_core::Embedder;
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Distinct texts fetched, embedded and stored per transaction.
 const BACKFILL_BATCH: usize = 128;
@@ -192,7 +192,7 @@ impl Workspace {
         };
         let started = Instant::now();
         let model = embedder.fingerprint();
-        let store = self.store_mut();
+        let (store, lock) = self.store_and_lock();
         let model_changed = store.set_embedding_model(&model)?;
         let before = store.coverage(&[])?;
         progress.begin("embedding", before.total - before.embedded);
@@ -200,6 +200,7 @@ impl Workspace {
             embedder.as_ref(),
             progress,
             store,
+            lock,
             |store| {
                 let pending = store.pending_embeddings(BACKFILL_BATCH)?;
                 Ok(pending.into_iter().map(|p| (p.hash, p.text)).collect())
@@ -218,6 +219,10 @@ impl Workspace {
     }
 }
 
+/// How long a backfill waits to store a batch while another process writes the index (a
+/// long index run of another repo) before it stops, keeping what it stored.
+const BATCH_LOCK_WAIT: Duration = Duration::from_secs(600);
+
 /// The backfill loop shared by chunks and commits: fetch a batch of texts without a vector,
 /// embed it, store it (one transaction), until nothing is pending. An embedder failure (an
 /// endpoint going down) ends the loop, not the run: every batch stored so far stays, the next
@@ -226,21 +231,34 @@ pub(crate) fn backfill<K, S: ?Sized>(
     embedder: &dyn Embedder,
     progress: &dyn Progress,
     target: &mut S,
+    mut lock: Option<&mut WriteLock>,
     mut fetch: impl FnMut(&mut S) -> Result<Vec<(K, String)>>,
     mut store: impl FnMut(&mut S, Vec<(K, Vec<f32>)>) -> Result<()>,
 ) -> (Result<u64>, Option<String>) {
     let mut embedded = 0u64;
-    let result = (|| -> Result<Option<String>> {
+    let mut result = (|| -> Result<Option<String>> {
         loop {
             let pending = fetch(target)?;
             if pending.is_empty() {
                 return Ok(None);
             }
             let texts: Vec<&str> = pending.iter().map(|(_, t)| t.as_str()).collect();
+            // The model computes without the lock; the batch is stored under it. A vector
+            // whose chunk another writer dropped meanwhile is harmless: keyed by text hash,
+            // it is pruned by the next run.
+            if let Some(lock) = lock.as_deref_mut() {
+                lock.release()?;
+            }
             let vectors = match embedder.embed(&texts) {
                 Ok(v) => v,
                 Err(e) => return Ok(Some(format!("{e:#}"))),
             };
+            if let Some(lock) = lock.as_deref_mut() {
+                match lock.take(BATCH_LOCK_WAIT) {
+                    Err(e) if crate::is_lock_busy(&e) => return Ok(Some(format!("{e:#}"))),
+                    other => other?,
+                }
+            }
             let rows: Vec<(K, Vec<f32>)> =
                 pending.into_iter().map(|(k, _)| k).zip(vectors).collect();
             let n = rows.len() as u64;
@@ -249,6 +267,12 @@ pub(crate) fn backfill<K, S: ?Sized>(
             progress.advance(n);
         }
     })();
+    // The caller gets the lock back as it lent it: held.
+    if let Some(lock) = lock {
+        if let Err(e) = lock.take(BATCH_LOCK_WAIT) {
+            result = result.and(Err(e));
+        }
+    }
     progress.end();
     match result {
         Ok(interrupted) => (Ok(embedded), interrupted),

@@ -27,7 +27,7 @@ pub use embedding::{
 };
 pub use freshness::Freshness;
 pub use index::{FileChange, IndexOptions, IndexReport};
-pub use lock::WriteLock;
+pub use lock::{is_lock_busy, LockBusy, WriteLock};
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.

@@ -2,65 +2,132 @@
 //! when the process dies, so a killed run never leaves a stale lock) and write who they are
 //! into the lock file, so a second writer can say who it waited for. Searches never take the
 //! lock: SQLite's WAL lets them read while a run writes.
+//!
+//! Embedding is the slow part of a run (minutes), and it needs the lock only to store a batch:
+//! a run hands its lock to the workspace (`Workspace::lock_per_batch`), which lets it go while
+//! the model computes and takes it back for each batch's transaction, so another repo's index,
+//! a sync or an edit's re-index interleave instead of waiting for the whole backfill.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Held while a process writes the index; dropping it releases the lock.
 pub struct WriteLock {
-    _file: File,
+    file: File,
+    dir: PathBuf,
+    held: bool,
 }
+
+/// Another process holds the write lock: who (pid, command, since when), as it wrote it.
+/// The HTTP API answers 409 with it; the CLI says to wait or stop that process.
+#[derive(Debug)]
+pub struct LockBusy {
+    pub dir: PathBuf,
+    pub holder: String,
+    pub waited: Duration,
+}
+
+impl std::fmt::Display for LockBusy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the index in {} is being written by another quarry process ({}); waited {:.1} s. \
+             Let it finish, or stop it, then try again",
+            self.dir.display(),
+            if self.holder.is_empty() {
+                "unknown holder"
+            } else {
+                &self.holder
+            },
+            self.waited.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for LockBusy {}
 
 impl WriteLock {
     /// Takes the lock in `dir`, waiting up to `wait` for another writer to finish.
     pub fn acquire(dir: &Path, wait: Duration) -> Result<WriteLock> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("index.lock");
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
             .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        let mut lock = WriteLock {
+            file,
+            dir: dir.to_path_buf(),
+            held: false,
+        };
+        lock.take(wait)?;
+        Ok(lock)
+    }
+
+    /// Lets the lock go (kept in hand: `take` gets it back).
+    pub fn release(&mut self) -> Result<()> {
+        if self.held {
+            self.file
+                .unlock()
+                .context("cannot release the index lock")?;
+            self.held = false;
+        }
+        Ok(())
+    }
+
+    /// Takes the lock again after `release`, waiting up to `wait` (`LockBusy` past that).
+    pub fn take(&mut self, wait: Duration) -> Result<()> {
+        if self.held {
+            return Ok(());
+        }
         let started = Instant::now();
         loop {
-            match file.try_lock() {
+            match self.file.try_lock() {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) if started.elapsed() < wait => {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(TryLockError::WouldBlock) => {
                     let mut holder = String::new();
-                    let _ = file.read_to_string(&mut holder);
-                    let holder = holder.trim();
-                    bail!(
-                        "the index in {} is being written by another quarry process ({}); waited {:.1} s. \
-                         Let it finish, or stop it, then try again",
-                        dir.display(),
-                        if holder.is_empty() { "unknown holder" } else { holder },
-                        wait.as_secs_f64()
-                    );
+                    let _ = self.file.seek(SeekFrom::Start(0));
+                    let _ = self.file.read_to_string(&mut holder);
+                    return Err(LockBusy {
+                        dir: self.dir.clone(),
+                        holder: holder.trim().to_string(),
+                        waited: wait,
+                    }
+                    .into());
                 }
                 Err(TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+                    return Err(e).with_context(|| {
+                        format!("cannot lock {}", self.dir.join("index.lock").display())
+                    });
                 }
             }
         }
+        self.held = true;
         let args: Vec<String> = std::env::args().collect();
-        file.set_len(0)?;
-        file.seek(SeekFrom::Start(0))?;
+        self.file.set_len(0)?;
+        self.file.seek(SeekFrom::Start(0))?;
         write!(
-            file,
+            self.file,
             "pid {}, `{}`, since {}",
             std::process::id(),
             args.join(" "),
             humantime::format_rfc3339_seconds(std::time::SystemTime::now())
         )?;
-        file.flush()?;
-        Ok(WriteLock { _file: file })
+        self.file.flush()?;
+        Ok(())
     }
+}
+
+/// Whether an error is a busy write lock (`LockBusy`).
+pub fn is_lock_busy(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<LockBusy>().is_some()
 }

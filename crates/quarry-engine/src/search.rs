@@ -324,6 +324,7 @@ impl Workspace {
         let results: Vec<SearchResult> = match mode {
             Mode::Semantic => semantic(request.limit)?
                 .into_iter()
+                .filter(|h| h.score >= request.fusion.answer_floor)
                 .map(SearchResult::from)
                 .collect(),
             Mode::Lexical | Mode::Auto | Mode::Hybrid => {
@@ -369,6 +370,7 @@ impl Workspace {
                     |(h, _)| (h.repo.as_str(), h.path.as_str()),
                     per_file,
                 );
+                let ordered = only_answers(ordered, &request.query, &query_plan, &ranked, cfg);
                 if request.explain {
                     files = ranked.into_iter().take(request.limit).collect();
                 }
@@ -465,6 +467,39 @@ impl Workspace {
             lexical_share,
         ))
     }
+}
+
+/// Drops what is not an answer (quarry-rank's answers.rs): results with no matching words
+/// (for a lone identifier: not the whole identifier), a cosine below the floor, and a file
+/// nothing in the query names.
+fn only_answers(
+    ordered: Vec<(ChunkHit, ScoreParts)>,
+    query: &str,
+    plan: &QueryPlan,
+    ranked: &[RankedFile],
+    cfg: &FusionConfig,
+) -> Vec<(ChunkHit, ScoreParts)> {
+    use quarry_rank::answers;
+    let named: std::collections::HashSet<(&str, &str)> = ranked
+        .iter()
+        .filter(|f| !f.mentions.is_empty() || f.parts.file_bm25 > 0.0)
+        .map(|f| (f.repo.as_str(), f.path.as_str()))
+        .collect();
+    let identifier = answers::lone_identifier(query, plan);
+    ordered
+        .into_iter()
+        .filter(|(hit, parts)| {
+            let words = parts.lexical_rank.is_some()
+                && identifier.as_ref().is_none_or(|parts| {
+                    answers::holds_identifier(
+                        parts,
+                        &[&hit.path, hit.symbol.as_deref().unwrap_or(""), &hit.text],
+                    )
+                });
+            let is_named = named.contains(&(hit.repo.as_str(), hit.path.as_str()));
+            answers::is_answer(words, parts.cosine, is_named, cfg.answer_floor)
+        })
+        .collect()
 }
 
 /// The store's path filter, for evidence found outside its queries (a GLOB pattern as given,

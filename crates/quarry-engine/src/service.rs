@@ -392,15 +392,17 @@ impl Service {
 
     /// Re-indexes the changed files of a repo (all indexed repos when `None`) and embeds
     /// their new chunks; returns what changed. Waits up to 10 s for another writer.
+    /// Re-indexes the named repo (or all): answers at once with `LockBusy` (HTTP 409) while
+    /// another process writes the index, and holds the lock only per batch while embedding.
     pub fn sync_files(&self, repo: Option<&str>) -> Result<Value> {
-        let (mut ws, _lock) =
-            Workspace::open_for_writing(&self.dir, Duration::from_secs(10), false)?;
+        let (mut ws, lock) = Workspace::open_for_writing(&self.dir, Duration::ZERO, false)?;
         let names: Vec<String> = self
             .pick_repos(&ws, repo)?
             .into_iter()
             .map(|r| r.name)
             .collect();
         let reports = ws.reindex_repos(&names)?;
+        ws.lock_per_batch(lock);
         let (embedding, note) = ws.embed_changes()?;
         self.invalidate_freshness();
         let body = json!({

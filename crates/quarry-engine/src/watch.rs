@@ -120,7 +120,7 @@ fn pass(
     on_pass: &mut dyn FnMut(&WatchPass),
 ) -> Result<()> {
     let started = Instant::now();
-    let (mut ws, _lock) = Workspace::open_for_writing(dir, lock_wait, false)?;
+    let (mut ws, lock) = Workspace::open_for_writing(dir, lock_wait, false)?;
     let name = ws
         .store()
         .repos()?
@@ -133,6 +133,7 @@ fn pass(
     };
     let index = ws.index_repo(root, &opts, &NoProgress)?;
     let mut embedded = 0;
+    ws.lock_per_batch(lock);
     if index.added + index.changed > 0 {
         if let (Some(report), _) = ws.embed_changes()? {
             embedded = report.embedded;

@@ -16,6 +16,9 @@ pub struct Workspace {
     store: Box<dyn Store + Send>,
     /// The model semantic search and backfill use; `None` means lexical only.
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    /// A write lock handed over by `lock_per_batch`: embedding lets it go while the model
+    /// computes and takes it for each batch it stores (lock.rs).
+    batch_lock: Option<WriteLock>,
 }
 
 impl Workspace {
@@ -40,6 +43,7 @@ impl Workspace {
             dir: dir.to_path_buf(),
             store: Box::new(store),
             embedder: None,
+            batch_lock: None,
         })
     }
 
@@ -79,6 +83,17 @@ impl Workspace {
 
     pub fn store_mut(&mut self) -> &mut (dyn Store + Send) {
         self.store.as_mut()
+    }
+
+    /// Hands the run's write lock to the workspace for the embedding that follows: from here
+    /// on the lock is held only while a batch is stored, so other writers can interleave.
+    pub fn lock_per_batch(&mut self, lock: WriteLock) {
+        self.batch_lock = Some(lock);
+    }
+
+    /// The store and the lock handed over by `lock_per_batch`, borrowed together.
+    pub(crate) fn store_and_lock(&mut self) -> (&mut (dyn Store + Send), Option<&mut WriteLock>) {
+        (self.store.as_mut(), self.batch_lock.as_mut())
     }
 
     /// The repo rooted at `root`, registered under `name` if it is new. A repo whose folder no

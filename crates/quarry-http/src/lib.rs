@@ -57,6 +57,8 @@ impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
         let status = if is_bad_request(&e) {
             StatusCode::BAD_REQUEST
+        } else if quarry_engine::is_lock_busy(&e) {
+            StatusCode::CONFLICT
         } else {
             StatusCode::INTERNAL_SERVER_ERROR
         };

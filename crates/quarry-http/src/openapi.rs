@@ -154,6 +154,11 @@ pub fn document() -> Value {
                 "500": { "description": "The index failed: `{\"error\": \"...\"}`." }
             }
         });
+        if op.path.ends_with("/sync") {
+            operation["responses"]["409"] = json!({
+                "description": "Another quarry process is writing the index; the error names it (pid, command, since). Try again when it is done."
+            });
+        }
         if let Some(schema) = &op.params {
             operation["parameters"] = Value::Array(parameters(schema));
             if let Some(d) = schema.get("$defs").and_then(Value::as_object) {

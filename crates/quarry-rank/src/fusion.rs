@@ -51,6 +51,8 @@ pub struct FusionConfig {
     /// Chunks per file before the others: later ones of a file go after every file's first
     /// `max_per_file`.
     pub max_per_file: usize,
+    /// Cosine below which a result nothing else supports is not an answer (answers.rs).
+    pub answer_floor: f64,
     /// File-level ranking (files.rs).
     pub files: crate::files::FileRankConfig,
 }
@@ -67,6 +69,7 @@ impl Default for FusionConfig {
             symbol_boost: 0.25,
             path_boost: 0.10,
             max_per_file: 3,
+            answer_floor: 0.35,
             files: crate::files::FileRankConfig::default(),
         }
     }

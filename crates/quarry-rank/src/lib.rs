@@ -4,9 +4,10 @@
 //! ```text
 //! query ─► plan (plan.rs, issue.rs) ─► [engine: BM25 over chunks and files, kNN, symbols, paths]
 //!       ─► fusion of chunk lists (fusion.rs) ─► file ranking with role priors (files.rs, role.rs)
-//!       ─► chunk order and per-file diversification
+//!       ─► chunk order and per-file diversification ─► only answers (answers.rs)
 //! ```
 
+pub mod answers;
 pub mod files;
 pub mod fusion;
 pub mod issue;

@@ -50,6 +50,27 @@ impl Env {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
     }
 
+    /// Runs a search expected to find nothing: exit 1 (as grep), the JSON document still
+    /// printed.
+    pub fn json_nothing(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.run(&all);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "quarry {all:?} should find nothing:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(json["results"]
+            .as_array()
+            .or(json["commits"].as_array())
+            .unwrap()
+            .is_empty());
+        json
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.quarry().args(args).output().expect("quarry runs")
     }
