@@ -57,10 +57,33 @@ fn write_settings(path: &Path, value: &Value) -> Result<()> {
             format!("cannot back up {} to {}", path.display(), backup.display())
         })?;
     }
+    // The user's key order is kept (serde_json's `preserve_order`) and so is their indent.
+    let indent = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| indent_of(&text))
+        .unwrap_or_else(|| "  ".to_string());
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    serde::Serialize::serialize(value, &mut serializer)?;
+    out.push(b'\n');
     let tmp = path.with_extension("json.quarry-tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(value)? + "\n")
+    std::fs::write(&tmp, out)
         .and_then(|_| std::fs::rename(&tmp, path))
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The indent unit of a pretty-printed JSON file: the leading whitespace of its first
+/// indented line (two spaces, four, a tab).
+fn indent_of(text: &str) -> Option<String> {
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            line.chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect::<String>()
+        })
+        .find(|ws| !ws.is_empty())
 }
 
 fn is_ours(entry: &Value) -> bool {

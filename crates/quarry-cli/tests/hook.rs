@@ -321,6 +321,37 @@ fn install_merges_is_idempotent_backs_up_and_uninstalls() {
     let after: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(after, theirs);
 
+    // The user's key order and indent survive an install, and an uninstall gives back the
+    // very same text.
+    let ordered = "{\n    \"theme\": \"dark\",\n    \"model\": \"opus\",\n    \"env\": {\n        \"B\": \"1\",\n        \"A\": \"2\"\n    }\n}\n";
+    std::fs::write(&settings, ordered).unwrap();
+    install();
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let keys: Vec<usize> = [
+        "\"theme\"",
+        "\"model\"",
+        "\"env\"",
+        "\"B\"",
+        "\"A\"",
+        "\"hooks\"",
+    ]
+    .iter()
+    .map(|k| text.find(k).unwrap())
+    .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(
+        text.contains("\n    \"model\""),
+        "four-space indent kept: {text}"
+    );
+    let out = env
+        .quarry()
+        .args(["hook", "uninstall"])
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), ordered);
+
     // A settings file that is not JSON is reported and left alone.
     std::fs::write(&settings, "{ broken").unwrap();
     let out = env
