@@ -6,7 +6,7 @@ use crate::ModeArg;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use quarry_core::history::{CommitHit, CommitQuery};
-use quarry_engine::commit_search::HistoryEmbedReport;
+use quarry_engine::commit_search::{HistoryEmbedReport, HistoryEmbedScope};
 use quarry_engine::{EmbedPurpose, Mode, Workspace};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,9 @@ pub struct SyncArgs {
     /// Ingest only; leave embedding for a later `sync` or `sync --embed-only`.
     #[arg(long)]
     no_embed: bool,
+    /// Embed every commit, not only the newest `history.embed_recent` (1000) of each repo.
+    #[arg(long, conflicts_with = "no_embed")]
+    embed_all: bool,
     #[arg(long, default_value_t = 10.0)]
     lock_wait: f64,
     #[arg(long)]
@@ -224,7 +227,12 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let embedding = if args.no_embed {
         None
     } else {
-        embed_history(dir, &mut ws, &progress, args.json)?
+        let scope = if args.embed_all {
+            HistoryEmbedScope::All
+        } else {
+            HistoryEmbedScope::Recent
+        };
+        embed_history(dir, &mut ws, &progress, args.json, scope)?
     };
     if args.json {
         print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
@@ -239,14 +247,10 @@ fn embed_history(
     ws: &mut Workspace,
     progress: &crate::progress::Bars,
     json: bool,
+    scope: HistoryEmbedScope,
 ) -> Result<Option<HistoryEmbedReport>> {
-    let waiting: u64 = ws
-        .store()
-        .history_stats()?
-        .iter()
-        .filter(|h| h.embed)
-        .map(|h| h.commits - h.embedded)
-        .sum();
+    let bound = ws.history_embed_bound(scope)?;
+    let waiting = ws.store().waiting_commit_embeddings(bound)?;
     if waiting == 0 {
         return Ok(None);
     }
@@ -258,18 +262,27 @@ fn embed_history(
         );
         return Ok(None);
     }
-    let report = ws.embed_history(progress)?;
+    let report = ws.embed_history(progress, scope)?;
     if let Some(r) = &report {
         if let Some(why) = &r.interrupted {
             eprintln!("quarry: warning: embedding stopped: {why}");
         }
         if !json {
-            eprintln!(
-                "embedded {} commits ({:.1} s); {} still without a vector",
+            let mut line = format!(
+                "embedded {} commits ({:.1} s)",
                 r.embedded,
-                r.elapsed_ms as f64 / 1000.0,
-                r.pending
+                r.elapsed_ms as f64 / 1000.0
             );
+            if r.pending > 0 {
+                line.push_str(&format!("; {} still without a vector", r.pending));
+            }
+            if let (Some(n), true) = (r.newest_per_repo, r.beyond_bound > 0) {
+                line.push_str(&format!(
+                    "; the newest {n} per repo are embedded, {} older ones are found by their words (`quarry sync --embed-all` embeds them)",
+                    r.beyond_bound
+                ));
+            }
+            eprintln!("{line}");
         }
     }
     Ok(report)
@@ -403,7 +416,8 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
                 None => ws.embed_pending(&progress)?,
                 Some(_) => None,
             };
-            let embedding = embed_history(dir, &mut ws, &progress, json)?;
+            let embedding =
+                embed_history(dir, &mut ws, &progress, json, HistoryEmbedScope::Recent)?;
             if json {
                 return print_json(&serde_json::json!({
                     "index": index, "history": history, "code_embedding": code, "embedding": embedding

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use quarry_core::store::FieldWeights;
 use quarry_core::Language;
+use quarry_engine::commit_search::HistoryEmbedScope;
 use quarry_engine::eval::{self, EvalOptions};
 use quarry_engine::{DiscoverOptions, EmbedPurpose, IndexOptions, Mode, SearchRequest, Workspace};
 use std::io::IsTerminal;
@@ -706,17 +707,28 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     };
     if args.json {
         output::print_json(&serde_json::json!({
-            "index": file, "repos": stats, "history": history, "store_bytes": bytes, "embedding": embedding
+            "index": file, "repos": stats, "history": history,
+            "history_embed_recent": ws.history_embed_bound(HistoryEmbedScope::Recent)?,
+            "store_bytes": bytes, "embedding": embedding
         }))
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
         let embedded_history: Vec<_> = history.iter().filter(|h| h.embed).collect();
         let commits = if embedded_history.iter().any(|h| h.commits > 0) {
-            format!(
-                ", {} of {} commits",
+            let (embedded, total) = (
                 embedded_history.iter().map(|h| h.embedded).sum::<u64>(),
-                embedded_history.iter().map(|h| h.commits).sum::<u64>()
-            )
+                embedded_history.iter().map(|h| h.commits).sum::<u64>(),
+            );
+            let bound = ws.history_embed_bound(HistoryEmbedScope::Recent)?;
+            let waiting = ws.store().waiting_commit_embeddings(bound)?;
+            let beyond = total - embedded - waiting;
+            let mut text = format!(", {embedded} of {total} commits");
+            if let (Some(n), true) = (bound, beyond > 0) {
+                text.push_str(&format!(
+                    " (newest {n} per repo; `quarry sync --embed-all` embeds {beyond} older)"
+                ));
+            }
+            text
         } else {
             String::new()
         };

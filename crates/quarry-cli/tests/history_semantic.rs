@@ -177,3 +177,52 @@ fn an_unreachable_embedder_does_not_fail_a_sync() {
     assert_eq!(status["history"][0]["commits"], 3);
     assert_eq!(status["history"][0]["embedded"], 0);
 }
+
+#[test]
+fn history_embedding_is_bounded_to_the_newest_commits_until_asked_for_all() {
+    let env = Env::new();
+    history(&env);
+    env.ok(&["config", "set", "history.embed_recent", "2"]);
+    let sync = env.json(&["sync", env.repo_path()]);
+    assert_eq!(sync["embedding"]["embedded"], 2, "{sync}");
+    assert_eq!(sync["embedding"]["newest_per_repo"], 2, "{sync}");
+    assert_eq!(sync["embedding"]["beyond_bound"], 1, "{sync}");
+
+    // The oldest commit (throttling) has no vector: by meaning it cannot be found, by its
+    // words it still is, and the answer says how to embed it.
+    let semantic = env.json(&["log", "rate limiting of requests", "--mode", "semantic"]);
+    assert!(
+        !subjects(&semantic)
+            .iter()
+            .any(|s| s.starts_with("Throttle")),
+        "{semantic}"
+    );
+    let note = semantic["warnings"][0].as_str().unwrap();
+    assert!(note.contains("2 of 3 commits are embedded"), "{note}");
+    assert!(note.contains("--embed-all"), "{note}");
+    let lexical = env.json(&["log", "throttle outgoing", "-k", "1"]);
+    assert!(subjects(&lexical)[0].starts_with("Throttle"), "{lexical}");
+    let status = env.ok(&["status"]);
+    assert!(
+        status.contains("2 of 3 commits (newest 2 per repo"),
+        "{status}"
+    );
+    assert!(status.contains("--embed-all"), "{status}");
+    assert_eq!(env.json(&["status"])["history_embed_recent"], 2);
+
+    // A plain backfill has nothing to do; --embed-all embeds the rest.
+    let again = env.json(&["sync", "--embed-only"]);
+    assert!(again["embedding"].is_null(), "{again}");
+    let all = env.json(&["sync", "--embed-only", "--embed-all"]);
+    assert_eq!(all["embedding"]["embedded"], 1, "{all}");
+    assert_eq!(all["embedding"]["beyond_bound"], 0, "{all}");
+    let semantic = env.json(&[
+        "log",
+        "rate limiting of requests",
+        "--mode",
+        "semantic",
+        "-k",
+        "1",
+    ]);
+    assert!(subjects(&semantic)[0].starts_with("Throttle"), "{semantic}");
+}

@@ -22,8 +22,15 @@ pub struct HistoryEmbedReport {
     pub model: String,
     /// Commits embedded by this run.
     pub embedded: u64,
-    /// Commits of repos with embedding on that still have no vector.
+    /// Commits within the bound that still have no vector (an interrupted run).
     pub pending: u64,
+    /// The newest commits per repo this run embedded up to (`history.embed_recent`); absent
+    /// when the whole history was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest_per_repo: Option<u64>,
+    /// Older commits left without a vector by that bound: found by their words only until
+    /// `quarry sync --embed-all`.
+    pub beyond_bound: u64,
     pub elapsed_ms: u64,
     /// Set when the embedder failed part-way: what is stored stays, `sync --embed-only` resumes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,33 +50,60 @@ pub struct CommitSearch {
     pub warnings: Vec<String>,
 }
 
+/// Which commits `embed_history` gives a vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryEmbedScope {
+    /// The newest `history.embed_recent` commits of each repo (the default).
+    Recent,
+    /// Every commit.
+    All,
+}
+
+/// Commits of repos with embedding on that have no vector, bound or not.
+pub fn unembedded_commits(store: &dyn quarry_core::Store) -> Result<u64> {
+    Ok(store
+        .history_stats()?
+        .iter()
+        .filter(|s| s.embed)
+        .map(|s| s.commits - s.embedded)
+        .sum())
+}
+
 impl Workspace {
-    /// Embeds every commit of repos with history embedding on that has no vector yet.
-    /// `None` when the workspace has no embedder attached.
-    pub fn embed_history(&mut self, progress: &dyn Progress) -> Result<Option<HistoryEmbedReport>> {
+    /// The per-repo bound on embedded commits for `scope`; `None` = no bound.
+    pub fn history_embed_bound(&self, scope: HistoryEmbedScope) -> Result<Option<u64>> {
+        Ok(match scope {
+            HistoryEmbedScope::All => None,
+            HistoryEmbedScope::Recent => self.config()?.history_embed_recent(),
+        })
+    }
+
+    /// Embeds the commits of repos with history embedding on that have no vector yet — the
+    /// newest first, within `scope`. `None` when the workspace has no embedder attached.
+    pub fn embed_history(
+        &mut self,
+        progress: &dyn Progress,
+        scope: HistoryEmbedScope,
+    ) -> Result<Option<HistoryEmbedReport>> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(None);
         };
+        let newest = self.history_embed_bound(scope)?;
         let started = Instant::now();
         let model = embedder.fingerprint();
         let (store, lock) = self.store_and_lock();
         store.set_embedding_model(&model)?;
-        let waiting = |store: &dyn quarry_core::Store| -> Result<u64> {
-            Ok(store
-                .history_stats()?
-                .iter()
-                .filter(|s| s.embed)
-                .map(|s| s.commits - s.embedded)
-                .sum())
-        };
-        progress.begin("embedding history", waiting(&*store)?);
+        progress.begin(
+            "embedding history",
+            store.waiting_commit_embeddings(newest)?,
+        );
         let (embedded, interrupted) = backfill(
             embedder.as_ref(),
             progress,
             store,
             lock,
             |store| {
-                let pending = store.pending_commit_embeddings(EMBED_BATCH)?;
+                let pending = store.pending_commit_embeddings(EMBED_BATCH, newest)?;
                 Ok(pending.into_iter().map(|p| (p.id, p.text)).collect())
             },
             |store, rows| store.put_commit_vectors(&rows),
@@ -77,10 +111,13 @@ impl Workspace {
         let embedded = embedded?;
         let interrupted =
             interrupted.map(|e| format!("{e}; `quarry sync --embed-only` embeds the rest later"));
+        let pending = store.waiting_commit_embeddings(newest)?;
         Ok(Some(HistoryEmbedReport {
             model,
             embedded,
-            pending: waiting(&*store)?,
+            pending,
+            newest_per_repo: newest,
+            beyond_bound: unembedded_commits(&*store)? - pending,
             elapsed_ms: started.elapsed().as_millis() as u64,
             interrupted,
         }))
@@ -205,7 +242,13 @@ impl Workspace {
             "{} of {} commits are embedded; {how}",
             coverage.embedded, coverage.total
         );
-        if off.is_empty() {
+        let bound = self.history_embed_bound(HistoryEmbedScope::Recent)?;
+        if off.is_empty() && self.store().waiting_commit_embeddings(bound)? == 0 {
+            note.push_str(&format!(
+                " (the newest {} per repo are embedded by default; `quarry sync --embed-all` embeds the rest)",
+                bound.unwrap_or_default()
+            ));
+        } else if off.is_empty() {
             note.push_str(" (`quarry sync --embed-only` embeds the rest)");
         } else {
             note.push_str(&format!(

@@ -19,6 +19,8 @@ pub enum KeyKind {
     Path,
     /// A whole number ≥ 1.
     Count,
+    /// A whole number ≥ 0.
+    Whole,
     /// A number ≥ 0.
     Number,
 }
@@ -113,7 +115,16 @@ pub const KEYS: &[KeySpec] = &[
         kind: KeyKind::Number,
         help: "cosine below which a result with no matching words is not an answer",
     },
+    KeySpec {
+        name: "history.embed_recent",
+        kind: KeyKind::Whole,
+        help: "newest commits per repo that get a vector (0 = all); older ones are found by their words, `quarry sync --embed-all` embeds them",
+    },
 ];
+
+/// Commits per repo embedded by default: the recent history most questions are about, in a
+/// minute or two of embedding instead of tens of minutes for a long history.
+pub const DEFAULT_EMBED_RECENT: u64 = 1000;
 
 /// Default endpoint timeout: long enough for a batch on a busy local server.
 const DEFAULT_TIMEOUT_S: f64 = 30.0;
@@ -148,6 +159,7 @@ fn default_of(key: &str) -> String {
     match key {
         "embed.provider" => "auto".into(),
         "embed.api_key_env" => DEFAULT_API_KEY_ENV.into(),
+        "history.embed_recent" => DEFAULT_EMBED_RECENT.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
         "search.fusion" => match f.method {
             FusionMethod::Convex => "convex".into(),
@@ -200,6 +212,10 @@ fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
         KeyKind::Count => match raw.parse::<i64>() {
             Ok(n) if n >= 1 => n.into(),
             _ => return Err(bad("a whole number ≥ 1")),
+        },
+        KeyKind::Whole => match raw.parse::<i64>() {
+            Ok(n) if n >= 0 => n.into(),
+            _ => return Err(bad("a whole number ≥ 0")),
         },
         KeyKind::Number => match raw.parse::<f64>() {
             Ok(x) if x.is_finite() && x >= 0.0 => x.into(),
@@ -387,6 +403,14 @@ impl Config {
                 }
                 files
             },
+        }
+    }
+
+    /// How many of each repo's newest commits get a vector; `None` = all.
+    pub fn history_embed_recent(&self) -> Option<u64> {
+        match self.number("history.embed_recent") as u64 {
+            0 => None,
+            n => Some(n),
         }
     }
 

@@ -359,8 +359,16 @@ impl HistoryStore for SqliteStore {
         history_vectors::any(&self.conn, repos).map_err(|e| self.err(e))
     }
 
-    fn pending_commit_embeddings(&self, limit: usize) -> Result<Vec<PendingCommit>> {
-        history_vectors::pending(&self.conn, limit).map_err(|e| self.err(e))
+    fn pending_commit_embeddings(
+        &self,
+        limit: usize,
+        newest: Option<u64>,
+    ) -> Result<Vec<PendingCommit>> {
+        history_vectors::pending(&self.conn, limit, newest).map_err(|e| self.err(e))
+    }
+
+    fn waiting_commit_embeddings(&self, newest: Option<u64>) -> Result<u64> {
+        history_vectors::waiting(&self.conn, newest).map_err(|e| self.err(e))
     }
 
     fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> Result<()> {

@@ -59,7 +59,9 @@ pub fn run(
     }
     if needs_vectors {
         let started = Instant::now();
-        if let Some(report) = ws.embed_history(progress)? {
+        if let Some(report) =
+            ws.embed_history(progress, crate::commit_search::HistoryEmbedScope::All)?
+        {
             if let Some(why) = report.interrupted {
                 bail!("embedding the histories failed: {why}");
             }
