@@ -202,29 +202,21 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
         args.paths.iter().map(|p| (p.clone(), None)).collect()
     };
     let progress = crate::progress::Bars::new();
+    crate::progress::stop_on_ctrl_c();
     let mut reports = Vec::new();
     let targets = if args.embed_only { Vec::new() } else { targets };
     for (path, name) in targets {
         let report = ws.sync_history(&path, name.as_deref(), &progress)?;
         if !args.json {
-            eprintln!(
-                "{}: {} new commits, {} dropped, {} stored ({:.1} s){}",
-                report.repo,
-                report.added,
-                report.dropped,
-                report.total,
-                report.elapsed_ms as f64 / 1000.0,
-                report
-                    .notes
-                    .iter()
-                    .map(|n| format!("\n  note: {n}"))
-                    .collect::<String>()
-            );
+            print_sync_report(&report);
         }
         reports.push(report);
+        if crate::progress::interrupted() {
+            break;
+        }
     }
     ws.lock_per_batch(lock);
-    let embedding = if args.no_embed {
+    let embedding = if args.no_embed || crate::progress::interrupted() {
         None
     } else {
         let scope = if args.embed_all {
@@ -237,7 +229,37 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     if args.json {
         print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
     }
+    if crate::progress::interrupted() {
+        let resume = if args.embed_all {
+            "quarry sync --embed-all"
+        } else {
+            "quarry sync"
+        };
+        return Err(crate::Interrupted(resume.to_string()).into());
+    }
     Ok(())
+}
+
+/// The summary line of one repo's history ingest.
+fn print_sync_report(report: &quarry_engine::history::SyncReport) {
+    eprintln!(
+        "{}: {} new commits, {} dropped, {} stored ({:.1} s){}{}",
+        report.repo,
+        report.added,
+        report.dropped,
+        report.total,
+        report.elapsed_ms as f64 / 1000.0,
+        if report.interrupted {
+            " — stopped before every commit was read"
+        } else {
+            ""
+        },
+        report
+            .notes
+            .iter()
+            .map(|n| format!("\n  note: {n}"))
+            .collect::<String>()
+    );
 }
 
 /// Embeds the commits still without a vector, for repos with embedding on. An embedder that
@@ -264,7 +286,7 @@ fn embed_history(
     }
     let report = ws.embed_history(progress, scope)?;
     if let Some(r) = &report {
-        if let Some(why) = &r.interrupted {
+        if let (Some(why), false) = (&r.interrupted, crate::progress::interrupted()) {
             eprintln!("quarry: warning: embedding stopped: {why}");
         }
         if !json {
@@ -401,32 +423,52 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
         } => {
             let (mut ws, lock) = Workspace::open_for_writing(dir, Duration::from_secs(10), false)?;
             let progress = crate::progress::Bars::new();
+            crate::progress::stop_on_ctrl_c();
+            let interrupted = crate::progress::interrupted;
             let opts = quarry_engine::IndexOptions {
                 name: name.clone(),
                 ..Default::default()
             };
+            // Each phase says what it did as it ends, so a stop in a later one loses no news.
             let index = ws.index_repo(&path, &opts, &progress)?;
+            if !json {
+                crate::output::print_index_report(&index);
+            }
             let repo_id = repo_named(&ws, &index.repo)?;
             ws.store_mut().set_history_embedding(repo_id, !no_embed)?;
-            let history = ws.sync_history(&path, Some(&index.repo), &progress)?;
+            let history = if interrupted() {
+                None
+            } else {
+                let history = ws.sync_history(&path, Some(&index.repo), &progress)?;
+                if !json {
+                    print_sync_report(&history);
+                }
+                Some(history)
+            };
             // Chunks first (code search by meaning), then commits; the lock is held only
             // while a batch of vectors is stored.
             ws.lock_per_batch(lock);
-            let code = match ws.attach_embedder(EmbedPurpose::Indexing)? {
-                None => ws.embed_pending(&progress)?,
-                Some(_) => None,
-            };
-            let embedding =
-                embed_history(dir, &mut ws, &progress, json, HistoryEmbedScope::Recent)?;
-            if json {
-                return print_json(&serde_json::json!({
-                    "index": index, "history": history, "code_embedding": code, "embedding": embedding
-                }));
+            let mut code = None;
+            if !interrupted() && ws.attach_embedder(EmbedPurpose::Indexing)?.is_none() {
+                code = ws.embed_pending(&progress)?;
+                if let (Some(e), false) = (&code, json) {
+                    crate::output::print_embed_report(e);
+                }
             }
-            eprintln!(
-                "{}: {} files, {} chunks; {} commits",
-                index.repo, index.files, index.chunks, history.total
-            );
+            let embedding = if interrupted() {
+                None
+            } else {
+                embed_history(dir, &mut ws, &progress, json, HistoryEmbedScope::Recent)?
+            };
+            if json {
+                print_json(&serde_json::json!({
+                    "index": index, "history": history, "code_embedding": code, "embedding": embedding
+                }))?;
+            }
+            if interrupted() {
+                let resume = format!("quarry repo add {}", path.display());
+                return Err(crate::Interrupted(resume).into());
+            }
             Ok(())
         }
         RepoAction::Update {

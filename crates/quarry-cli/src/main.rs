@@ -354,6 +354,12 @@ fn main() {
         if is_broken_pipe(&err) {
             std::process::exit(0);
         }
+        if let Some(Interrupted(resume)) = err.downcast_ref::<Interrupted>() {
+            eprintln!(
+                "quarry: interrupted; what was stored is kept and searchable. `{resume}` resumes"
+            );
+            std::process::exit(progress::INTERRUPTED_EXIT);
+        }
         if let Some(nothing) = err.downcast_ref::<NothingFound>() {
             eprintln!("quarry: {}", nothing.0);
             std::process::exit(exit_code::NOTHING_FOUND);
@@ -383,6 +389,19 @@ impl std::fmt::Display for NothingFound {
 }
 
 impl std::error::Error for NothingFound {}
+
+/// Long work stopped by Ctrl-C after a batch; holds the command that resumes it. Each phase
+/// has printed its summary line by then.
+#[derive(Debug)]
+pub(crate) struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "interrupted; `{}` resumes", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
 
 /// A reader that stops reading (`quarry log | head -1`) is a normal end, as for grep: no
 /// "Broken pipe" error and exit 0. Rust ignores SIGPIPE, so the write fails instead: an
@@ -460,6 +479,7 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         ..Default::default()
     };
     let progress = progress::Bars::new();
+    progress::stop_on_ctrl_c();
     let mut reports = Vec::new();
     for path in &paths {
         let report = ws.index_repo(path, &opts, &progress)?;
@@ -467,18 +487,21 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
             output::print_index_report(&report);
         }
         reports.push(report);
+        if progress::interrupted() {
+            break;
+        }
     }
     // From here on, the lock is held only while a batch of vectors is stored.
     ws.lock_per_batch(lock);
     let mut embedding = None;
-    if !args.no_embed {
+    if !args.no_embed && !progress::interrupted() {
         match ws.attach_embedder(EmbedPurpose::Indexing)? {
             Some(note) => settings::tell(dir, &note, "indexing lexically only"),
             None => {
                 // Lexical search already works; an interrupted backfill resumes next run.
                 embedding = ws.embed_pending(&progress)?;
                 if let Some(e) = &embedding {
-                    if let Some(why) = &e.interrupted {
+                    if let (Some(why), false) = (&e.interrupted, progress::interrupted()) {
                         eprintln!("quarry: warning: embedding stopped: {why}; what was embedded is kept, `quarry index` resumes");
                     }
                     if !args.json {
@@ -490,6 +513,10 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     }
     if args.json {
         output::print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
+    }
+    if progress::interrupted() {
+        let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Interrupted(format!("quarry index {}", paths.join(" "))).into());
     }
     Ok(())
 }

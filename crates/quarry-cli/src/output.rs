@@ -252,6 +252,9 @@ pub fn print_index_report(r: &IndexReport) {
         skipped_line(&r.skipped),
         r.elapsed_ms as f64 / 1000.0
     );
+    if r.interrupted {
+        eprintln!("  stopped before every file was read; the next `quarry index` reads the rest");
+    }
     if r.lossy_utf8 > 0 {
         eprintln!(
             "  {} file(s) were not valid UTF-8; invalid bytes were replaced",

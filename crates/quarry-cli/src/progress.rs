@@ -1,7 +1,33 @@
-//! Progress bars on stderr for long work; drawn only when stderr is a terminal.
+//! Progress bars on stderr for long work; drawn only when stderr is a terminal. Also where
+//! Ctrl-C is caught during long work: the first press asks the engine to stop after its
+//! current batch (so the command can say what it did and how to resume), the second stops
+//! at once — both leave an index that opens and answers, since every batch is a transaction.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const INTERRUPTED_EXIT: i32 = 130;
+
+/// From now on, Ctrl-C asks long work to stop after its current batch.
+pub fn stop_on_ctrl_c() {
+    // Fails only when a handler is already set (a second long command in one process).
+    let _ = ctrlc::set_handler(|| {
+        if CANCELLED.swap(true, Ordering::SeqCst) {
+            eprintln!("\nquarry: stopped; what was stored is kept");
+            std::process::exit(INTERRUPTED_EXIT);
+        }
+        eprintln!("\nquarry: stopping after the current batch (Ctrl-C again to stop now)");
+    });
+}
+
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    CANCELLED.load(Ordering::SeqCst)
+}
 
 pub struct Bars {
     current: Mutex<Option<ProgressBar>>,
@@ -57,5 +83,9 @@ impl quarry_engine::Progress for Bars {
         {
             bar.finish_and_clear();
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        interrupted()
     }
 }

@@ -152,3 +152,59 @@ fn a_missing_model_leaves_indexing_and_search_lexical() {
     assert_eq!(json["mode"], "lexical");
     assert_eq!(json["results"][0]["path"], "src/config.rs");
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_indexing_keeps_what_was_stored_and_names_the_resume_command() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let env = Env::new();
+    for i in 0..400 {
+        env.write(
+            &format!("handlers/h{i}.py"),
+            format!("def handler_{i}(request):\n    \"\"\"Handle request {i}.\"\"\"\n    return request.value * {i}\n"),
+        );
+    }
+    let mut child = env
+        .quarry()
+        .args(["index", env.repo_path()])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // The lexical phase's summary line comes first; embedding 400 chunks takes seconds.
+    while !seen.contains("400 files") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    stderr.read_to_string(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("stopping after the current batch"), "{seen}");
+    assert!(
+        seen.contains("chunks have vectors"),
+        "the embedding phase's summary: {seen}"
+    );
+    assert!(
+        seen.contains(&format!("`quarry index {}` resumes", env.repo_path())),
+        "{seen}"
+    );
+
+    // What was stored answers; part of it has vectors; the named command finishes the job.
+    let found = env.json(&["search", "handler_7", "--mode", "lexical", "-k", "1"]);
+    assert_eq!(found["results"][0]["path"], "handlers/h7.py");
+    let embedded = env.json(&["status"])["embedding"]["embedded"]
+        .as_u64()
+        .unwrap();
+    assert!(embedded < 400, "{embedded}");
+    env.ok(&["index", env.repo_path()]);
+    assert_eq!(env.json(&["status"])["embedding"]["embedded"], 400);
+}

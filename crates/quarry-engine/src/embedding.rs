@@ -238,6 +238,9 @@ pub(crate) fn backfill<K, S: ?Sized>(
     let mut embedded = 0u64;
     let mut result = (|| -> Result<Option<String>> {
         loop {
+            if progress.cancelled() {
+                return Ok(Some("stopped by Ctrl-C".to_string()));
+            }
             let pending = fetch(target)?;
             if pending.is_empty() {
                 return Ok(None);

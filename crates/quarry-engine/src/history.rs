@@ -28,6 +28,9 @@ pub struct SyncReport {
     /// Notes for the user (empty repo, shallow clone…).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Stopped (Ctrl-C) before every new commit was stored; the next sync stores the rest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// `quarry show`: one commit, found by a SHA prefix.
@@ -98,6 +101,7 @@ impl Workspace {
                 total: 0,
                 elapsed_ms: started.elapsed().as_millis() as u64,
                 notes,
+                interrupted: false,
             });
         };
         let known = self.store().known_commits(info.id)?;
@@ -117,8 +121,13 @@ impl Workspace {
         let new: Vec<&String> = reachable.iter().filter(|s| !known.contains(*s)).collect();
         progress.begin(&format!("history {}", info.name), new.len() as u64);
         let mut added = 0;
+        let mut interrupted = false;
         let result = (|| -> Result<()> {
             for batch in new.chunks(SYNC_BATCH) {
+                if progress.cancelled() {
+                    interrupted = true;
+                    break;
+                }
                 let shas: Vec<&str> = batch.iter().map(|s| s.as_str()).collect();
                 let mut records = Vec::with_capacity(batch.len());
                 for (sha, read) in shas.iter().zip(repo.commits(&shas)?) {
@@ -144,6 +153,7 @@ impl Workspace {
             total: known.len() - gone.len() + added,
             elapsed_ms: started.elapsed().as_millis() as u64,
             notes,
+            interrupted,
         })
     }
 

@@ -65,6 +65,10 @@ pub struct IndexReport {
     /// The repo's previous root, when it was found moved on disk (its index was kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved_from: Option<String>,
+    /// The run was stopped (Ctrl-C) before every file was read: what it stored stays, the
+    /// next run reads the rest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 enum Outcome {
@@ -166,6 +170,7 @@ impl Workspace {
             elapsed_ms: 0,
             changes: Vec::new(),
             moved_from,
+            interrupted: false,
         };
         let note = |report: &mut IndexReport, path: &str, change: &'static str| {
             if report.changes.len() < MAX_LISTED_CHANGES {
@@ -204,11 +209,18 @@ impl Workspace {
                 to_read
                     .par_iter()
                     .for_each_with(sender, |tx, (candidate, prev)| {
+                        if progress.cancelled() {
+                            return;
+                        }
                         // A closed channel means the writer failed; its error is reported.
                         let _ = tx.send(process(candidate, *prev, opts));
                     });
             });
             for outcome in receiver.iter() {
+                if progress.cancelled() {
+                    report.interrupted = true;
+                    break;
+                }
                 progress.advance(1);
                 match outcome {
                     Outcome::Upsert(file, lossy) => {
