@@ -3,9 +3,9 @@
 //! directory (`~/.local/share/quarry` on Linux).
 
 use crate::WriteLock;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use quarry_core::{Embedder, RepoInfo, Store};
-use quarry_store::SqliteStore;
+use quarry_store::{Access, SqliteStore};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +19,12 @@ pub struct Workspace {
     /// A write lock handed over by `lock_per_batch`: embedding lets it go while the model
     /// computes and takes it for each batch it stores (lock.rs).
     batch_lock: Option<WriteLock>,
+    /// Set by `open_for_writing(rebuild)` when the old index was damaged: where it was moved.
+    pub moved_aside: Option<PathBuf>,
 }
+
+/// How long a reader waits for a writer that is creating or upgrading the schema.
+const SCHEMA_WAIT: Duration = Duration::from_secs(5);
 
 impl Workspace {
     /// The workspace folder when none is given: `$QUARRY_HOME`, else the data directory.
@@ -36,18 +41,32 @@ impl Workspace {
         dir.join("index.sqlite")
     }
 
-    /// Opens the workspace in `dir`, creating it if needed (for writers).
-    pub fn open(dir: &Path) -> Result<Workspace> {
-        let store = SqliteStore::open(&Self::index_file(dir))?;
+    /// SQLite's quick check of the workspace's index: `None` when sound, else the problems.
+    pub fn check(dir: &Path) -> Option<String> {
+        quarry_store::check_file(&Self::index_file(dir))
+    }
+
+    /// `err`, met while using the index in `dir`, turned into "the index is damaged, here is
+    /// what works" when a quick check of the file says so.
+    pub fn diagnose(dir: &Path, err: anyhow::Error) -> anyhow::Error {
+        quarry_store::diagnose(&Self::index_file(dir), err)
+    }
+
+    fn with_store(dir: &Path, access: Access) -> Result<Workspace> {
+        let store = SqliteStore::open_with(&Self::index_file(dir), access)?;
         Ok(Workspace {
             dir: dir.to_path_buf(),
             store: Box::new(store),
             embedder: None,
             batch_lock: None,
+            moved_aside: None,
         })
     }
 
-    /// Opens an existing workspace (for readers); a missing one is an error saying what to do.
+    /// Opens an existing workspace for reading; a missing one is an error saying what to do.
+    /// Readers never create or migrate the schema: one that meets a schema being created or
+    /// upgraded waits for its writer (up to a few seconds), and upgrades an older one itself
+    /// under the write lock when no writer is at work.
     pub fn open_existing(dir: &Path) -> Result<Workspace> {
         if !Self::index_file(dir).exists() {
             bail!(
@@ -55,26 +74,55 @@ impl Workspace {
                 dir.display()
             );
         }
-        Self::open(dir)
+        let started = std::time::Instant::now();
+        loop {
+            let err = match Self::with_store(dir, Access::Read) {
+                Ok(ws) => return Ok(ws),
+                Err(e) if quarry_store::is_schema_pending(&e) => e,
+                Err(e) => return Err(e),
+            };
+            match WriteLock::acquire(dir, Duration::ZERO) {
+                Ok(lock) => {
+                    drop(Self::with_store(dir, Access::Write)?);
+                    drop(lock);
+                }
+                Err(busy) if crate::is_lock_busy(&busy) => {
+                    if started.elapsed() > SCHEMA_WAIT {
+                        return Err(err.context(format!("{busy:#}")));
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                // No lock to be had (a read-only folder): nobody can upgrade it here.
+                Err(e) => return Err(err.context(format!("{e:#}"))),
+            }
+        }
     }
 
-    /// Opens the workspace for writing: takes the write lock (waiting up to `wait`), and on
-    /// `rebuild` replaces an index file that is damaged.
+    /// Opens the workspace for writing: takes the write lock (waiting up to `wait`), then
+    /// creates or upgrades the index. On `rebuild`, an index that is damaged — unreadable, or
+    /// failing SQLite's quick check — is moved aside (kept for inspection, named in
+    /// `moved_aside`) and a new one is started.
     pub fn open_for_writing(
         dir: &Path,
         wait: Duration,
         rebuild: bool,
     ) -> Result<(Workspace, WriteLock)> {
         let lock = WriteLock::acquire(dir, wait)?;
-        let ws = match Self::open(dir) {
+        let file = Self::index_file(dir);
+        let mut moved_aside = None;
+        let ws = match Self::with_store(dir, Access::Write) {
             Err(e) if rebuild && quarry_store::is_corrupt(&e) => {
-                let file = Self::index_file(dir);
-                SqliteStore::destroy(&file).context("cannot remove the damaged index")?;
-                Self::open(dir)?
+                moved_aside = Some(quarry_store::move_aside(&file)?);
+                Self::with_store(dir, Access::Write)?
+            }
+            Ok(ws) if rebuild && quarry_store::check_file(&file).is_some() => {
+                drop(ws);
+                moved_aside = Some(quarry_store::move_aside(&file)?);
+                Self::with_store(dir, Access::Write)?
             }
             other => other?,
         };
-        Ok((ws, lock))
+        Ok((Workspace { moved_aside, ..ws }, lock))
     }
 
     pub fn store(&self) -> &dyn Store {

@@ -34,7 +34,7 @@ impl std::fmt::Display for CorruptIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the index file {} is damaged ({}); run `quarry index --rebuild PATH` to build it again",
+            "the index file {} is damaged ({}); `quarry index --rebuild PATH` moves it aside and builds a new one",
             self.path.display(),
             self.detail
         )
@@ -46,6 +46,105 @@ impl std::error::Error for CorruptIndex {}
 /// True when `err` (at any depth) says the index file is damaged.
 pub fn is_corrupt(err: &anyhow::Error) -> bool {
     err.chain().any(|e| e.is::<CorruptIndex>())
+}
+
+/// A reader met an index whose schema is missing or older than this build's: only a writer
+/// (under the write lock) creates or upgrades it, so the reader waits for one or becomes one.
+#[derive(Debug)]
+pub struct SchemaPending {
+    pub path: PathBuf,
+    pub found: i64,
+}
+
+impl std::fmt::Display for SchemaPending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.found == 0 {
+            "being created"
+        } else {
+            "being upgraded"
+        };
+        write!(
+            f,
+            "the index {} is {what} by a quarry writer; try again in a moment",
+            self.path.display()
+        )
+    }
+}
+
+impl std::error::Error for SchemaPending {}
+
+/// True when `err` (at any depth) is a reader meeting a schema that a writer must finish.
+pub fn is_schema_pending(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<SchemaPending>())
+}
+
+/// How a store is opened: a writer (holding the workspace's write lock) creates the file and
+/// brings its schema up to date; a reader does neither, so readers never race a writer's
+/// migration, and falls back to read-only access when it may not write the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Write,
+    Read,
+}
+
+/// `PRAGMA quick_check` of the index at `path`: `None` when it is sound, else what is wrong
+/// (the first problems SQLite lists). Reads the whole file: run it on error paths and on
+/// request (`status --check`, `index --rebuild`), not on every open.
+pub fn check_file(path: &Path) -> Option<String> {
+    let conn = match Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) {
+        Ok(c) => c,
+        Err(e) => return Some(e.to_string()),
+    };
+    let rows = conn.prepare("PRAGMA quick_check(5)").and_then(|mut stmt| {
+        stmt.query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()
+    });
+    match rows {
+        Ok(rows) if rows == ["ok"] => None,
+        Ok(rows) => Some(rows.join("; ")),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// An error met while using the index at `path`, with damage named when it is the cause: a
+/// SQL error that is not already "damaged" triggers a quick check of the file, and a file
+/// that fails it turns the error into [`CorruptIndex`] (whose message says what works).
+pub fn diagnose(path: &Path, err: anyhow::Error) -> anyhow::Error {
+    let from_sqlite = err.chain().any(|e| e.is::<rusqlite::Error>());
+    if is_corrupt(&err) || !from_sqlite || !path.is_file() {
+        return err;
+    }
+    match check_file(path) {
+        Some(problem) => anyhow::Error::new(CorruptIndex {
+            path: path.to_path_buf(),
+            detail: format!("{problem}; met as: {err:#}"),
+        }),
+        None => err,
+    }
+}
+
+/// Moves the index at `path` (and its WAL and shared-memory files) aside to
+/// `PATH.damaged-<unix seconds>`, kept for inspection; returns the new name of the main file.
+pub fn move_aside(path: &Path) -> Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let target = PathBuf::from(format!("{}.damaged-{stamp}", path.display()));
+    for suffix in ["", "-wal", "-shm"] {
+        let from = PathBuf::from(format!("{}{suffix}", path.display()));
+        let to = PathBuf::from(format!("{}{suffix}", target.display()));
+        match std::fs::rename(&from, &to) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("cannot move the damaged index {} aside", from.display())
+                })
+            }
+        }
+    }
+    Ok(target)
 }
 
 /// SQLite errors that mean the file itself is bad, turned into `CorruptIndex`; others pass.
@@ -72,33 +171,94 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the index at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the index at `path` as its writer and brings its schema up
+    /// to date. The caller holds the workspace's write lock.
     pub fn open(path: &Path) -> Result<SqliteStore> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create index folder {}", dir.display()))?;
+        Self::open_with(path, Access::Write)
+    }
+
+    /// Opens the index at `path`. A writer creates it and migrates it (one immediate
+    /// transaction); a reader needs the file to exist with the current schema (else
+    /// [`SchemaPending`]) and opens it read-only when it may not write it.
+    pub fn open_with(path: &Path, access: Access) -> Result<SqliteStore> {
+        let conn = match access {
+            Access::Write => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create index folder {}", dir.display()))?;
+                }
+                Connection::open(path)
+            }
+            Access::Read => Self::open_reader(path),
         }
-        let conn = Connection::open(path)
-            .with_context(|| format!("cannot open index {}", path.display()))?;
+        .map_err(|e| classify(path, e))
+        .with_context(|| format!("cannot open index {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
         let store = SqliteStore {
             conn,
             path: path.to_path_buf(),
         };
-        store.configure().map_err(|e| classify(path, e))?;
-        schema::migrate(&store.conn).map_err(|e| match e.downcast::<rusqlite::Error>() {
+        store.configure(access).map_err(|e| classify(path, e))?;
+        let sql_error = |e: anyhow::Error| match e.downcast::<rusqlite::Error>() {
             Ok(sql) => classify(path, sql),
             Err(other) => other,
-        })?;
+        };
+        match access {
+            Access::Write => schema::migrate(&store.conn).map_err(sql_error)?,
+            Access::Read => {
+                let found = schema::check_version(&store.conn).map_err(sql_error)?;
+                if found < schema::SCHEMA_VERSION {
+                    return Err(SchemaPending {
+                        path: path.to_path_buf(),
+                        found,
+                    }
+                    .into());
+                }
+            }
+        }
         Ok(store)
     }
 
-    fn configure(&self) -> rusqlite::Result<()> {
+    /// A reader's connection: read-write when the file and its folder may be written (WAL
+    /// readers write the shared-memory index), else read-only; never creates the file.
+    fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
+        use rusqlite::OpenFlags;
+        let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
+        let dir_writable = path.parent().is_none_or(writable);
+        if writable(path) && dir_writable {
+            return Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            );
+        }
+        let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, read_only)?;
+        // A WAL file read without write access needs its shared-memory file; without one,
+        // read the file as immutable (no writer can be at work where nobody may write).
+        if conn
+            .query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .is_ok()
+        {
+            return Ok(conn);
+        }
+        let uri = format!(
+            "file:{}?immutable=1",
+            path.to_string_lossy()
+                .replace('%', "%25")
+                .replace('?', "%3f")
+                .replace('#', "%23")
+        );
+        Connection::open_with_flags(uri, read_only | OpenFlags::SQLITE_OPEN_URI)
+    }
+
+    fn configure(&self, access: Access) -> rusqlite::Result<()> {
         // Reading the header first surfaces "not a database" before any pragma writes.
         self.conn
             .query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))?;
-        self.conn.pragma_update(None, "journal_mode", "WAL")?;
-        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        if access == Access::Write {
+            self.conn.pragma_update(None, "journal_mode", "WAL")?;
+            self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        }
         self.conn.pragma_update(None, "foreign_keys", "ON")?;
         self.conn.pragma_update(None, "cache_size", -32_000)?;
         // Read pages straight from the OS page cache instead of copying them into SQLite's:

@@ -153,7 +153,8 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-pub fn migrate(conn: &Connection) -> Result<()> {
+/// The file's schema version; an error when it is newer than this build understands.
+pub fn check_version(conn: &Connection) -> Result<i64> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > SCHEMA_VERSION {
         bail!(
@@ -161,11 +162,31 @@ pub fn migrate(conn: &Connection) -> Result<()> {
              upgrade quarry or rebuild the index with `quarry index --rebuild PATH`"
         );
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
+    Ok(current)
+}
+
+/// Brings the schema up to date in one immediate transaction: the version is read inside
+/// it, so two openers can never both apply a step ("table already exists"), and a reader
+/// sees either the old schema or the whole new one.
+pub fn migrate(conn: &Connection) -> Result<()> {
+    if check_version(conn)? == SCHEMA_VERSION {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| -> Result<()> {
+        let current = check_version(conn)?;
+        for sql in MIGRATIONS.iter().skip(current as usize) {
+            conn.execute_batch(sql)?;
+        }
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT")?,
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
     }
     Ok(())
 }
