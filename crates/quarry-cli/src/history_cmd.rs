@@ -26,6 +26,10 @@ pub struct SyncArgs {
     /// Ingest only; leave embedding for a later `sync` or `sync --embed-only`.
     #[arg(long)]
     no_embed: bool,
+    /// Store commits whose changes cannot be read (a damaged git object) without their
+    /// files, and exit 0; by default they are left out, reported, and the exit status is 2.
+    #[arg(long)]
+    keep_going: bool,
     /// Embed every commit, not only the newest `history.embed_recent` (1000) of each repo.
     #[arg(long, conflicts_with = "no_embed")]
     embed_all: bool,
@@ -206,7 +210,7 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let mut reports = Vec::new();
     let targets = if args.embed_only { Vec::new() } else { targets };
     for (path, name) in targets {
-        let report = ws.sync_history(&path, name.as_deref(), &progress)?;
+        let report = ws.sync_history(&path, name.as_deref(), args.keep_going, &progress)?;
         if !args.json {
             print_sync_report(&report);
         }
@@ -228,6 +232,12 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     };
     if args.json {
         print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
+    }
+    let incomplete: usize = reports.iter().map(|r| r.incomplete).sum();
+    if incomplete > 0 && !args.keep_going {
+        bail!(
+            "{incomplete} commits could not be read completely (damaged or missing git objects; `git fsck` in the repo names them) and were not stored; fix the repository, or `quarry sync --keep-going` to store them without their changes"
+        );
     }
     if crate::progress::interrupted() {
         let resume = if args.embed_all {
@@ -396,8 +406,19 @@ pub fn show(dir: &Path, args: ShowArgs) -> Result<()> {
             _ => "binary".to_string(),
         };
         match &f.old_path {
-            Some(old) => writeln!(out, "  {:<9} {old} → {}  {counts}", f.status, f.path)?,
-            None => writeln!(out, "  {:<9} {}  {counts}", f.status, f.path)?,
+            Some(old) => writeln!(
+                out,
+                "  {:<9} {} → {}  {counts}",
+                f.status,
+                crate::output::shown(old),
+                crate::output::shown(&f.path)
+            )?,
+            None => writeln!(
+                out,
+                "  {:<9} {}  {counts}",
+                f.status,
+                crate::output::shown(&f.path)
+            )?,
         }
     }
     if !c.patch.is_empty() {
@@ -439,7 +460,7 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             let history = if interrupted() {
                 None
             } else {
-                let history = ws.sync_history(&path, Some(&index.repo), &progress)?;
+                let history = ws.sync_history(&path, Some(&index.repo), true, &progress)?;
                 if !json {
                     print_sync_report(&history);
                 }

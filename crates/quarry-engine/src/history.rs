@@ -28,6 +28,11 @@ pub struct SyncReport {
     /// Notes for the user (empty repo, shallow clone…).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Commits whose changes could not be read (a damaged or missing git object): stored
+    /// without their files when asked to keep going, else left out, so the next sync tries
+    /// them again. The first few are named in `notes`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub incomplete: usize,
     /// Stopped (Ctrl-C) before every new commit was stored; the next sync stores the rest.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
@@ -41,12 +46,19 @@ pub struct ShownCommit {
     pub commit: CommitRecord,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 impl Workspace {
     /// Ingests the history of the repo at `root` (registered under `name`, or its folder name).
+    /// A commit whose changes cannot be read is stored without them only with
+    /// `keep_incomplete`; it is counted in the report either way.
     pub fn sync_history(
         &mut self,
         root: &Path,
         name: Option<&str>,
+        keep_incomplete: bool,
         progress: &dyn Progress,
     ) -> Result<SyncReport> {
         let started = Instant::now();
@@ -101,6 +113,7 @@ impl Workspace {
                 total: 0,
                 elapsed_ms: started.elapsed().as_millis() as u64,
                 notes,
+                incomplete: 0,
                 interrupted: false,
             });
         };
@@ -122,6 +135,7 @@ impl Workspace {
         progress.begin(&format!("history {}", info.name), new.len() as u64);
         let mut added = 0;
         let mut interrupted = false;
+        let mut incomplete = 0;
         let result = (|| -> Result<()> {
             for batch in new.chunks(SYNC_BATCH) {
                 if progress.cancelled() {
@@ -132,8 +146,23 @@ impl Workspace {
                 let mut records = Vec::with_capacity(batch.len());
                 for (sha, read) in shas.iter().zip(repo.commits(&shas)?) {
                     match read {
-                        Ok(record) => records.push(record),
-                        Err(e) => notes.push(format!("commit {sha}: {e:#}")),
+                        Ok((record, unread)) => {
+                            if let Some(why) = &unread {
+                                incomplete += 1;
+                                let first_line = why.lines().next().unwrap_or_default();
+                                notes.push(format!(
+                                    "commit {sha}: its changes cannot be read ({first_line})"
+                                ));
+                                if !keep_incomplete {
+                                    continue;
+                                }
+                            }
+                            records.push(record)
+                        }
+                        Err(e) => {
+                            incomplete += 1;
+                            notes.push(format!("commit {sha}: {e:#}"))
+                        }
                     }
                 }
                 self.store_mut().put_commits(info.id, &records)?;
@@ -153,6 +182,7 @@ impl Workspace {
             total: known.len() - gone.len() + added,
             elapsed_ms: started.elapsed().as_millis() as u64,
             notes,
+            incomplete,
             interrupted,
         })
     }

@@ -75,8 +75,10 @@ impl GitRepo {
         Ok(self.history.repo().find_object(id)?.detach().data)
     }
 
-    /// Reads the given commits (metadata, changed files, patch), one result per SHA.
-    pub fn commits(&self, shas: &[&str]) -> Result<Vec<Result<CommitRecord>>> {
+    /// Reads the given commits (metadata, changed files, patch), one result per SHA. A commit
+    /// whose changes cannot be read (a damaged or missing tree object) comes with why, and
+    /// no files.
+    pub fn commits(&self, shas: &[&str]) -> Result<Vec<Result<(CommitRecord, Option<String>)>>> {
         let repo = self.history.repo();
         let options = git::Options {
             patch: true,
@@ -84,15 +86,27 @@ impl GitRepo {
             renames: true,
         };
         let mut differ = git::Differ::new(repo, &options).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let shallow = self.is_shallow();
         Ok(shas
             .iter()
-            .map(|sha| -> Result<CommitRecord> {
+            .map(|sha| -> Result<(CommitRecord, Option<String>)> {
                 let id = gix::ObjectId::from_hex(sha.as_bytes())?;
                 let commit = repo.find_commit(id)?;
                 let mut record =
                     git::commit_metadata(&commit).map_err(|e| anyhow::anyhow!("{e}"))?;
                 differ.diff_first_parent(&commit, &mut record);
-                Ok(convert(record))
+                let mut incomplete = record.diff_error.take();
+                // A shallow clone's boundary commits lack their parents by design: not damage.
+                if incomplete.is_some() && shallow {
+                    let parent_missing = commit
+                        .parent_ids()
+                        .next()
+                        .is_some_and(|p| repo.find_commit(p).is_err());
+                    if parent_missing {
+                        incomplete = None;
+                    }
+                }
+                Ok((convert(record), incomplete))
             })
             .collect())
     }

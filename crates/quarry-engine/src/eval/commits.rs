@@ -48,7 +48,7 @@ pub fn run(
             Some(git_dir) => {
                 let started = Instant::now();
                 let result = ws
-                    .sync_history(&git_dir, Some(&name), progress)
+                    .sync_history(&git_dir, Some(&name), true, progress)
                     .map(|r| r.repo)
                     .map_err(|e| format!("{e:#}"));
                 index_time += started.elapsed();
