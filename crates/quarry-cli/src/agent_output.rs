@@ -18,7 +18,7 @@ fn target(t: &Target) -> String {
         ),
         Target::Index(s) => format!(
             "{}:{}-{}  {}",
-            s.path,
+            crate::output::shown(&s.path),
             s.start_line,
             s.end_line,
             s.signature.as_deref().unwrap_or("")
@@ -27,7 +27,7 @@ fn target(t: &Target) -> String {
             let places: Vec<String> = candidates
                 .iter()
                 .take(3)
-                .map(|s| format!("{}:{}", s.path, s.start_line))
+                .map(|s| format!("{}:{}", crate::output::shown(&s.path), s.start_line))
                 .collect();
             format!(
                 "{} definitions by that name: {}",
@@ -45,7 +45,11 @@ pub fn print_context(c: &SymbolContext) -> Result<()> {
     writeln!(
         out,
         "{} {}-{} {} {}",
-        c.path, s.start_line, s.end_line, s.kind, s.qualified_name
+        crate::output::shown(&c.path),
+        s.start_line,
+        s.end_line,
+        s.kind,
+        s.qualified_name
     )?;
     for (i, line) in c.source.lines().enumerate() {
         writeln!(out, "{:>6}  {line}", s.start_line as usize + i)?;
@@ -59,7 +63,7 @@ pub fn print_context(c: &SymbolContext) -> Result<()> {
         writeln!(
             out,
             "  {}:{}  {}  {}",
-            caller.path,
+            crate::output::shown(&caller.path),
             caller.line,
             caller.caller.as_deref().unwrap_or("(top level)"),
             caller.signature.as_deref().unwrap_or("")
@@ -79,7 +83,7 @@ pub fn print_call_graph(g: &CallGraph) -> Result<()> {
     writeln!(
         out,
         "{} — {} call sites (resolved by name)",
-        g.path,
+        crate::output::shown(&g.path),
         g.edges.len()
     )?;
     let mut last: Option<&Option<String>> = None;
@@ -105,7 +109,7 @@ pub fn print_callers(c: &Callers) -> Result<()> {
         writeln!(
             out,
             "{}:{}  {}",
-            call.path,
+            crate::output::shown(&call.path),
             call.line,
             call.caller.as_deref().unwrap_or("(top level)")
         )?;
@@ -125,7 +129,7 @@ pub fn print_impact(i: &Impact) -> Result<()> {
             out,
             "{}{}:{}  {}",
             "  ".repeat(e.depth - 1),
-            e.path,
+            crate::output::shown(&e.path),
             e.line,
             e.caller.as_deref().unwrap_or("(top level)")
         )?;

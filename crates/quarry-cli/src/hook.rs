@@ -409,7 +409,7 @@ fn append_definition(
     else {
         return;
     };
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = quarry_engine::summary::read_source(path) else {
         return;
     };
     let lines: Vec<&str> = text

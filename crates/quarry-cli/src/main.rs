@@ -9,7 +9,7 @@ mod output;
 mod progress;
 mod settings;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use quarry_core::store::FieldWeights;
 use quarry_core::Language;
@@ -264,6 +264,9 @@ enum HookAction {
 
 #[derive(Args)]
 struct StatusArgs {
+    /// Also verify the index file (SQLite's quick check; reads the whole file).
+    #[arg(long)]
+    check: bool,
     #[arg(long)]
     json: bool,
 }
@@ -350,7 +353,9 @@ fn parse_language(s: &str) -> Result<Language, String> {
 fn main() {
     quit_quietly_when_stdout_closes();
     let cli = Cli::parse();
+    let dir = cli.index_dir.clone().unwrap_or_else(Workspace::default_dir);
     if let Err(err) = run(cli) {
+        let err = Workspace::diagnose(&dir, err);
         if is_broken_pipe(&err) {
             std::process::exit(0);
         }
@@ -469,6 +474,12 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     };
     let wait = Duration::from_secs_f64(args.lock_wait.max(0.0));
     let (mut ws, lock) = Workspace::open_for_writing(dir, wait, args.rebuild)?;
+    if let Some(aside) = &ws.moved_aside {
+        eprintln!(
+            "quarry: the index was damaged; it was moved to {} (kept for inspection) and a new one is built. Repos not named here must be indexed again.",
+            aside.display()
+        );
+    }
     let opts = IndexOptions {
         discover: DiscoverOptions {
             max_file_size: args.max_file_size,
@@ -512,7 +523,9 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         }
     }
     if args.json {
-        output::print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
+        output::print_json(&serde_json::json!({
+            "repos": reports, "embedding": embedding, "moved_aside": ws.moved_aside,
+        }))?;
     }
     if progress::interrupted() {
         let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -550,16 +563,6 @@ fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     } else {
         args.query.join(" ")
     };
-    if query.trim().is_empty() {
-        anyhow::bail!("the query is empty: give words, an identifier or an issue text");
-    }
-    let max = quarry_engine::service::MAX_QUERY_CHARS;
-    if query.chars().count() > max {
-        anyhow::bail!(
-            "the query is {} characters; quarry reads at most {max} — pass the issue's title, text and stack trace without attached logs",
-            query.chars().count()
-        );
-    }
     let mut request = SearchRequest::new(query);
     request.explain = args.explain;
     request.mode = mode;
@@ -721,7 +724,15 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         );
         return Ok(());
     }
-    let ws = Workspace::open(dir)?;
+    if args.check {
+        if let Some(problem) = Workspace::check(dir) {
+            bail!(
+                "the index file {} is damaged ({problem}); `quarry index --rebuild PATH` moves it aside and builds a new one",
+                file.display()
+            );
+        }
+    }
+    let ws = Workspace::open_existing(dir)?;
     let stats = ws.store().stats()?;
     let history = ws.store().history_stats()?;
     let bytes = ws.store().size_bytes();
@@ -736,7 +747,8 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         output::print_json(&serde_json::json!({
             "index": file, "repos": stats, "history": history,
             "history_embed_recent": ws.history_embed_bound(HistoryEmbedScope::Recent)?,
-            "store_bytes": bytes, "embedding": embedding
+            "store_bytes": bytes, "embedding": embedding,
+            "check": args.check.then_some("ok"),
         }))
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
@@ -767,6 +779,9 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
                 e["model"].as_str().unwrap_or("")
             ),
             None => println!("embedding: none yet (`quarry model install`, then `quarry index`)"),
+        }
+        if args.check {
+            println!("check: ok (SQLite quick check of the whole file)");
         }
         Ok(())
     }

@@ -118,7 +118,7 @@ fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
                 out,
                 "  {:.3}  {}  [{}] file bm25 {:.2} + chunks {:.2} + named {:.2}, × prior {:.2}{}",
                 f.score,
-                f.path,
+                shown(&f.path),
                 f.role.name(),
                 p.file_bm25,
                 p.chunks,
@@ -176,7 +176,7 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
         writeln!(
             out,
             "{}:{}  {}  {}",
-            style.paint("35", &r.path),
+            style.paint("35", &shown(&r.path)),
             style.paint("32", &format!("{}-{}", r.start_line, r.end_line)),
             style.paint("33", r.symbol.as_deref().unwrap_or("-")),
             style.paint("2", &format!("{:.2}", r.score)),
@@ -269,7 +269,7 @@ pub fn print_index_report(r: &IndexReport) {
                 "removed" => '-',
                 _ => '~',
             };
-            eprintln!("  {mark} {}", c.path);
+            eprintln!("  {mark} {}", shown(&c.path));
         }
         if r.changes.len() > 20 {
             eprintln!(
@@ -455,4 +455,24 @@ pub fn print_eval(r: &EvalReport) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A path as human output prints it: one result per line, so control characters in a file
+/// name (a newline, a tab, an escape) are written escaped, as `ls -b` does; `--json` keeps
+/// the name exact.
+pub fn shown(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.chars().any(char::is_control) {
+        path.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        path.into()
+    }
 }

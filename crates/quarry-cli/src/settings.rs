@@ -189,7 +189,7 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
         });
     }
     let index = if Workspace::index_file(dir).exists() {
-        let ws = Workspace::open(dir)?;
+        let ws = Workspace::open_existing(dir)?;
         let model = ws.store().embedding_model()?;
         let coverage = ws.store().coverage(&[])?;
         Some(
@@ -299,7 +299,7 @@ fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
     let fingerprint = quarry_engine::build_embedder(&choice)?.map(|e| e.fingerprint());
     config.save()?;
     let stored = if Workspace::index_file(dir).exists() {
-        Workspace::open(dir)?.store().embedding_model()?
+        Workspace::open_existing(dir)?.store().embedding_model()?
     } else {
         None
     };

@@ -173,6 +173,9 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     assert_eq!(status, 200, "{synced}");
     assert_eq!(synced["repos"][0]["added"], 1, "{synced}");
     assert_eq!(synced["repos"][0]["changes"][0]["path"], "app/billing.py");
+    // Vectors for the change are made after the answer, never before it.
+    let state = synced["embedding"]["state"].as_str().unwrap();
+    assert!(["done", "started", "running"].contains(&state), "{synced}");
     let (_, found) = get(
         &server,
         "/api/search/code?query=charge_customer_card&mode=lexical",

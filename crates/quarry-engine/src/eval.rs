@@ -258,7 +258,13 @@ fn run_query(
     opts: &EvalOptions,
     labels: &[functions::Span],
 ) -> Result<(Mode, QueryOutcome)> {
-    let mut request = SearchRequest::new(q.query.clone());
+    // A query over the cap is cut to it, as a client must: scored, not refused.
+    let text: String = q
+        .query
+        .chars()
+        .take(crate::search::MAX_QUERY_CHARS)
+        .collect();
+    let mut request = SearchRequest::new(text);
     request.mode = run.mode;
     request.repos = vec![repo.to_string()];
     request.language = opts.language;

@@ -51,6 +51,10 @@ pub struct SearchRequest {
 
 /// Results returned when the caller does not say, and how many of them carry their text.
 pub const DEFAULT_LIMIT: usize = 16;
+/// Longest query accepted (characters), for every interface: an issue's title, text and
+/// stack trace fit; longer is attached logs, a mistake or an abuse, never a search (and the
+/// planner's work grows with it).
+pub const MAX_QUERY_CHARS: usize = 32_768;
 pub const DEFAULT_FULL_TEXT: usize = 8;
 
 impl SearchRequest {
@@ -86,6 +90,10 @@ pub struct SearchResult {
     /// The chunk's lines; `None` past the request's `full_text` results.
     #[serde(default)]
     pub text: Option<String>,
+    /// Set when `text` was cut to the answer's byte budget: the chunk's full size in bytes
+    /// (the lines are in the file, `start_line`-`end_line`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub text_cut_from: Option<usize>,
     /// How a hybrid score was made.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub score_parts: Option<ScoreParts>,
@@ -104,6 +112,7 @@ impl From<ChunkHit> for SearchResult {
             language: h.language,
             score: h.score,
             text: Some(h.text),
+            text_cut_from: None,
             score_parts: None,
         }
     }
@@ -241,6 +250,7 @@ fn representative_chunk(
 impl Workspace {
     /// Runs one search.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        check_request(request)?;
         let repos = self.store().repos()?;
         for wanted in &request.repos {
             if !repos.iter().any(|r| &r.name == wanted) {
@@ -388,6 +398,7 @@ impl Workspace {
         for r in results.iter_mut().skip(request.full_text) {
             r.text = None;
         }
+        fit_to_budget(&mut results);
         Ok(SearchResponse {
             query: request.query.clone(),
             mode,
@@ -534,4 +545,62 @@ fn glob_match(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Bytes of chunk text one result carries at most, and one answer in all: a chunk is about
+/// 4 KB (quarry-chunk's `max_bytes`), but a file of very long lines can make one far bigger,
+/// and an agent pays for every byte of an answer.
+pub const MAX_RESULT_TEXT_BYTES: usize = 8 * 1024;
+pub const MAX_ANSWER_TEXT_BYTES: usize = 64 * 1024;
+
+/// Cuts each result's text to `MAX_RESULT_TEXT_BYTES` and the answer's to
+/// `MAX_ANSWER_TEXT_BYTES` (later results lose their text first), at a character boundary,
+/// recording the full size in `text_cut_from`.
+fn fit_to_budget(results: &mut [SearchResult]) {
+    let mut left = MAX_ANSWER_TEXT_BYTES;
+    for r in results.iter_mut() {
+        let Some(text) = r.text.as_mut() else {
+            continue;
+        };
+        let allowed = MAX_RESULT_TEXT_BYTES.min(left);
+        if text.len() > allowed {
+            let mut end = allowed;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            r.text_cut_from = Some(text.len());
+            text.truncate(end);
+        }
+        left -= text.len();
+    }
+}
+
+/// Refuses, saying why, a request that could only answer nothing or that would cost far more
+/// than any search should: an empty or overlong query, a limit of 0, a path glob that does
+/// not parse (SQLite's GLOB would silently match nothing).
+fn check_request(request: &SearchRequest) -> Result<()> {
+    use crate::service::bad;
+    if request.query.trim().is_empty() {
+        return Err(bad(
+            "the query is empty: give words, an identifier or an issue text",
+        ));
+    }
+    let chars = request.query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(bad(format!(
+            "the query is {chars} characters; quarry reads at most {MAX_QUERY_CHARS} — pass the issue's title, text and stack trace without attached logs"
+        )));
+    }
+    if request.limit == 0 {
+        return Err(bad(
+            "a limit of 0 asks for no results: ask for 1 or more (-k, `limit`)",
+        ));
+    }
+    if let Some(path) = request.path.as_deref() {
+        if path.contains(['*', '?', '[']) {
+            globset::Glob::new(path)
+                .map_err(|e| bad(format!("the path filter `{path}` is not a valid glob: {e}")))?;
+        }
+    }
+    Ok(())
 }

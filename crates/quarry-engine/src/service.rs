@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Longest query accepted (characters): longer is a mistake or an abuse, never a search.
-pub const MAX_QUERY_CHARS: usize = 32_768;
+pub use crate::search::MAX_QUERY_CHARS;
 /// Results returned at most per request.
 pub const MAX_LIMIT: usize = 200;
 /// How long a freshness count is reused (it walks the repo's files).
@@ -116,13 +115,13 @@ impl std::fmt::Display for BadRequest {
 
 impl std::error::Error for BadRequest {}
 
-fn bad(message: impl Into<String>) -> anyhow::Error {
+pub(crate) fn bad(message: impl Into<String>) -> anyhow::Error {
     BadRequest(message.into()).into()
 }
 
 /// Whether an error is the caller's (see `BadRequest`).
 pub fn is_bad_request(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<BadRequest>().is_some()
+    e.chain().any(|cause| cause.is::<BadRequest>())
 }
 
 fn date(s: Option<&str>, end_of_day: bool) -> Result<Option<i64>> {
@@ -154,6 +153,18 @@ pub struct Service {
     dir: PathBuf,
     embedder: Mutex<EmbedderSlot>,
     freshness: Mutex<HashMap<String, (Instant, Freshness)>>,
+    /// Set while a sync's embedding runs in the background (one at a time: a running one
+    /// also embeds what later syncs add, since it loops until nothing is pending).
+    embedding_job: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Clears the background-embedding flag when the job ends, however it ends.
+struct JobDone(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for JobDone {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Service {
@@ -166,6 +177,7 @@ impl Service {
                 note: None,
             }),
             freshness: Mutex::new(HashMap::new()),
+            embedding_job: Arc::default(),
         }
     }
 
@@ -402,15 +414,39 @@ impl Service {
             .map(|r| r.name)
             .collect();
         let reports = ws.reindex_repos(&names)?;
-        ws.lock_per_batch(lock);
-        let (embedding, note) = ws.embed_changes()?;
         self.invalidate_freshness();
+        // The answer comes when the lexical part is done; vectors for what changed are made
+        // in the background, the write lock held only while a batch is stored.
+        let coverage = ws.store().coverage(&[])?;
+        let pending = coverage.total - coverage.embedded;
+        let state = if pending == 0 {
+            "done"
+        } else if self
+            .embedding_job
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            "running"
+        } else {
+            "started"
+        };
         let body = json!({
             "repos": reports,
-            "embedding": embedding,
-            "embedding_note": note.map(|n| n.message),
+            "embedding": { "state": state, "pending": pending },
         });
-        self.answer(&ws, &names, body)
+        let answer = self.answer(&ws, &names, body)?;
+        if state == "started" {
+            let done = JobDone(self.embedding_job.clone());
+            std::thread::spawn(move || {
+                let _done = done;
+                ws.lock_per_batch(lock);
+                match ws.embed_changes() {
+                    Ok((_, Some(note))) => eprintln!("quarry: {}", note.message),
+                    Ok(_) => {}
+                    Err(e) => eprintln!("quarry: background embedding failed: {e:#}"),
+                }
+            });
+        }
+        Ok(answer)
     }
 
     /// Repos with indexed code: the one named, or all of them.

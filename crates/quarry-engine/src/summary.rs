@@ -26,8 +26,9 @@ pub fn summarize_file(path: &Path, shown_path: &str) -> Result<Outline> {
     ))
 }
 
-/// A file's text for summarising; binary, unreadable or oversized files are errors.
-fn read_source(path: &Path) -> Result<String> {
+/// A file's text for summarising; binary, unreadable, oversized or not regular files (a
+/// FIFO would block) are errors.
+pub fn read_source(path: &Path) -> Result<String> {
     match quarry_sources::read_text(path, MAX_SUMMARY_BYTES) {
         FileText::Text { text, .. } => Ok(text),
         FileText::Skipped(reason) => bail!(

@@ -6,7 +6,51 @@
 //! came; rmcp's replies and the guard's share one writer, a line at a time.
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// Longest message accepted (bytes). A search query is at most 32,768 characters; a line far
+/// longer is a mistake or an abuse, refused with an error instead of being read whole.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// One line of input, or the size of one that was over the limit (its bytes discarded).
+enum Line {
+    Text(String),
+    TooLong(usize),
+}
+
+/// Reads up to the next newline, holding at most `MAX_LINE_BYTES` of it in memory; `None` at
+/// the end of input. Hand-written because tokio's `lines()` has no bound.
+async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Option<Line>> {
+    let mut buf = Vec::new();
+    let mut seen = 0usize;
+    loop {
+        let chunk = reader.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(match (seen, buf.is_empty()) {
+                (0, _) => None,
+                (n, _) if n > MAX_LINE_BYTES => Some(Line::TooLong(n)),
+                _ => Some(Line::Text(String::from_utf8_lossy(&buf).into_owned())),
+            });
+        }
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        seen += part.len();
+        if seen <= MAX_LINE_BYTES {
+            buf.extend_from_slice(part);
+        }
+        let used = done.unwrap_or(chunk.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(if seen > MAX_LINE_BYTES {
+                Line::TooLong(seen)
+            } else {
+                Line::Text(String::from_utf8_lossy(&buf).into_owned())
+            }));
+        }
+    }
+}
 
 /// What the guard decides for one line.
 enum Verdict {
@@ -106,9 +150,23 @@ where
         }
     });
     tokio::spawn(async move {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut input = BufReader::new(tokio::io::stdin());
         let mut initialized = false;
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Ok(Some(line)) = next_line(&mut input).await {
+            let line = match line {
+                Line::Text(line) => line,
+                Line::TooLong(size) => {
+                    let reply = error_reply(
+                        Value::Null,
+                        -32600,
+                        format!(
+                            "invalid request: a message of {size} bytes is over the limit of {MAX_LINE_BYTES}"
+                        ),
+                    );
+                    let _ = lines_out.send(reply.to_string());
+                    continue;
+                }
+            };
             if line.trim().is_empty() {
                 continue;
             }
@@ -180,5 +238,32 @@ mod tests {
             Verdict::Forward
         ));
         assert!(state, "initialize opens the session");
+    }
+
+    #[test]
+    fn an_oversized_line_is_measured_and_dropped_and_the_next_one_read() {
+        let big = "x".repeat(MAX_LINE_BYTES + 10);
+        let input = format!("{{\"a\":1}}\n{big}\nlast");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut reader = BufReader::new(input.as_bytes());
+            let mut seen = Vec::new();
+            while let Some(line) = next_line(&mut reader).await.unwrap() {
+                seen.push(match line {
+                    Line::Text(t) => t,
+                    Line::TooLong(n) => format!("too long: {n}"),
+                });
+            }
+            assert_eq!(
+                seen,
+                [
+                    "{\"a\":1}".to_string(),
+                    format!("too long: {}", MAX_LINE_BYTES + 10),
+                    "last".to_string()
+                ]
+            );
+        });
     }
 }

@@ -56,6 +56,12 @@ pub mod reason {
     pub const SYMLINK: &str = "symlink";
     pub const UNREADABLE: &str = "unreadable";
     pub const MAX_FILES: &str = "max-files";
+    /// Minified or generated text: lines far longer than anyone writes (bundles, one-line
+    /// JSON). Such a file would be a few giant chunks that match everything and cost an agent
+    /// megabytes per hit.
+    pub const MINIFIED: &str = "minified";
+    /// A FIFO, socket or device: opening a FIFO would wait for a writer forever.
+    pub const NOT_REGULAR: &str = "not-a-regular-file";
 }
 
 /// The name of quarry's own ignore file, read like `.gitignore`.
@@ -174,6 +180,13 @@ const BINARY_SNIFF_BYTES: usize = 8192;
 /// grew past `max_size` since discovery are skipped; invalid UTF-8 is replaced, not rejected,
 /// so one stray Latin-1 byte does not hide a whole source file from search.
 pub fn read_text(path: &Path, max_size: u64) -> FileText {
+    // Only regular files are read (symlinks followed): the check comes before `open`, which
+    // would block on a FIFO until something writes to it.
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return FileText::Skipped(reason::NOT_REGULAR),
+        Err(_) => return FileText::Skipped(reason::UNREADABLE),
+    }
     let mut bytes = Vec::new();
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -188,6 +201,9 @@ pub fn read_text(path: &Path, max_size: u64) -> FileText {
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return FileText::Skipped(reason::BINARY);
     }
+    if looks_minified(&bytes) {
+        return FileText::Skipped(reason::MINIFIED);
+    }
     let hash = content_hash(&bytes);
     match String::from_utf8(bytes) {
         Ok(text) => FileText::Text {
@@ -201,6 +217,26 @@ pub fn read_text(path: &Path, max_size: u64) -> FileText {
             lossy: true,
         },
     }
+}
+
+/// Lines longer than this are not written by hand.
+const MINIFIED_LINE_BYTES: usize = 32 * 1024;
+/// Average line length above which a file is generated text.
+const MINIFIED_AVERAGE_BYTES: usize = 1000;
+
+/// Whether `bytes` look minified or generated: a line over 32 KiB, or lines of more than
+/// 1,000 bytes on average (files under 4 KiB are never judged: too little to tell).
+pub fn looks_minified(bytes: &[u8]) -> bool {
+    if bytes.len() < 4096 {
+        return false;
+    }
+    let mut lines = 0usize;
+    let mut longest = 0usize;
+    for line in bytes.split(|&b| b == b'\n') {
+        lines += 1;
+        longest = longest.max(line.len());
+    }
+    longest > MINIFIED_LINE_BYTES || bytes.len() / lines > MINIFIED_AVERAGE_BYTES
 }
 
 /// Extensions that are binary for certain; skipping them saves reading the file.

@@ -113,3 +113,39 @@ fn reads_text_skips_binary_and_replaces_invalid_utf8() {
         FileText::Skipped(reason::UNREADABLE)
     ));
 }
+
+#[test]
+fn minified_files_and_fifos_are_skipped_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A bundle: one 40 KB line.
+    let bundle = format!("var a={};\n", "f(1),".repeat(8000));
+    write(root, "app.min.js", bundle.as_bytes());
+    // Long but hand-written: 200 lines of ordinary length.
+    let code: String = (0..200)
+        .map(|i| format!("x{i} = compute({i})  # a comment\n"))
+        .collect();
+    write(root, "ok.py", code.as_bytes());
+    assert!(matches!(
+        read_text(&root.join("app.min.js"), 10 << 20),
+        FileText::Skipped(reason::MINIFIED)
+    ));
+    assert!(matches!(
+        read_text(&root.join("ok.py"), 10 << 20),
+        FileText::Text { .. }
+    ));
+    #[cfg(unix)]
+    {
+        let fifo = root.join("pipe.py");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Returns at once: opening the FIFO would wait for a writer forever.
+        assert!(matches!(
+            read_text(&fifo, 10 << 20),
+            FileText::Skipped(reason::NOT_REGULAR)
+        ));
+    }
+}

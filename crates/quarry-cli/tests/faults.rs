@@ -1,0 +1,312 @@
+//! Faults and bad input, as the reliability probes met them: damage inside the index file,
+//! readers racing the first index, a read-only index, a damaged git object, kill -9 during
+//! indexing, and inputs that could only answer nothing (or hang). Each test fails without the
+//! mechanism it names. The long campaign (hundreds of kills, concurrent writers) is
+//! bench/faults.sh.
+
+mod common;
+
+use common::git::{commit, init};
+use common::{sample_repo, Env};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A repo big enough for an index file of many pages: `n` Python files with unique names.
+fn many_files(env: &Env, n: usize) {
+    for i in 0..n {
+        env.write(
+            &format!("pkg/module_{i}.py"),
+            format!(
+                "def handler_{i}(request):\n    \"\"\"Handle request kind {i}.\"\"\"\n    return request.value * {i}\n\n\nclass Store{i}:\n    def load_{i}(self):\n        return {i}\n"
+            ),
+        );
+    }
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn damage_inside_the_index_is_detected_and_rebuild_starts_a_new_file() {
+    let env = Env::new();
+    many_files(&env, 300);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let file = env.index_dir().join("index.sqlite");
+    let len = std::fs::metadata(&file).unwrap().len();
+    assert!(len > 256 * 1024, "a file of many pages: {len} bytes");
+    // One 4 KB page of garbage in the middle, past the header.
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.seek(SeekFrom::Start((len / 2) & !4095)).unwrap();
+        f.write_all(&[0xA5; 4096]).unwrap();
+    }
+
+    let check = env.run(&["status", "--check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", stderr_of(&check));
+    let said = stderr_of(&check);
+    assert!(
+        said.contains("damaged") && said.contains("--rebuild"),
+        "{said}"
+    );
+
+    let rebuilt = env.run(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+    let said = stderr_of(&rebuilt);
+    assert!(rebuilt.status.success(), "{said}");
+    assert!(said.contains("moved to"), "{said}");
+    let kept: Vec<_> = std::fs::read_dir(env.index_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".damaged-"))
+        .collect();
+    assert!(!kept.is_empty(), "the damaged file is kept for inspection");
+
+    let status = env.json(&["status", "--check"]);
+    assert_eq!(status["check"], "ok");
+    assert_eq!(status["repos"][0]["files"], 300);
+    let found = env.json(&["search", "handler_17", "-k", "1"]);
+    assert_eq!(found["results"][0]["path"], "pkg/module_17.py");
+}
+
+#[test]
+fn readers_racing_the_first_index_never_see_a_raw_sql_error() {
+    for round in 0..4 {
+        let env = Env::new();
+        many_files(&env, 60);
+        let mut writer = env
+            .quarry()
+            .args(["index", env.repo_path(), "--no-embed"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let readers: Vec<_> = (0..6)
+            .map(|_| {
+                env.quarry()
+                    .args(["status", "--json"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for reader in readers {
+            let out = reader.wait_with_output().unwrap();
+            let said = stderr_of(&out);
+            assert!(
+                out.status.success() || said.contains("being created"),
+                "round {round}: a reader failed with: {said}"
+            );
+            assert!(
+                !said.contains("SQL logic error") && !said.contains("already exists"),
+                "round {round}: {said}"
+            );
+        }
+        let out = writer.wait_with_output().unwrap();
+        assert!(out.status.success(), "round {round}: {}", stderr_of(&out));
+        assert_eq!(env.json(&["status"])["repos"][0]["files"], 60);
+    }
+}
+
+#[test]
+fn a_read_only_index_can_be_searched() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let file = env.index_dir().join("index.sqlite");
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    let mut perms = std::fs::metadata(&file).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&file, perms).unwrap();
+    let found = env.json(&[
+        "search",
+        "parse_config_file",
+        "--mode",
+        "lexical",
+        "-k",
+        "1",
+    ]);
+    assert_eq!(found["results"][0]["path"], "src/config.rs");
+    assert_eq!(env.json(&["status"])["repos"][0]["files"], 5);
+}
+
+#[test]
+fn a_damaged_git_object_fails_the_sync_unless_asked_to_keep_going() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    init(dir);
+    for (i, date) in ["2025-01-01", "2025-02-01", "2025-03-01"]
+        .iter()
+        .enumerate()
+    {
+        env.write(&format!("src/f{i}.py"), format!("x = {i}\n"));
+        commit(
+            dir,
+            &format!("Add f{i}"),
+            "Ann",
+            &format!("{date}T00:00:00Z"),
+        );
+    }
+    // The middle commit's root tree goes missing: its diff (and its child's) cannot be read.
+    let tree = Command::new("git")
+        .args(["rev-parse", "HEAD~1^{tree}"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let tree = String::from_utf8(tree.stdout).unwrap().trim().to_string();
+    std::fs::remove_file(dir.join(".git/objects").join(&tree[..2]).join(&tree[2..])).unwrap();
+
+    let out = env.run(&["sync", env.repo_path(), "--no-embed"]);
+    let said = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("could not be read") && said.contains("--keep-going"),
+        "{said}"
+    );
+    // Left out, so a later sync tries them again; the readable one is stored.
+    let stored = env.json(&["status"])["history"][0]["commits"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(stored, 1, "{said}");
+
+    let kept = env.json(&["sync", env.repo_path(), "--no-embed", "--keep-going"]);
+    assert_eq!(kept["repos"][0]["incomplete"], 2, "{kept}");
+    assert_eq!(env.json(&["status"])["history"][0]["commits"], 3);
+}
+
+#[test]
+fn killed_at_random_points_an_index_run_leaves_an_index_that_opens_and_finishes() {
+    let env = Env::new();
+    many_files(&env, 800);
+    let clean = Env::new();
+    many_files(&clean, 800);
+    let reference = clean.json(&["index", clean.repo_path(), "--no-embed"]);
+    let files = reference["repos"][0]["files"].as_u64().unwrap();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    eprintln!("kill -9 trial seed: {seed}");
+    let mut state = seed | 1;
+    for trial in 0..4 {
+        // xorshift: the delay before the kill, 5..400 ms.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let delay = Duration::from_millis(5 + state % 395);
+        let mut child = env
+            .quarry()
+            .args(["index", env.repo_path(), "--no-embed"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill(); // SIGKILL
+        child.wait().unwrap();
+        if env.index_dir().join("index.sqlite").exists() {
+            let status = env.run(&["status", "--check", "--json"]);
+            assert!(
+                status.status.success(),
+                "seed {seed}, trial {trial}, killed after {delay:?}: {}",
+                stderr_of(&status)
+            );
+        }
+    }
+    let finished = env.json(&["index", env.repo_path(), "--no-embed"]);
+    assert_eq!(
+        finished["repos"][0]["files"].as_u64(),
+        Some(files),
+        "seed {seed}"
+    );
+    // The same answer as a clean run (repo names differ: each is its temp folder's name).
+    let top = |e: &Env| -> Vec<String> {
+        e.json(&["search", "load_431", "-k", "3"])["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} {} {}",
+                    r["path"], r["start_line"], r["end_line"], r["score"]
+                )
+            })
+            .collect()
+    };
+    assert_eq!(top(&env), top(&clean), "seed {seed}");
+}
+
+#[test]
+fn inputs_that_could_only_answer_nothing_say_why() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let zero = env.fails(&["search", "parse_config_file", "-k", "0"]);
+    assert!(zero.contains("limit of 0"), "{zero}");
+    let empty = env.fails(&["search", "  "]);
+    assert!(empty.contains("empty"), "{empty}");
+    let glob = env.fails(&["search", "parse_config_file", "--path", "src/[abc"]);
+    assert!(glob.contains("not a valid glob"), "{glob}");
+
+    let started = Instant::now();
+    let long = "word ".repeat(20_000);
+    let out = env
+        .quarry()
+        .args(["search", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(long.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("at most 32768"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_minified_files_and_odd_names_neither_hang_nor_break_the_output() {
+    let env = Env::new();
+    sample_repo(&env);
+    let fifo = env.repo.path().join("src/pipe.py");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    env.write(
+        "web/bundle.min.js",
+        format!("var a={};\n", "f(1),".repeat(10_000)),
+    );
+    env.write(
+        "odd\nname.py",
+        "def oddly_named_function():\n    return 1\n",
+    );
+
+    let started = Instant::now();
+    let report = env.json(&["index", env.repo_path(), "--no-embed"]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(report["repos"][0]["skipped"]["minified"], 1, "{report}");
+
+    let fifo_path = fifo.to_str().unwrap();
+    let summary = env.fails(&["summary", fifo_path]);
+    assert!(summary.contains("not-a-regular-file"), "{summary}");
+
+    // One result per line: the newline in the name is printed escaped; JSON keeps it exact.
+    let human = env.ok(&["search", "oddly_named_function", "-k", "1"]);
+    assert!(human.starts_with("odd\\nname.py:1-2"), "{human}");
+    let json = env.json(&["search", "oddly_named_function", "-k", "1"]);
+    assert_eq!(json["results"][0]["path"], "odd\nname.py");
+}
