@@ -266,4 +266,23 @@ mod tests {
             );
         });
     }
+
+    proptest::proptest! {
+        /// Whatever a client sends, each line gets a verdict and the guard never panics;
+        /// a line that is not JSON is always answered (-32700), never dropped.
+        #[test]
+        fn every_line_gets_a_verdict(line in "(\\PC|[{}\\[\\]\":,0-9a-z ])*", initialized: bool) {
+            let mut state = initialized;
+            let parsed = serde_json::from_str::<Value>(&line).is_ok();
+            match check(&line, &mut state) {
+                Verdict::Reply(reply) if !parsed => {
+                    proptest::prop_assert_eq!(&reply["error"]["code"], -32700)
+                }
+                Verdict::Drop | Verdict::Forward if !parsed => {
+                    proptest::prop_assert!(false, "a line that is not JSON went unanswered")
+                }
+                _ => {}
+            }
+        }
+    }
 }

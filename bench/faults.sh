@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The long fault campaign (the suite runs a few trials of each; this runs hundreds):
+#   1. kill -9 of `quarry index` and of `quarry sync` at random moments, each followed by
+#      `status --check` (the file must open and pass SQLite's quick check);
+#   2. one finishing run, whose file, chunk and commit counts must equal a clean run's
+#      (lost or mismatched rows);
+#   3. 4 KB of garbage at random offsets of a copy of the index: `status --check` must find it
+#      and `index --rebuild` must recover;
+#   4. writers (index, sync) and readers (search, status) at once: errors other than "another
+#      process is writing" are failures;
+#   5. the property tests (chunker, planner, MCP guard) with PROPTEST_CASES cases.
+# Usage: bench/faults.sh [KILLS=200] [CORRUPTIONS=50] [SECONDS_LOAD=30] [PROPTEST_CASES=20000]
+# Env SEED fixes the random choices (printed either way).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KILLS=${KILLS:-200}
+CORRUPTIONS=${CORRUPTIONS:-50}
+SECONDS_LOAD=${SECONDS_LOAD:-30}
+PROPTEST_CASES=${PROPTEST_CASES:-20000}
+SEED=${SEED:-$(date +%s)}
+RANDOM=$SEED
+echo "faults.sh: seed $SEED, $KILLS kills, $CORRUPTIONS corruptions, ${SECONDS_LOAD}s of load"
+
+cargo build --release -q -p quarry-cli
+Q="$PWD/target/release/quarry"
+WORK=$(mktemp -d /tmp/quarry-faults.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# A generated repo: 1,500 Python files and a history of 1,200 commits (one per file).
+REPO="$WORK/repo"
+mkdir -p "$REPO/pkg"
+git -C "$REPO" init -q
+for i in $(seq 1 1200); do
+    printf 'def handler_%d(request):\n    """Handle request kind %d."""\n    return request.value * %d\n' "$i" "$i" "$i" >"$REPO/pkg/m$i.py"
+    git -C "$REPO" add -A >/dev/null
+    GIT_AUTHOR_DATE="2024-01-01T00:00:$((i % 60))Z" GIT_COMMITTER_DATE="2024-01-01T00:00:00Z" \
+        git -C "$REPO" -c user.name=f -c user.email=f@x commit -q -m "Add handler $i"
+done
+for i in $(seq 1201 1500); do
+    printf 'class Store%d:\n    def load(self):\n        return %d\n' "$i" "$i" >"$REPO/pkg/m$i.py"
+done
+
+counts() { # files chunks commits of workspace $1
+    "$Q" --index-dir "$1" status --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+r = s["repos"][0]
+print(r["files"], r["chunks"], sum(h["commits"] for h in s["history"]))'
+}
+
+CLEAN="$WORK/clean"
+"$Q" --index-dir "$CLEAN" index "$REPO" --no-embed >/dev/null 2>&1
+"$Q" --index-dir "$CLEAN" sync "$REPO" --no-embed >/dev/null 2>&1
+want=$(counts "$CLEAN")
+echo "clean run: files chunks commits = $want"
+
+# 1. kills
+KILLED="$WORK/killed"
+kill_failures=0
+for trial in $(seq 1 "$KILLS"); do
+    if ((trial % 2)); then
+        cmd=(index "$REPO" --no-embed)
+        # Start some runs from scratch, so kills land in first runs too.
+        ((RANDOM % 4 == 0)) && rm -rf "$KILLED"
+    else
+        cmd=(sync "$REPO" --no-embed)
+    fi
+    "$Q" --index-dir "$KILLED" "${cmd[@]}" >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(printf '%03d' $((RANDOM % 600)))"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if [ -f "$KILLED/index.sqlite" ] && ! "$Q" --index-dir "$KILLED" status --check >/dev/null 2>"$WORK/err"; then
+        kill_failures=$((kill_failures + 1))
+        echo "  kill trial $trial (${cmd[0]}): $(head -c 300 "$WORK/err")"
+    fi
+done
+"$Q" --index-dir "$KILLED" index "$REPO" --no-embed >/dev/null 2>&1
+"$Q" --index-dir "$KILLED" sync "$REPO" --no-embed >/dev/null 2>&1
+got=$(counts "$KILLED")
+mismatched=0
+[ "$got" = "$want" ] || mismatched=1
+echo "kills: $KILLS trials, $kill_failures left an index that failed to open or check; after finishing: $got (want $want) -> mismatched: $mismatched"
+
+# 3. corruption
+detected=0
+recovered=0
+size=$(stat -c %s "$CLEAN/index.sqlite")
+for trial in $(seq 1 "$CORRUPTIONS"); do
+    DAMAGED="$WORK/damaged"
+    rm -rf "$DAMAGED" && cp -r "$CLEAN" "$DAMAGED"
+    page=$(((RANDOM * 32768 + RANDOM) % (size / 4096)))
+    ((page == 0)) && page=1
+    head -c 4096 /dev/urandom | dd of="$DAMAGED/index.sqlite" bs=4096 seek="$page" conv=notrunc status=none
+    "$Q" --index-dir "$DAMAGED" status --check >/dev/null 2>&1 || detected=$((detected + 1))
+    if "$Q" --index-dir "$DAMAGED" index --rebuild "$REPO" --no-embed >/dev/null 2>&1 &&
+        "$Q" --index-dir "$DAMAGED" status --check >/dev/null 2>&1 &&
+        "$Q" --index-dir "$DAMAGED" search handler_17 --mode lexical -k 1 2>/dev/null | grep -q 'pkg/m17.py'; then
+        recovered=$((recovered + 1))
+    fi
+done
+echo "corruption: $CORRUPTIONS trials (4 KB of garbage at a random page of $((size / 4096))), detected by status --check: $detected, recovered by index --rebuild: $recovered"
+
+# 4. concurrent writers and readers
+LOAD="$WORK/load"
+cp -r "$CLEAN" "$LOAD"
+end=$((SECONDS + SECONDS_LOAD))
+: >"$WORK/load.err"
+ops=0
+(
+    while ((SECONDS < end)); do
+        printf 'def edited_%d():\n    return %d\n' "$RANDOM" "$RANDOM" >"$REPO/pkg/edited.py"
+        "$Q" --index-dir "$LOAD" index "$REPO" --no-embed --lock-wait 30 >/dev/null 2>>"$WORK/load.err" || true
+    done
+) &
+(
+    while ((SECONDS < end)); do
+        "$Q" --index-dir "$LOAD" sync "$REPO" --no-embed --lock-wait 30 >/dev/null 2>>"$WORK/load.err" || true
+    done
+) &
+while ((SECONDS < end)); do
+    for reader in "search handler_$((RANDOM % 1200 + 1)) -k 3" "status" "search load --mode lexical"; do
+        # shellcheck disable=SC2086
+        if ! "$Q" --index-dir "$LOAD" $reader >/dev/null 2>>"$WORK/load.err"; then
+            echo "reader failed: $reader" >>"$WORK/load.err"
+        fi
+        ops=$((ops + 1))
+    done
+done
+wait
+# stderr also holds progress notes; failures are error lines and failed readers.
+load_errors=$(grep -e '^quarry: error' -e '^reader failed' "$WORK/load.err" | grep -c -v 'being written by another quarry process' || true)
+echo "load: ${SECONDS_LOAD}s, $ops reader commands beside a re-indexing writer and a syncing writer; errors other than lock waits: $load_errors"
+[ "$load_errors" = 0 ] || grep -e '^quarry: error' -e '^reader failed' "$WORK/load.err" | grep -v 'being written' | head -5
+
+# 5. property tests, long
+PROPTEST_CASES=$PROPTEST_CASES cargo test --release -q -p quarry-chunk --test properties 2>&1 | grep -E 'test result' | sed "s/^/chunker properties ($PROPTEST_CASES cases): /"
+PROPTEST_CASES=$PROPTEST_CASES cargo test --release -q -p quarry-rank --test properties 2>&1 | grep -E 'test result' | sed "s/^/planner properties ($PROPTEST_CASES cases): /"
+PROPTEST_CASES=$PROPTEST_CASES cargo test --release -q -p quarry-mcp --lib every_line 2>&1 | grep -E 'test result' | sed "s/^/MCP guard properties ($PROPTEST_CASES cases): /"
+
+echo "summary: seed $SEED · kills $KILLS, failures $kill_failures, mismatched $mismatched · corruptions $CORRUPTIONS, detected $detected, recovered $recovered · load errors $load_errors"
