@@ -503,3 +503,61 @@ pub fn run_claude(workspace_dir: PathBuf) -> Result<()> {
     // The decision thread may still hold the index open after a timeout: leave now.
     std::process::exit(0);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Event fields as a client might send them: right, missing, of the wrong type, or odd.
+    fn field() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| serde_json::json!(n)),
+            "[a-zA-Z0-9_./ *?()\\[\\]-]{0,40}".prop_map(Value::String),
+            any::<String>().prop_map(Value::String),
+            Just(serde_json::json!(["a", 1])),
+            Just(serde_json::json!({"nested": {}})),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever a PreToolUse event holds, the hook decides without panicking, and an
+        /// Edit or Write is never denied (the hook must never break editing).
+        #[test]
+        fn any_event_gets_a_decision_and_edits_always_run(
+            tool in prop_oneof![
+                Just("Read".to_string()),
+                Just("Grep".to_string()),
+                Just("Edit".to_string()),
+                Just("Write".to_string()),
+                "[A-Za-z]{0,8}",
+            ],
+            file_path in field(),
+            pattern in field(),
+            path in field(),
+            offset in field(),
+            session in field(),
+        ) {
+            let state = tempfile::tempdir().unwrap();
+            let hook = Hook {
+                state_dir: state.path().to_path_buf(),
+                workspace_dir: state.path().join("no-workspace"),
+                reread_window_s: DEFAULT_REREAD_WINDOW_S,
+            };
+            let event = serde_json::json!({
+                "tool_name": tool,
+                "session_id": session,
+                "cwd": state.path(),
+                "tool_input": {"file_path": file_path, "pattern": pattern, "path": path, "offset": offset},
+            });
+            let decision = hook.decide(&event);
+            if tool == "Edit" || tool == "Write" {
+                prop_assert!(!matches!(decision, Ok(Decision::Deny(_))), "{decision:?}");
+            }
+        }
+    }
+}

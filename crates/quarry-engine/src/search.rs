@@ -604,3 +604,41 @@ fn check_request(request: &SearchRequest) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(text: &str) -> SearchResult {
+        SearchResult {
+            id: "r:a.py:1-1".into(),
+            repo: "r".into(),
+            path: "a.py".into(),
+            start_line: 1,
+            end_line: 1,
+            symbol: None,
+            kind: "text".into(),
+            language: Language::Python,
+            score: 1.0,
+            text: Some(text.to_string()),
+            text_cut_from: None,
+            score_parts: None,
+        }
+    }
+
+    #[test]
+    fn answers_are_cut_to_their_byte_budget_at_character_boundaries_and_say_so() {
+        // Multi-byte characters, so a cut in the middle of one must step back.
+        let long = "é".repeat(MAX_RESULT_TEXT_BYTES); // twice the per-result budget
+        let mut results: Vec<SearchResult> = (0..12).map(|_| result(&long)).collect();
+        results.insert(0, result("short"));
+        fit_to_budget(&mut results);
+        assert_eq!(results[0].text.as_deref(), Some("short"));
+        assert_eq!(results[0].text_cut_from, None);
+        assert_eq!(results[1].text_cut_from, Some(long.len()));
+        assert!(results[1].text.as_ref().unwrap().len() <= MAX_RESULT_TEXT_BYTES);
+        let total: usize = results.iter().map(|r| r.text.as_ref().unwrap().len()).sum();
+        assert!(total <= MAX_ANSWER_TEXT_BYTES, "{total}");
+        assert_eq!(results.last().unwrap().text.as_deref(), Some(""));
+    }
+}
