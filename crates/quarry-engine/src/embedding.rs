@@ -3,7 +3,7 @@
 //! chunk a vector. Backfill runs after lexical indexing (lexical search works at once), in
 //! batches of one transaction each, so it can be interrupted and resumed by the next run.
 
-use crate::config::{Config, EmbedderChoice};
+use crate::config::{Config, EmbedderChoice, LocalRun};
 use crate::{Progress, Workspace, WriteLock};
 use anyhow::Result;
 use quarry_core::Embedder;
@@ -14,15 +14,21 @@ use std::time::{Duration, Instant};
 /// Distinct texts fetched, embedded and stored per transaction.
 const BACKFILL_BATCH: usize = 128;
 
-/// Loads the local model installed by `scripts/install-model.sh` (or `quarry model install`);
-/// the error says how to install it when it is missing.
+/// Loads the local model installed by `scripts/install-model.sh` (or `quarry model install`)
+/// with the default runtime (onnxruntime int8 when installed, else candle); the error says how
+/// to install it when it is missing.
 pub fn load_local_embedder() -> Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(quarry_embed::LocalEmbedder::new(local_options())?))
+    Ok(Arc::new(quarry_embed::LocalEmbedder::new(local_options(
+        LocalRun::default(),
+    ))?))
 }
 
-fn local_options() -> quarry_embed::EmbedOptions {
+fn local_options(run: LocalRun) -> quarry_embed::EmbedOptions {
     quarry_embed::EmbedOptions {
         max_tokens: EMBED_MAX_TOKENS,
+        runtime: run.runtime,
+        precision: run.precision,
+        device: run.device,
         ..Default::default()
     }
 }
@@ -36,14 +42,14 @@ pub const EMBED_MAX_TOKENS: usize = 128;
 pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder>>> {
     Ok(match choice {
         EmbedderChoice::None => None,
-        EmbedderChoice::Local { model_dir: None } => Some(load_local_embedder()?),
-        EmbedderChoice::Local {
-            model_dir: Some(dir),
-        } => {
-            let dir = quarry_embed::ModelDir::open(dir)?;
+        EmbedderChoice::Local { model_dir, run } => {
+            let dir = match model_dir {
+                Some(dir) => quarry_embed::ModelDir::open(dir)?,
+                None => quarry_embed::ModelDir::locate()?,
+            };
             Some(Arc::new(quarry_embed::LocalEmbedder::from_dir(
                 &dir,
-                local_options(),
+                local_options(*run),
             )?))
         }
         EmbedderChoice::Endpoint {

