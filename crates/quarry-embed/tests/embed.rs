@@ -383,3 +383,16 @@ fn bad_options_are_rejected() {
         );
     }
 }
+
+#[test]
+fn cuda_on_the_cpu_build_of_onnxruntime_is_a_clear_error() {
+    let err = format!(
+        "{:#}",
+        LocalEmbedder::new(EmbedOptions {
+            device: quarry_embed::Device::Cuda,
+            ..onnx(Precision::Int8)
+        })
+        .unwrap_err()
+    );
+    assert!(err.contains("CUDA") && err.contains("QUARRY_ORT_LIB"), "{err}");
+}
