@@ -43,6 +43,10 @@ enum Command {
     Index(IndexArgs),
     /// Search the indexed code.
     Search(SearchArgs),
+    /// Answer a question from the top search results with a language model (llm.command,
+    /// default `claude -p`, or llm.endpoint), citing path:start-end; citations are checked
+    /// against the chunks it was given. Without a model: the ranked chunks.
+    Ask(SearchArgs),
     /// Show what is indexed: files, chunks, languages, skipped files, freshness, store size.
     Status(StatusArgs),
     /// Outline a file: every definition with its lines, signature and doc line, type
@@ -192,9 +196,24 @@ struct SearchArgs {
     /// Bring the index up to date first (a size/mtime check, then hashes of what moved).
     #[arg(long)]
     sync: bool,
+    /// Second stage: `llm` has a language model (llm.command, default `claude -p`, or
+    /// llm.endpoint) reorder the top search.rerank_candidates results; `none` keeps the first
+    /// stage's order [default: the search.rerank setting].
+    #[arg(long, value_enum)]
+    rerank: Option<RerankArg>,
+    /// Answer the query as a question from the results with a language model, citing
+    /// path:start-end (as `quarry ask`).
+    #[arg(long)]
+    answer: bool,
     /// Print one JSON document (schema: docs/JSON.md).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RerankArg {
+    None,
+    Llm,
 }
 
 #[derive(Args)]
@@ -440,6 +459,10 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Index(args) => index(&dir, args),
         Command::Search(args) => search(&dir, args),
+        Command::Ask(mut args) => {
+            args.answer = true;
+            search(&dir, args)
+        }
         Command::Status(args) => status(&dir, args),
         Command::Eval(args) => evaluate(&dir, args),
         Command::Summary(args) => summary(&dir, args),
@@ -572,7 +595,20 @@ fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     request.limit = args.limit;
     request.full_text = args.full_text;
     request.fusion = config.fusion();
-    let response = ws.search(&request)?;
+    if args.answer {
+        return ask(&ws, &config, &request, args.json);
+    }
+    let rerank = match args.rerank {
+        Some(choice) => choice == RerankArg::Llm,
+        None => config.get("search.rerank")? == "llm",
+    };
+    let response = if rerank {
+        let model = quarry_engine::language_model(&config)?;
+        let candidates: usize = config.get("search.rerank_candidates")?.parse()?;
+        ws.search_reranked(&request, model.as_ref(), candidates)?
+    } else {
+        ws.search(&request)?
+    };
     for warning in &response.warnings {
         eprintln!("quarry: warning: {warning}");
     }
@@ -590,6 +626,40 @@ fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
             } else {
                 response.index.repos.join(", ")
             }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `quarry ask`: the model's answer and its checked sources, or the ranked chunks when no model
+/// answered.
+fn ask(
+    ws: &Workspace,
+    config: &quarry_engine::Config,
+    request: &SearchRequest,
+    json: bool,
+) -> Result<()> {
+    let model = quarry_engine::language_model(config)?;
+    let response = ws.ask(request, model.as_ref())?;
+    for warning in &response.search.warnings {
+        eprintln!("quarry: warning: {warning}");
+    }
+    if json {
+        output::print_json(&response)?;
+    } else if let Some(answer) = &response.answer {
+        output::print_answer(&response, answer)?;
+    } else {
+        eprintln!(
+            "quarry: no answer: {}",
+            response.note.as_deref().unwrap_or("")
+        );
+        output::print_search(&response.search, false)?;
+    }
+    if response.answer.is_none() && response.search.results.is_empty() {
+        return Err(NothingFound(format!(
+            "no results for \"{}\" (exit 1)",
+            response.question.chars().take(80).collect::<String>()
         ))
         .into());
     }

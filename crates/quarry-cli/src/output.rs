@@ -160,12 +160,65 @@ fn mention(m: &quarry_engine::search::Mention) -> String {
     }
 }
 
+/// `quarry ask`: the answer, then the sources it cited that the given chunks back.
+pub fn print_answer(response: &quarry_engine::AskResponse, answer: &str) -> Result<()> {
+    let style = Style::stdout();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{answer}\n")?;
+    if response.citations.is_empty() {
+        writeln!(out, "{}", style.paint("2", "(no checked sources)"))?;
+    } else {
+        writeln!(out, "{}", style.paint("2", "sources:"))?;
+        for c in &response.citations {
+            writeln!(
+                out,
+                "  {}:{}",
+                style.paint("35", &shown(&c.path)),
+                style.paint("32", &format!("{}-{}", c.start_line, c.end_line))
+            )?;
+        }
+    }
+    if response.dropped_citations > 0 {
+        writeln!(
+            out,
+            "{}",
+            style.paint(
+                "2",
+                &format!(
+                    "({} citation(s) dropped: not in the chunks the model was given)",
+                    response.dropped_citations
+                )
+            )
+        )?;
+    }
+    Ok(())
+}
+
 pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
     let style = Style::stdout();
     let terms = tokens::query_terms(&response.query);
     let mut out = std::io::stdout().lock();
     if explain {
         explain_plan(&mut out, response)?;
+        if let Some(r) = &response.rerank {
+            match (r.applied, &r.note) {
+                (true, _) => writeln!(
+                    out,
+                    "reranked by {}: it ranked {} of the top {}{} ({} ms)",
+                    r.provider,
+                    r.ranked,
+                    r.candidates,
+                    if r.cached { ", from the cache" } else { "" },
+                    r.elapsed_ms
+                )?,
+                (false, note) => writeln!(
+                    out,
+                    "not reranked ({}): {}",
+                    r.provider,
+                    note.as_deref().unwrap_or("")
+                )?,
+            }
+        }
     }
     // A path alone is ambiguous when more than one repo could answer: name the repo.
     let several_repos = response.index.repos.len() > 1;

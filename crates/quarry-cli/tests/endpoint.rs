@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{sample_repo, Env};
+use common::{result_paths as paths, sample_repo, Env};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -151,15 +151,6 @@ fn serve(stream: TcpStream, garbage: bool) -> bool {
     )
     .unwrap();
     authorized
-}
-
-fn paths(json: &serde_json::Value) -> Vec<String> {
-    json["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["path"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

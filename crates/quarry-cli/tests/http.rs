@@ -334,3 +334,57 @@ fn a_loopback_server_refuses_other_host_names() {
         assert_eq!(status_with_host(&server, &host), 200, "{host}");
     }
 }
+
+#[test]
+fn code_search_takes_rerank_and_says_how_it_went() {
+    let env = Env::new();
+    env.write(
+        "net/one.py",
+        "def retry_connect(host):\n    return dial(host)\n",
+    );
+    env.write(
+        "net/two.py",
+        "def retry_upload(blob):\n    return send(blob)\n",
+    );
+    indexed_repo(&env);
+    // A "model" that always puts the second candidate first.
+    env.ok(&["config", "set", "llm.command", "echo 'chunk 2 first'"]);
+    let server = start(&env, &[]);
+    let query = "/api/search/code?query=retry&mode=lexical";
+    let (status, first) = get(&server, query, None);
+    assert_eq!(status, 200, "{first}");
+    assert!(first.get("rerank").is_none());
+    let ids = result_ids(&first);
+    assert!(ids.len() >= 2, "{first}");
+
+    let (status, json) = get(&server, &format!("{query}&rerank=true&explain=1"), None);
+    assert_eq!(status, 200, "{json}");
+    assert!(
+        json["plan"].is_object(),
+        "explain=1 is read as a switch: {json}"
+    );
+    assert_eq!(json["rerank"]["applied"], true, "{json}");
+    assert_eq!(json["rerank"]["provider"], "command:echo 'chunk 2 first'");
+    assert_eq!(json["results"][0]["id"], ids[1]);
+    assert_eq!(json["results"][1]["id"], ids[0]);
+
+    // A broken command: the first-stage order, a note, still 200.
+    env.ok(&["config", "set", "llm.command", "exit 9"]);
+    let (status, json) = post(
+        &server,
+        "/api/search/code",
+        r#"{"query": "retry", "mode": "lexical", "rerank": true}"#,
+    );
+    assert_eq!(status, 200, "{json}");
+    assert_eq!(json["rerank"]["applied"], false);
+    assert_eq!(result_ids(&json), ids);
+}
+
+fn result_ids(json: &Value) -> Vec<Value> {
+    json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect()
+}

@@ -57,12 +57,7 @@ fn paths(env: &Env, query: &str) -> Vec<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    json["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["path"].as_str().unwrap().to_string())
-        .collect()
+    common::result_paths(&json)
 }
 
 /// Waits until `check` holds (the watcher re-indexes in the background).

@@ -394,5 +394,8 @@ fn cuda_on_the_cpu_build_of_onnxruntime_is_a_clear_error() {
         })
         .unwrap_err()
     );
-    assert!(err.contains("CUDA") && err.contains("QUARRY_ORT_LIB"), "{err}");
+    assert!(
+        err.contains("CUDA") && err.contains("QUARRY_ORT_LIB"),
+        "{err}"
+    );
 }

@@ -81,6 +81,41 @@ pub const KEYS: &[KeySpec] = &[
         help: "seconds one endpoint request may take before quarry gives up and answers lexically",
     },
     KeySpec {
+        name: "search.rerank",
+        kind: KeyKind::Choice(&["none", "llm"]),
+        help: "second stage: llm = a language model (llm.*) reorders the top search.rerank_candidates results; none = the first stage's order",
+    },
+    KeySpec {
+        name: "search.rerank_candidates",
+        kind: KeyKind::Count,
+        help: "first-stage results a language model reorders",
+    },
+    KeySpec {
+        name: "llm.command",
+        kind: KeyKind::Text,
+        help: "command that reads a prompt on stdin and answers on stdout (run with sh -c), used when llm.endpoint is not set",
+    },
+    KeySpec {
+        name: "llm.endpoint",
+        kind: KeyKind::Url,
+        help: "OpenAI-compatible chat API base, e.g. http://localhost:11434/v1 (Ollama); wins over llm.command",
+    },
+    KeySpec {
+        name: "llm.model",
+        kind: KeyKind::Text,
+        help: "the model name llm.endpoint serves, e.g. qwen2.5-coder:7b",
+    },
+    KeySpec {
+        name: "llm.api_key_env",
+        kind: KeyKind::Text,
+        help: "environment variable holding llm.endpoint's API key (the key itself is never stored)",
+    },
+    KeySpec {
+        name: "llm.timeout_s",
+        kind: KeyKind::Number,
+        help: "seconds one language-model call may take before quarry keeps the first-stage order",
+    },
+    KeySpec {
         name: "search.fusion",
         kind: KeyKind::Choice(&["convex", "rrf"]),
         help: "hybrid fusion: convex (weighted normalised scores) or rrf (weighted reciprocal ranks)",
@@ -179,6 +214,11 @@ fn default_of(key: &str) -> String {
         "embed.api_key_env" => DEFAULT_API_KEY_ENV.into(),
         "history.embed_recent" => DEFAULT_EMBED_RECENT.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
+        "search.rerank" => "none".into(),
+        "search.rerank_candidates" => crate::rerank::DEFAULT_RERANK_CANDIDATES.to_string(),
+        "llm.command" => "claude -p".into(),
+        "llm.api_key_env" => DEFAULT_API_KEY_ENV.into(),
+        "llm.timeout_s" => "60".into(),
         "search.fusion" => match f.method {
             FusionMethod::Convex => "convex".into(),
             FusionMethod::Rrf => "rrf".into(),
@@ -401,7 +441,7 @@ impl Config {
             .collect()
     }
 
-    fn number(&self, key: &str) -> f64 {
+    pub fn number(&self, key: &str) -> f64 {
         self.get(key)
             .ok()
             .and_then(|v| v.parse().ok())

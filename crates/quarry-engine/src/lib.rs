@@ -13,6 +13,7 @@ pub mod history;
 mod index;
 mod lock;
 mod progress;
+pub mod rerank;
 pub mod search;
 pub mod service;
 pub mod summary;
@@ -33,6 +34,7 @@ pub use quarry_chunk::ChunkOptions;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
 pub use quarry_rank::{fusion, plan};
 pub use quarry_sources::DiscoverOptions;
+pub use rerank::{language_model, AskResponse, RerankReport};
 pub use search::{Mode, SearchRequest, SearchResponse};
 pub use service::Service;
 pub use workspace::Workspace;

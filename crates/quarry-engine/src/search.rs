@@ -151,6 +151,9 @@ pub struct SearchResponse {
     /// answer is lexical then).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub warnings: Vec<String>,
+    /// Whether a language model reordered the results (`--rerank llm`), and how.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rerank: Option<crate::rerank::RerankReport>,
 }
 
 /// A file ranked by its best chunk.
@@ -417,6 +420,7 @@ impl Workspace {
             },
             files,
             warnings,
+            rerank: None,
         })
     }
 

@@ -45,6 +45,10 @@ pub struct CodeSearchParams {
     /// Also return the query plan (what an issue's frames, code and names point at) and the
     /// file ranking with each file's evidence.
     pub explain: Option<bool>,
+    /// Second stage: true has the workspace's language model (llm.command or llm.endpoint)
+    /// reorder the top results, false keeps the first stage's order [default: the
+    /// search.rerank setting]. A failing model leaves the first-stage order with a note.
+    pub rerank: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -277,7 +281,19 @@ impl Service {
                 _ => bail!("semantic search needs the embedding model"),
             }
         }
-        let response = ws.search(&request)?;
+        let config = ws.config()?;
+        let rerank = match p.rerank {
+            Some(on) => on,
+            None => config.get("search.rerank")? == "llm",
+        };
+        let response = if rerank {
+            let model =
+                crate::rerank::language_model(&config).map_err(|e| bad(format!("{e:#}")))?;
+            let candidates: usize = config.get("search.rerank_candidates")?.parse()?;
+            ws.search_reranked(&request, model.as_ref(), candidates)?
+        } else {
+            ws.search(&request)?
+        };
         self.answer(&ws, &request.repos, serde_json::to_value(response)?)
     }
 

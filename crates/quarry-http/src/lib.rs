@@ -67,7 +67,8 @@ impl From<anyhow::Error> for ApiError {
 }
 
 /// Turns query-string pairs into the service's request type: `repo=a,b` is the `repos`
-/// list, numbers are numbers; unknown names are refused by the type itself.
+/// list, numbers are numbers, switches are booleans; unknown names are refused by the type
+/// itself.
 fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiError> {
     let mut object = Map::new();
     for (key, value) in pairs {
@@ -83,6 +84,12 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
             "limit" => match value.parse::<u64>() {
                 Ok(n) => Value::from(n),
                 Err(_) => Value::String(value),
+            },
+            // The switches of the request types (`explain=true`, `rerank=1`).
+            "explain" | "rerank" => match value.as_str() {
+                "true" | "1" | "yes" => Value::Bool(true),
+                "false" | "0" | "no" => Value::Bool(false),
+                _ => Value::String(value),
             },
             _ => Value::String(value),
         };

@@ -5,13 +5,17 @@
 //! query ─► plan (plan.rs, issue.rs) ─► [engine: BM25 over chunks and files, kNN, symbols, paths]
 //!       ─► fusion of chunk lists (fusion.rs) ─► file ranking with role priors (files.rs, role.rs)
 //!       ─► chunk order and per-file diversification ─► only answers (answers.rs)
+//!       ─► [optional second stage: a language model reorders the top ones (rerank.rs), or
+//!           answers from them with citations that are checked against them (cite.rs)]
 //! ```
 
 pub mod answers;
+pub mod cite;
 pub mod files;
 pub mod fusion;
 pub mod issue;
 pub mod plan;
+pub mod rerank;
 pub mod role;
 
 pub use files::{FileCandidate, FileRankConfig, FileScoreParts, Mention, RankedFile};

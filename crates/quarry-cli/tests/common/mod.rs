@@ -97,6 +97,16 @@ impl Env {
     }
 }
 
+/// The `path` of every result of a search's JSON, in order.
+pub fn result_paths(json: &serde_json::Value) -> Vec<String> {
+    json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub fn write_file(root: &Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
