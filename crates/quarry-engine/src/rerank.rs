@@ -112,15 +112,16 @@ impl Workspace {
                         merged.into_iter().filter_map(|i| slots[i].take()).collect();
                     response.results.splice(0..0, reordered);
                 }
-                Err(e) => report.note = Some(format!("{e:#}; first-stage order kept")),
+                Err(e) => {
+                    let note = format!("{e:#}; first-stage order kept");
+                    response.warnings.push(format!("rerank: {note}"));
+                    report.note = Some(note);
+                }
             }
         } else {
             report.note = Some("fewer than two results: nothing to reorder".into());
         }
         report.elapsed_ms = started.elapsed().as_millis() as u64;
-        if let Some(note) = &report.note {
-            response.warnings.push(format!("rerank: {note}"));
-        }
         response.results.truncate(request.limit);
         for r in response.results.iter_mut().skip(request.full_text) {
             r.text = None;
