@@ -205,9 +205,21 @@ struct SearchArgs {
     /// path:start-end (as `quarry ask`).
     #[arg(long)]
     answer: bool,
+    /// Follow-up searches, fused with the first, until a round finds no new file (at most 3):
+    /// `llm` asks the language model for them, `offline` adds the names the top results
+    /// define; bare `--agentic` is `llm` when llm.command or llm.endpoint is set, else offline.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto")]
+    agentic: Option<AgenticArg>,
     /// Print one JSON document (schema: docs/JSON.md).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AgenticArg {
+    Auto,
+    Llm,
+    Offline,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -294,6 +306,9 @@ struct StatusArgs {
 struct EvalArgs {
     /// The query file (JSONL).
     queries: PathBuf,
+    /// Score agentic search's offline variant (a follow-up from the top results' names).
+    #[arg(long)]
+    agentic: bool,
     /// The modes to score, comma-separated (each corpus is indexed once for all of them).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
     mode: Vec<ModeArg>,
@@ -602,7 +617,17 @@ fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         Some(choice) => choice == RerankArg::Llm,
         None => config.get("search.rerank")? == "llm",
     };
-    let response = if rerank {
+    let response = if let Some(agentic) = args.agentic {
+        let use_model = match agentic {
+            AgenticArg::Llm => true,
+            AgenticArg::Offline => false,
+            AgenticArg::Auto => config.is_set("llm.command") || config.is_set("llm.endpoint"),
+        };
+        let model = use_model
+            .then(|| quarry_engine::language_model(&config))
+            .transpose()?;
+        ws.search_agentic(&request, model.as_deref())?
+    } else if rerank {
         let model = quarry_engine::language_model(&config)?;
         let candidates: usize = config.get("search.rerank_candidates")?.parse()?;
         ws.search_reranked(&request, model.as_ref(), candidates)?
@@ -933,6 +958,7 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         language: args.lang,
         max_queries: args.max_queries,
         weights: args.weights.unwrap_or_default(),
+        agentic: args.agentic,
     };
     let reports = eval::run(&args.queries, &opts, &progress::Bars::new())
         .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;

@@ -63,9 +63,7 @@ impl FakeEndpoint {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         r.fetch_add(1, Ordering::SeqCst);
-                        if serve(stream, garbage) {
-                            a.fetch_add(1, Ordering::SeqCst);
-                        }
+                        serve(stream, garbage, &a);
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -94,8 +92,9 @@ impl Drop for FakeEndpoint {
     }
 }
 
-/// Answers one request; returns whether it carried the expected bearer token.
-fn serve(stream: TcpStream, garbage: bool) -> bool {
+/// Answers one request, counting it in `authorized` when it carried the expected bearer token
+/// (before answering: a client may check the count as soon as it has the answer).
+fn serve(stream: TcpStream, garbage: bool, authorized_count: &AtomicUsize) {
     stream.set_nonblocking(false).unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
@@ -142,6 +141,9 @@ fn serve(stream: TcpStream, garbage: bool) -> bool {
             serde_json::json!({"object": "list", "data": data, "model": "bow-64"}),
         )
     };
+    if authorized {
+        authorized_count.fetch_add(1, Ordering::SeqCst);
+    }
     let text = answer.to_string();
     let mut stream = stream;
     write!(
@@ -150,7 +152,6 @@ fn serve(stream: TcpStream, garbage: bool) -> bool {
         text.len()
     )
     .unwrap();
-    authorized
 }
 
 #[test]

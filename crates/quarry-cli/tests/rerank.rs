@@ -207,3 +207,56 @@ fn ask_answers_with_checked_citations_or_gives_the_chunks() {
     let json = env.json(&["ask", "retry upload", "--mode", "lexical"]);
     assert!(json["answer"].is_null() && json["note"].as_str().unwrap().contains("ranked chunks"));
 }
+
+#[test]
+fn agentic_search_runs_follow_ups_and_stops_when_nothing_new_comes() {
+    let env = Env::new();
+    retry_repo(&env);
+    env.write(
+        "dns/cache.py",
+        "def cached_lookup(name):\n    return CACHE[name]\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let search = |extra: &[&str]| {
+        let mut args = vec!["search", "retry the upload", "--mode", "lexical"];
+        args.extend_from_slice(extra);
+        env.json(&args)
+    };
+
+    // Offline: the follow-up adds the names the top results define.
+    let json = search(&["--agentic", "offline"]);
+    let report = &json["agentic"];
+    assert_eq!(report["provider"], "offline", "{json}");
+    let first_round = report["rounds"][0]["queries"][0].as_str().unwrap();
+    assert!(
+        first_round.starts_with("retry the upload ") && first_round.contains("retry_"),
+        "{json}"
+    );
+
+    // A model that proposes a name the first search could not find: its file joins the list.
+    env.ok(&["config", "set", "llm.command", "echo '1. cached_lookup'"]);
+    let json = search(&["--agentic"]);
+    let report = &json["agentic"];
+    assert_eq!(
+        report["provider"], "command:echo '1. cached_lookup'",
+        "{json}"
+    );
+    assert_eq!(report["rounds"][0]["queries"][0], "cached_lookup");
+    assert_eq!(report["rounds"][0]["new_files"], 1);
+    // The same proposal again is not asked twice: one round.
+    assert_eq!(report["rounds"].as_array().unwrap().len(), 1);
+    assert!(paths(&json).contains(&"dns/cache.py".to_string()), "{json}");
+    assert_eq!(paths(&json)[0], paths(&search(&[]))[0]);
+
+    // A failing model: the first search's results, and a note.
+    env.ok(&["config", "set", "llm.command", "exit 4"]);
+    let json = search(&["--agentic", "llm"]);
+    assert!(
+        json["agentic"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("stopped after 0 round"),
+        "{json}"
+    );
+    assert!(!paths(&json).contains(&"dns/cache.py".to_string()));
+}

@@ -63,6 +63,8 @@ pub struct EvalOptions {
     pub variants: Vec<(String, crate::search::FusionConfig)>,
     /// The model for semantic and hybrid modes.
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
+    /// Score agentic search's offline variant (follow-ups from the top results' names).
+    pub agentic: bool,
 }
 
 /// The outcome of one query.
@@ -272,7 +274,11 @@ fn run_query(
     request.weights = opts.weights;
     request.fusion = run.fusion;
     let started = Instant::now();
-    let response = ws.search(&request)?;
+    let response = if opts.agentic {
+        ws.search_agentic(&request, None)?
+    } else {
+        ws.search(&request)?
+    };
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     let files: Vec<String> = rank_files(&response.results)
         .into_iter()

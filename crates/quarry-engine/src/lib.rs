@@ -2,6 +2,7 @@
 //! calls. It joins the pipeline — sources → chunking → store → retrieval — and owns the
 //! workspace: where the index lives and who may write it.
 
+pub mod agentic;
 pub mod commit_search;
 pub mod config;
 mod embedding;

@@ -89,7 +89,7 @@ impl Workspace {
             note: None,
         };
         if n >= 2 {
-            let mut shown = candidates_of(&response);
+            let mut shown = candidates_of(&response.results);
             shown.truncate(n);
             let key = cache_key(&report.provider, &request.query, &shown);
             let cache = self.rerank_cache_file(&key);
@@ -137,7 +137,7 @@ impl Workspace {
         first.full_text = first.limit;
         let search = self.search(&first)?;
         let started = Instant::now();
-        let chunks = candidates_of(&search);
+        let chunks = candidates_of(&search.results);
         let mut response = AskResponse {
             question: request.query.clone(),
             answer: None,
@@ -176,9 +176,8 @@ impl Workspace {
 }
 
 /// The results of a search as the model is shown them.
-fn candidates_of(response: &SearchResponse) -> Vec<Candidate<'_>> {
-    response
-        .results
+pub(crate) fn candidates_of(results: &[crate::search::SearchResult]) -> Vec<Candidate<'_>> {
+    results
         .iter()
         .map(|r| Candidate {
             path: &r.path,

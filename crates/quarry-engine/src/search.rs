@@ -154,6 +154,9 @@ pub struct SearchResponse {
     /// Whether a language model reordered the results (`--rerank llm`), and how.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rerank: Option<crate::rerank::RerankReport>,
+    /// The follow-up rounds of an agentic search (`--agentic`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agentic: Option<crate::agentic::AgenticReport>,
 }
 
 /// A file ranked by its best chunk.
@@ -421,6 +424,7 @@ impl Workspace {
             files,
             warnings,
             rerank: None,
+            agentic: None,
         })
     }
 

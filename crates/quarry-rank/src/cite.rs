@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::rerank::{attribute, Candidate, CANDIDATE_CHARS};
+use crate::rerank::{close_with, open_tag, Candidate, CANDIDATE_CHARS};
 
 /// A citation as the model wrote it, and whether it is backed by a given chunk.
 #[derive(
@@ -28,13 +28,7 @@ pub fn answer_prompt(question: &str, chunks: &[Candidate]) -> String {
          them. If the chunks do not answer the question, say so. Be brief.\n\n",
     );
     for c in chunks {
-        let _ = write!(
-            out,
-            "<chunk path=\"{}\" lines=\"{}-{}\">\n",
-            attribute(c.path),
-            c.start_line,
-            c.end_line
-        );
+        open_tag(&mut out, "chunk", c);
         // Line numbers let the model cite narrower ranges that are still checkable.
         let head: String = c.text.chars().take(CANDIDATE_CHARS).collect();
         for (i, line) in head.lines().enumerate() {
@@ -43,11 +37,7 @@ pub fn answer_prompt(question: &str, chunks: &[Candidate]) -> String {
         }
         out.push_str("</chunk>\n");
     }
-    let _ = write!(
-        out,
-        "\n<question>{}</question>\n\nAnswer:",
-        question.replace("</question>", "</ question>")
-    );
+    close_with(&mut out, "question", question, "Answer:");
     out
 }
 

@@ -9,6 +9,7 @@
 //!           answers from them with citations that are checked against them (cite.rs)]
 //! ```
 
+pub mod agentic;
 pub mod answers;
 pub mod cite;
 pub mod files;

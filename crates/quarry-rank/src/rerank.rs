@@ -53,11 +53,7 @@ pub fn prompt(query: &str, candidates: &[Candidate]) -> String {
         }
         out.push_str("</chunk>\n");
     }
-    let _ = write!(
-        out,
-        "\n<query>{}</query>\n\nIds, most relevant first:",
-        query.replace("</query>", "</ query>")
-    );
+    close_with(&mut out, "query", query, "Ids, most relevant first:");
     out
 }
 
@@ -115,6 +111,27 @@ pub fn merge(order: &[usize], count: usize) -> Vec<usize> {
     }
     out.extend((0..count).filter(|&i| !placed[i]));
     out
+}
+
+/// Writes `<TAG path="…" lines="a-b">` and a newline.
+pub(crate) fn open_tag(out: &mut String, tag: &str, c: &Candidate) {
+    let _ = writeln!(
+        out,
+        "<{tag} path=\"{}\" lines=\"{}-{}\">",
+        attribute(c.path),
+        c.start_line,
+        c.end_line
+    );
+}
+
+/// Ends a prompt: the user's text in `<TAG>…</TAG>` (its own closing tag defused), then `cue`.
+pub(crate) fn close_with(out: &mut String, tag: &str, text: &str, cue: &str) {
+    let closing = format!("</{tag}>");
+    let _ = write!(
+        out,
+        "\n<{tag}>{}{closing}\n\n{cue}",
+        text.replace(&closing, &format!("</ {tag}>"))
+    );
 }
 
 /// `s` made safe inside a double-quoted tag attribute.

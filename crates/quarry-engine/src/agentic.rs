@@ -1,0 +1,138 @@
+//! Agentic search (`search --agentic`): after the first search, follow-up searches — a language
+//! model's proposals after reading the first results, or offline the query plus the names the
+//! top results define — run, and every round's list is fused into one, until a round finds no
+//! new file (at most three rounds). quarry-rank's `agentic.rs` holds the protocol and fusion.
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use quarry_llm::LanguageModel;
+use quarry_rank::agentic::{
+    feedback_query, follow_up_prompt, fuse_lists, parse_follow_ups, MAX_ROUNDS,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::search::{SearchRequest, SearchResponse, SearchResult};
+use crate::Workspace;
+
+/// Weight of a follow-up's list against the user's own query in the fusion.
+pub const FOLLOW_UP_WEIGHT: f64 = 0.2;
+
+/// What the rounds of an agentic search did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgenticReport {
+    /// `offline` (identifiers of the top results) or the model's provider.
+    pub provider: String,
+    pub rounds: Vec<AgenticRound>,
+    /// Why rounds stopped early, when a model failed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgenticRound {
+    pub queries: Vec<String>,
+    /// Files none of the earlier lists held.
+    pub new_files: usize,
+}
+
+impl Workspace {
+    /// `request`, then follow-up rounds (`model`'s, or offline ones without a model), fused.
+    pub fn search_agentic(
+        &self,
+        request: &SearchRequest,
+        model: Option<&dyn LanguageModel>,
+    ) -> Result<SearchResponse> {
+        let mut response = self.search(request)?;
+        let mut lists: Vec<Vec<SearchResult>> = vec![response.results.clone()];
+        let mut files: HashSet<(String, String)> = response
+            .results
+            .iter()
+            .map(|r| (r.repo.clone(), r.path.clone()))
+            .collect();
+        let mut asked: HashSet<String> = HashSet::from([request.query.clone()]);
+        let mut report = AgenticReport {
+            provider: model.map_or("offline".into(), |m| m.describe()),
+            rounds: Vec::new(),
+            note: None,
+        };
+        let mut current = response.results.clone();
+        for _ in 0..MAX_ROUNDS {
+            let proposals = match model {
+                None => {
+                    let symbols: Vec<&str> =
+                        current.iter().filter_map(|r| r.symbol.as_deref()).collect();
+                    feedback_query(&request.query, &symbols)
+                        .into_iter()
+                        .collect()
+                }
+                Some(model) => {
+                    let shown = crate::rerank::candidates_of(&current);
+                    match model.complete(&follow_up_prompt(
+                        &request.query,
+                        &shown[..shown.len().min(10)],
+                    )) {
+                        Ok(reply) => parse_follow_ups(&reply),
+                        Err(e) => {
+                            report.note = Some(format!(
+                                "{e:#}; stopped after {} round(s)",
+                                report.rounds.len()
+                            ));
+                            break;
+                        }
+                    }
+                }
+            };
+            let queries: Vec<String> = proposals
+                .into_iter()
+                .filter(|q| asked.insert(q.clone()))
+                .collect();
+            if queries.is_empty() {
+                break;
+            }
+            let mut new_files = 0;
+            for query in &queries {
+                let mut follow_up = request.clone();
+                follow_up.query = query.clone();
+                follow_up.explain = false;
+                let found = self.search(&follow_up)?.results;
+                for r in &found {
+                    if files.insert((r.repo.clone(), r.path.clone())) {
+                        new_files += 1;
+                    }
+                }
+                lists.push(found);
+            }
+            report.rounds.push(AgenticRound { queries, new_files });
+            current = fuse(&lists, request.limit);
+            if new_files == 0 {
+                break;
+            }
+        }
+        if !report.rounds.is_empty() {
+            response.results = current;
+            for r in response.results.iter_mut().skip(request.full_text) {
+                r.text = None;
+            }
+        }
+        response.agentic = Some(report);
+        Ok(response)
+    }
+}
+
+/// One list from every round's, by weighted reciprocal rank; a chunk keeps the text and
+/// details of its first appearance.
+fn fuse(lists: &[Vec<SearchResult>], limit: usize) -> Vec<SearchResult> {
+    let ids: Vec<Vec<&str>> = lists
+        .iter()
+        .map(|l| l.iter().map(|r| r.id.as_str()).collect())
+        .collect();
+    let order = fuse_lists(&ids, FOLLOW_UP_WEIGHT);
+    let mut out = Vec::with_capacity(limit);
+    for id in order.into_iter().take(limit) {
+        if let Some(r) = lists.iter().flatten().find(|r| r.id == id) {
+            out.push(r.clone());
+        }
+    }
+    out
+}
