@@ -210,3 +210,37 @@ fn ctrl_c_during_indexing_keeps_what_was_stored_and_names_the_resume_command() {
     env.ok(&["index", env.repo_path()]);
     assert_eq!(env.json(&["status"])["embedding"]["embedded"], 400);
 }
+
+#[test]
+fn an_index_embedded_at_the_other_precision_is_still_searched_by_meaning() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["config", "set", "embed.precision", "fp32"]);
+    let report = env.json(&["index", env.repo_path()]);
+    let model = report["embedding"]["model"].as_str().unwrap().to_string();
+    assert!(!model.contains("int8"), "{model}");
+    // Back to the default (int8): the fp32 vectors are searched with fp32 query vectors, not
+    // turned off until a re-embed.
+    env.ok(&["config", "unset", "embed.precision"]);
+    let out = env.run(&[
+        "search",
+        "put a task back in line after waiting longer each time",
+        "--mode",
+        "semantic",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["results"][0]["path"], "web/upload.ts", "{json}");
+    // Indexing at the new precision re-embeds, as for any model change.
+    let report = env.json(&["index", env.repo_path()]);
+    assert_eq!(report["embedding"]["model_changed"], true, "{report}");
+    assert!(report["embedding"]["model"]
+        .as_str()
+        .unwrap()
+        .contains("onnx-int8"));
+}

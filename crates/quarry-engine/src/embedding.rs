@@ -66,6 +66,25 @@ pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder
     })
 }
 
+/// The local model at its other precision, when that is what the index's vectors were made
+/// with: an index embedded in fp32 (before int8 became the default, or on candle) is searched
+/// with fp32 query vectors instead of turning lexical until it is re-embedded, and the reverse.
+fn other_precision(choice: &EmbedderChoice, stored: Option<&str>) -> Option<Arc<dyn Embedder>> {
+    let EmbedderChoice::Local { model_dir, run } = choice else {
+        return None;
+    };
+    let precision = match run.precision {
+        quarry_embed::Precision::Int8 => quarry_embed::Precision::Fp32,
+        quarry_embed::Precision::Fp32 => quarry_embed::Precision::Int8,
+    };
+    let other = EmbedderChoice::Local {
+        model_dir: model_dir.clone(),
+        run: LocalRun { precision, ..*run },
+    };
+    let embedder = build_embedder(&other).ok().flatten()?;
+    (Some(embedder.fingerprint().as_str()) == stored).then_some(embedder)
+}
+
 /// Why semantic search is off, when it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -156,6 +175,13 @@ impl Workspace {
                 )))
             }
         };
+        let mut embedder = embedder;
+        if purpose == EmbedPurpose::Searching && stored.as_deref() != Some(&embedder.fingerprint())
+        {
+            if let Some(other) = other_precision(&choice, stored.as_deref()) {
+                embedder = other;
+            }
+        }
         let fingerprint = embedder.fingerprint();
         match purpose {
             EmbedPurpose::Searching if stored.as_deref() != Some(fingerprint.as_str()) => {
