@@ -148,7 +148,7 @@ enum RepoAction {
 
 fn query_of(ws: &Workspace, f: &FilterArgs, path: Option<String>) -> Result<CommitQuery> {
     let repos = if f.repo.is_empty() && !f.all_repos {
-        crate::working_directory_repo(ws)?
+        crate::search_cmd::working_directory_repo(ws)?
     } else {
         f.repo.clone()
     };

@@ -7,7 +7,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 
-use crate::ModelDir;
+use crate::{right_pad, ModelDir};
 
 pub(crate) struct CandleBert {
     model: BertModel,
@@ -28,18 +28,10 @@ impl CandleBert {
     /// One batch (token ids, right-padded here with `pad_id`) through BERT, mean-pooled over
     /// the real tokens and L2-normalised.
     pub(crate) fn forward(&self, rows: &[&[u32]], pad_id: u32) -> Result<Vec<Vec<f32>>> {
-        let batch = rows.len();
-        let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
-        let mut input_ids = Vec::with_capacity(batch * seq);
-        let mut mask = Vec::with_capacity(batch * seq);
-        for row in rows {
-            input_ids.extend_from_slice(row);
-            input_ids.extend(std::iter::repeat_n(pad_id, seq - row.len()));
-            mask.extend(std::iter::repeat_n(1u32, row.len()));
-            mask.extend(std::iter::repeat_n(0u32, seq - row.len()));
-        }
-        let input_ids = Tensor::from_vec(input_ids, (batch, seq), &self.device)?;
-        let mask = Tensor::from_vec(mask, (batch, seq), &self.device)?;
+        let padded = right_pad(rows, pad_id);
+        let (batch, seq) = (padded.batch, padded.seq);
+        let input_ids = Tensor::from_vec(padded.ids, (batch, seq), &self.device)?;
+        let mask = Tensor::from_vec(padded.mask, (batch, seq), &self.device)?;
         let token_type_ids = input_ids.zeros_like()?;
         let hidden = self
             .model

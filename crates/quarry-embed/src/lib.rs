@@ -331,6 +331,34 @@ impl LocalEmbedder {
     }
 }
 
+/// A batch of token ids right-padded to its longest row, with the attention mask (1 for a
+/// real token, 0 for padding); both row-major, `batch` × `seq`.
+pub(crate) struct PaddedBatch {
+    pub ids: Vec<u32>,
+    pub mask: Vec<u32>,
+    pub batch: usize,
+    pub seq: usize,
+}
+
+pub(crate) fn right_pad(rows: &[&[u32]], pad_id: u32) -> PaddedBatch {
+    let batch = rows.len();
+    let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
+    let mut ids = Vec::with_capacity(batch * seq);
+    let mut mask = Vec::with_capacity(batch * seq);
+    for row in rows {
+        ids.extend_from_slice(row);
+        ids.extend(std::iter::repeat_n(pad_id, seq - row.len()));
+        mask.extend(std::iter::repeat_n(1u32, row.len()));
+        mask.extend(std::iter::repeat_n(0u32, seq - row.len()));
+    }
+    PaddedBatch {
+        ids,
+        mask,
+        batch,
+        seq,
+    }
+}
+
 /// Cuts `order` (longest first) into batches of at most `size` texts, starting a new batch where
 /// a text is shorter than half the batch's first: padding then stays under half of a batch.
 /// Padding costs compute on every runtime, and with int8 it also moves the vectors, because
@@ -369,6 +397,22 @@ fn load_tokenizer(dir: &ModelDir, max_tokens: usize) -> Result<Tokenizer> {
     Ok(tokenizer)
 }
 
+/// Marks an int8 fingerprint (see [`LocalEmbedder`]'s `fingerprint`).
+const INT8_MARK: &str = "/onnx-int8:";
+
+/// The precision of the vectors a fingerprint of this crate's model names; `None` for another
+/// model's (an endpoint's).
+pub fn fingerprint_precision(fingerprint: &str) -> Option<Precision> {
+    let rest = fingerprint
+        .strip_prefix(MODEL_NAME)?
+        .strip_prefix("/sha256:")?;
+    Some(if rest.contains(INT8_MARK) {
+        Precision::Int8
+    } else {
+        Precision::Fp32
+    })
+}
+
 impl Embedder for LocalEmbedder {
     /// `all-MiniLM-L6-v2/sha256:<first 16 hex of model.safetensors>/max-tokens=<n>/mean-l2/dims=384`
     /// for fp32 (either runtime), with `/onnx-int8:<first 16 hex of model_int8.onnx>` after the
@@ -377,7 +421,7 @@ impl Embedder for LocalEmbedder {
         let int8 = self
             .int8_graph_sha256
             .as_deref()
-            .map(|g| format!("/onnx-int8:{}", &g[..16]))
+            .map(|g| format!("{INT8_MARK}{}", &g[..16]))
             .unwrap_or_default();
         format!(
             "{MODEL_NAME}/sha256:{}{int8}/max-tokens={}/mean-l2/dims={}",
@@ -465,6 +509,23 @@ mod tests {
             .collect();
         assert_eq!(got, vec![vec![0, 1, 2, 3, 4], vec![5], vec![6, 7, 8]]);
         assert!(batches(&[], &ids, 4).is_empty());
+    }
+
+    #[test]
+    fn fingerprints_name_their_precision() {
+        let fp32 = "all-MiniLM-L6-v2/sha256:53aa51172d142c89/max-tokens=128/mean-l2/dims=384";
+        let int8 = "all-MiniLM-L6-v2/sha256:53aa51172d142c89/onnx-int8:9bb3da5203f1a6af/max-tokens=128/mean-l2/dims=384";
+        assert_eq!(fingerprint_precision(fp32), Some(Precision::Fp32));
+        assert_eq!(fingerprint_precision(int8), Some(Precision::Int8));
+        assert_eq!(fingerprint_precision("openai-api:nomic-embed-text"), None);
+    }
+
+    #[test]
+    fn padding_is_on_the_right_and_masked() {
+        let b = right_pad(&[&[5, 6, 7], &[8]], 0);
+        assert_eq!((b.batch, b.seq), (2, 3));
+        assert_eq!(b.ids, vec![5, 6, 7, 8, 0, 0]);
+        assert_eq!(b.mask, vec![1, 1, 1, 1, 0, 0]);
     }
 
     #[test]

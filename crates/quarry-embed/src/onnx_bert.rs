@@ -16,7 +16,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
 
-use crate::Device;
+use crate::{right_pad, Device};
 
 pub(crate) struct OnnxBert {
     // `Session::run` takes `&mut self`; batches run one at a time anyway.
@@ -25,13 +25,17 @@ pub(crate) struct OnnxBert {
 }
 
 /// onnxruntime allows one environment per process, and the library is loaded once: the
-/// first load's outcome (or its error) is kept.
+/// first load's outcome (or its error) is kept. A missing file is checked before and never
+/// kept, so a later load with the file in place still works.
 fn environment(library: &Path) -> Result<Environment> {
     static ENV: OnceLock<std::result::Result<Environment, String>> = OnceLock::new();
+    if ENV.get().is_none() && !library.is_file() {
+        anyhow::bail!(
+            "cannot load onnxruntime: {} does not exist",
+            library.display()
+        );
+    }
     ENV.get_or_init(|| {
-        if !library.is_file() {
-            return Err(format!("{} does not exist", library.display()));
-        }
         ort::init_from(library)
             .map_err(|e| e.to_string())?
             .with_name("quarry")
@@ -90,16 +94,11 @@ impl OnnxBert {
     /// One batch of token ids (right-padded here) through the graph, mean-pooled over the real
     /// tokens and L2-normalised: the same pooling as the candle runtime.
     pub(crate) fn forward(&self, rows: &[&[u32]], pad_id: u32) -> Result<Vec<Vec<f32>>> {
-        let batch = rows.len();
-        let seq = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
-        let mut input_ids = Vec::with_capacity(batch * seq);
-        let mut mask = Vec::with_capacity(batch * seq);
-        for row in rows {
-            input_ids.extend(row.iter().map(|&t| t as i32));
-            input_ids.extend(std::iter::repeat_n(pad_id as i32, seq - row.len()));
-            mask.extend(std::iter::repeat_n(1i32, row.len()));
-            mask.extend(std::iter::repeat_n(0i32, seq - row.len()));
-        }
+        let padded = right_pad(rows, pad_id);
+        let (batch, seq) = (padded.batch, padded.seq);
+        // The graph takes int32 ids and mask (EmbedLayerNormalization's inputs).
+        let input_ids: Vec<i32> = padded.ids.into_iter().map(|t| t as i32).collect();
+        let mask: Vec<i32> = padded.mask.into_iter().map(|m| m as i32).collect();
         let shape = [batch, seq];
         let input_ids = Tensor::from_array((shape, input_ids))?;
         let attention_mask = Tensor::from_array((shape, mask))?;

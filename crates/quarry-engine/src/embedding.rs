@@ -14,15 +14,6 @@ use std::time::{Duration, Instant};
 /// Distinct texts fetched, embedded and stored per transaction.
 const BACKFILL_BATCH: usize = 128;
 
-/// Loads the local model installed by `scripts/install-model.sh` (or `quarry model install`)
-/// with the default runtime (onnxruntime int8 when installed, else candle); the error says how
-/// to install it when it is missing.
-pub fn load_local_embedder() -> Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(quarry_embed::LocalEmbedder::new(local_options(
-        LocalRun::default(),
-    ))?))
-}
-
 fn local_options(run: LocalRun) -> quarry_embed::EmbedOptions {
     quarry_embed::EmbedOptions {
         max_tokens: EMBED_MAX_TOKENS,
@@ -64,25 +55,6 @@ pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder
             Some(Arc::new(quarry_embed::EndpointEmbedder::new(options)?))
         }
     })
-}
-
-/// The local model at its other precision, when that is what the index's vectors were made
-/// with: an index embedded in fp32 (before int8 became the default, or on candle) is searched
-/// with fp32 query vectors instead of turning lexical until it is re-embedded, and the reverse.
-fn other_precision(choice: &EmbedderChoice, stored: Option<&str>) -> Option<Arc<dyn Embedder>> {
-    let EmbedderChoice::Local { model_dir, run } = choice else {
-        return None;
-    };
-    let precision = match run.precision {
-        quarry_embed::Precision::Int8 => quarry_embed::Precision::Fp32,
-        quarry_embed::Precision::Fp32 => quarry_embed::Precision::Int8,
-    };
-    let other = EmbedderChoice::Local {
-        model_dir: model_dir.clone(),
-        run: LocalRun { precision, ..*run },
-    };
-    let embedder = build_embedder(&other).ok().flatten()?;
-    (Some(embedder.fingerprint().as_str()) == stored).then_some(embedder)
 }
 
 /// Why semantic search is off, when it is.
@@ -152,8 +124,20 @@ impl Workspace {
     /// when semantic search stays off; errors are only for broken settings.
     pub fn attach_embedder(&mut self, purpose: EmbedPurpose) -> Result<Option<EmbedderNote>> {
         use EmbedderNoteKind::*;
-        let choice = self.config()?.embedder_choice()?;
+        let mut choice = self.config()?.embedder_choice()?;
         let stored = self.store().embedding_model()?;
+        // A search runs the local model at the precision of the index's vectors: fp32 vectors
+        // (made before int8 became the default, or on candle) are searched with fp32 queries
+        // until the next index run re-embeds them, and the reverse.
+        if let (EmbedPurpose::Searching, EmbedderChoice::Local { run, .. }) = (purpose, &mut choice)
+        {
+            if let Some(precision) = stored
+                .as_deref()
+                .and_then(quarry_embed::fingerprint_precision)
+            {
+                run.precision = precision;
+            }
+        }
         if purpose == EmbedPurpose::Searching && stored.is_none() {
             return Ok(Some(EmbedderNote::new(
                 NoVectors,
@@ -175,13 +159,6 @@ impl Workspace {
                 )))
             }
         };
-        let mut embedder = embedder;
-        if purpose == EmbedPurpose::Searching && stored.as_deref() != Some(&embedder.fingerprint())
-        {
-            if let Some(other) = other_precision(&choice, stored.as_deref()) {
-                embedder = other;
-            }
-        }
         let fingerprint = embedder.fingerprint();
         match purpose {
             EmbedPurpose::Searching if stored.as_deref() != Some(fingerprint.as_str()) => {

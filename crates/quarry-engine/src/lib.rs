@@ -24,8 +24,7 @@ mod workspace;
 
 pub use config::Config;
 pub use embedding::{
-    build_embedder, load_local_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind,
-    EMBED_MAX_TOKENS,
+    build_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind, EMBED_MAX_TOKENS,
 };
 pub use freshness::Freshness;
 pub use index::{FileChange, IndexOptions, IndexReport};

@@ -64,6 +64,27 @@ struct CachedOrder {
 }
 
 impl Workspace {
+    /// The search every interface runs: `request`, then, when `rerank` says so (unset: the
+    /// `search.rerank` setting), the language model of `config` reorders its top
+    /// `search.rerank_candidates` results.
+    pub fn search_with_settings(
+        &self,
+        request: &SearchRequest,
+        config: &crate::Config,
+        rerank: Option<bool>,
+    ) -> Result<SearchResponse> {
+        let rerank = match rerank {
+            Some(on) => on,
+            None => config.get("search.rerank")? == "llm",
+        };
+        if !rerank {
+            return self.search(request);
+        }
+        let model = language_model(config)?;
+        let candidates = config.number("search.rerank_candidates") as usize;
+        self.search_reranked(request, model.as_ref(), candidates)
+    }
+
     /// Runs `request`, then has `model` reorder its top `candidates` results. The model sees
     /// each candidate's text (the first stage is asked for as many results, with text); the
     /// answer keeps `request.limit` results and `request.full_text` texts.

@@ -267,7 +267,8 @@ impl Service {
         request.path = p.path;
         request.limit = limit(p.limit, crate::search::DEFAULT_LIMIT);
         request.explain = p.explain.unwrap_or(false);
-        request.fusion = ws.config()?.fusion();
+        let config = ws.config()?;
+        request.fusion = config.fusion();
         if request.mode != Mode::Lexical && ws.embedder.is_none() {
             let note = self
                 .embedder
@@ -281,19 +282,7 @@ impl Service {
                 _ => bail!("semantic search needs the embedding model"),
             }
         }
-        let config = ws.config()?;
-        let rerank = match p.rerank {
-            Some(on) => on,
-            None => config.get("search.rerank")? == "llm",
-        };
-        let response = if rerank {
-            let model =
-                crate::rerank::language_model(&config).map_err(|e| bad(format!("{e:#}")))?;
-            let candidates: usize = config.get("search.rerank_candidates")?.parse()?;
-            ws.search_reranked(&request, model.as_ref(), candidates)?
-        } else {
-            ws.search(&request)?
-        };
+        let response = ws.search_with_settings(&request, &config, p.rerank)?;
         self.answer(&ws, &request.repos, serde_json::to_value(response)?)
     }
 

@@ -1,0 +1,232 @@
+//! `quarry search` and `quarry ask`: the search flags, the first stage and the second (rerank,
+//! agentic follow-ups, a grounded answer), and the working-directory scoping both share with
+//! the history commands.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use quarry_core::Language;
+use quarry_engine::{EmbedPurpose, Mode, SearchRequest, Workspace};
+
+use crate::{output, parse_language, settings, ModeArg, NothingFound};
+
+#[derive(Args)]
+pub struct SearchArgs {
+    /// What to look for: words, identifiers, a question, a whole issue text.
+    #[arg(required_unless_present_any = ["stdin", "query_file"], num_args = 1..)]
+    query: Vec<String>,
+    /// Read the query from standard input (a whole issue or stack trace, without shell quoting).
+    #[arg(long, conflicts_with_all = ["query", "query_file"])]
+    stdin: bool,
+    /// Read the query from a file.
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    query_file: Option<PathBuf>,
+    /// How many chunks to return.
+    #[arg(short = 'k', long = "limit", default_value_t = quarry_engine::search::DEFAULT_LIMIT)]
+    limit: usize,
+    /// How many of them carry their text (the rest: path, lines, symbol).
+    #[arg(long, default_value_t = quarry_engine::search::DEFAULT_FULL_TEXT)]
+    full_text: usize,
+    /// Only this repo (repeatable). Run inside an indexed repo, search covers that repo
+    /// unless --repo or --all-repos says otherwise.
+    #[arg(long)]
+    repo: Vec<String>,
+    /// Search every repo of the workspace, even when run inside one of them.
+    #[arg(long, conflicts_with = "repo")]
+    all_repos: bool,
+    /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, markdown, text).
+    #[arg(long, value_parser = parse_language)]
+    lang: Option<Language>,
+    /// Only paths matching this glob (or containing this text).
+    #[arg(long)]
+    path: Option<String>,
+    #[arg(long, value_enum, default_value = "auto")]
+    mode: ModeArg,
+    /// Print the query plan (what an issue text's frames, code and names point at), the file
+    /// ranking with each file's evidence, and each result's score parts.
+    #[arg(long)]
+    explain: bool,
+    /// Bring the index up to date first (a size/mtime check, then hashes of what moved).
+    #[arg(long)]
+    sync: bool,
+    /// Second stage: `llm` has a language model (llm.command, default `claude -p`, or
+    /// llm.endpoint) reorder the top search.rerank_candidates results; `none` keeps the first
+    /// stage's order [default: the search.rerank setting].
+    #[arg(long, value_enum)]
+    rerank: Option<RerankArg>,
+    /// Answer the query as a question from the results with a language model, citing
+    /// path:start-end (as `quarry ask`).
+    #[arg(long)]
+    pub answer: bool,
+    /// Follow-up searches, fused with the first, until a round finds no new file (at most 3):
+    /// `llm` asks the language model for them, `offline` adds the names the top results
+    /// define; bare `--agentic` is `llm` when llm.command or llm.endpoint is set, else offline.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto")]
+    agentic: Option<AgenticArg>,
+    /// Print one JSON document (schema: docs/JSON.md).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AgenticArg {
+    Auto,
+    Llm,
+    Offline,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RerankArg {
+    None,
+    Llm,
+}
+
+pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
+    if args.repo.is_empty() && !args.all_repos {
+        args.repo = working_directory_repo(&Workspace::open_existing(dir)?)?;
+    }
+    if args.sync {
+        sync_before_search(dir, &args.repo)?;
+    }
+    let mut ws = Workspace::open_existing(dir)?;
+    let config = ws.config()?;
+    let mode: Mode = args.mode.into();
+    if mode != Mode::Lexical {
+        if let Some(note) = ws.attach_embedder(EmbedPurpose::Searching)? {
+            if mode != Mode::Auto {
+                anyhow::bail!("{}", note.message);
+            }
+            settings::tell(dir, &note, "searching lexically");
+        }
+    }
+    let query = if args.stdin {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("cannot read the query from standard input")?;
+        text
+    } else if let Some(file) = &args.query_file {
+        std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the query file {}", file.display()))?
+    } else {
+        args.query.join(" ")
+    };
+    let mut request = SearchRequest::new(query);
+    request.explain = args.explain;
+    request.mode = mode;
+    request.repos = args.repo;
+    request.language = args.lang;
+    request.path = args.path;
+    request.limit = args.limit;
+    request.full_text = args.full_text;
+    request.fusion = config.fusion();
+    if args.answer {
+        return ask(&ws, &config, &request, args.json);
+    }
+    let response = if let Some(agentic) = args.agentic {
+        let use_model = match agentic {
+            AgenticArg::Llm => true,
+            AgenticArg::Offline => false,
+            AgenticArg::Auto => config.is_set("llm.command") || config.is_set("llm.endpoint"),
+        };
+        let model = use_model
+            .then(|| quarry_engine::language_model(&config))
+            .transpose()?;
+        ws.search_agentic(&request, model.as_deref())?
+    } else {
+        ws.search_with_settings(&request, &config, args.rerank.map(|r| r == RerankArg::Llm))?
+    };
+    for warning in &response.warnings {
+        eprintln!("quarry: warning: {warning}");
+    }
+    if args.json {
+        output::print_json(&response)?;
+    } else {
+        output::print_search(&response, args.explain)?;
+    }
+    if response.results.is_empty() {
+        return Err(NothingFound(format!(
+            "no results for \"{}\" in {} (exit 1)",
+            response.query.chars().take(80).collect::<String>(),
+            if response.index.repos.is_empty() {
+                "an empty workspace".to_string()
+            } else {
+                response.index.repos.join(", ")
+            }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `quarry ask`: the model's answer and its checked sources, or the ranked chunks when no model
+/// answered.
+fn ask(
+    ws: &Workspace,
+    config: &quarry_engine::Config,
+    request: &SearchRequest,
+    json: bool,
+) -> Result<()> {
+    let model = quarry_engine::language_model(config)?;
+    let response = ws.ask(request, model.as_ref())?;
+    for warning in &response.search.warnings {
+        eprintln!("quarry: warning: {warning}");
+    }
+    if json {
+        output::print_json(&response)?;
+    } else if let Some(answer) = &response.answer {
+        output::print_answer(&response, answer)?;
+    } else {
+        eprintln!(
+            "quarry: no answer: {}",
+            response.note.as_deref().unwrap_or("")
+        );
+        output::print_search(&response.search, false)?;
+    }
+    if response.answer.is_none() && response.search.results.is_empty() {
+        return Err(NothingFound(format!(
+            "no results for \"{}\" (exit 1)",
+            response.question.chars().take(80).collect::<String>()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The repo a command run from the working directory is about: the indexed repo that contains
+/// it, when the workspace holds more than one (with one, scoping changes nothing).
+pub(crate) fn working_directory_repo(ws: &Workspace) -> Result<Vec<String>> {
+    let repos = ws.store().repos()?;
+    if repos.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(Vec::new());
+    };
+    Ok(match ws.repo_containing(&cwd)? {
+        Some((repo, _)) => {
+            if std::io::stderr().is_terminal() {
+                eprintln!(
+                    "quarry: searching {} (the repo this folder is in; --all-repos searches all {})",
+                    repo.name,
+                    repos.len()
+                );
+            }
+            vec![repo.name]
+        }
+        None => Vec::new(),
+    })
+}
+
+/// `search --sync`: re-indexes the searched repos' changed files (and embeds their chunks).
+fn sync_before_search(dir: &std::path::Path, repos: &[String]) -> Result<()> {
+    Workspace::open_existing(dir)?;
+    let wait = std::time::Duration::from_secs(10);
+    let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, false)?;
+    let reports = ws.reindex_repos(repos)?;
+    if reports.iter().any(|r| r.added + r.changed > 0) {
+        ws.embed_changes()?;
+    }
+    Ok(())
+}
