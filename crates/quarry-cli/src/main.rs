@@ -472,7 +472,9 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     // From here on, the lock is held only while a batch of vectors is stored.
     ws.lock_per_batch(lock);
     let mut embedding = None;
-    if !args.no_embed && !progress::interrupted() {
+    // Also after a Ctrl-C: the backfill then stores nothing more, and its report says how many
+    // chunks have vectors, whenever the Ctrl-C came.
+    if !args.no_embed {
         match ws.attach_embedder(EmbedPurpose::Indexing)? {
             Some(note) => settings::tell(dir, &note, "indexing lexically only"),
             None => {
