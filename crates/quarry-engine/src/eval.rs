@@ -10,6 +10,8 @@
 mod commits;
 mod corpus;
 mod functions;
+#[cfg(test)]
+mod judge_test;
 mod metrics;
 
 use crate::search::{rank_files, Mode, SearchRequest};
@@ -65,6 +67,19 @@ pub struct EvalOptions {
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
     /// Score agentic search's offline variant (follow-ups from the top results' names).
     pub agentic: bool,
+    /// A local model that judges each search's top results (the pointwise second stage),
+    /// scored beside the first stage at each blend weight.
+    pub judge: Option<Judge>,
+}
+
+/// The pointwise second stage under evaluation.
+#[derive(Clone)]
+pub struct Judge {
+    pub scorer: std::sync::Arc<dyn quarry_llm::RelevanceScorer>,
+    /// Top results each query's judge reads.
+    pub candidates: usize,
+    /// Weights of the judge's order against the first stage's (1: the judge alone).
+    pub model_weights: Vec<f64>,
 }
 
 /// The outcome of one query.
@@ -228,6 +243,8 @@ struct ModeRun {
     /// The label of the settings varied, and the settings.
     setting: String,
     fusion: crate::search::FusionConfig,
+    /// The judge's blend weight, when this run reorders by the judge.
+    model_weight: Option<f64>,
     outcomes: Vec<Option<QueryOutcome>>,
 }
 
@@ -238,17 +255,30 @@ fn mode_runs(opts: &EvalOptions, queries: usize) -> Vec<ModeRun> {
     } else {
         opts.variants.clone()
     };
-    opts.modes
-        .iter()
-        .flat_map(|&mode| {
-            variants.iter().map(move |(setting, fusion)| ModeRun {
-                mode,
-                setting: setting.clone(),
-                fusion: *fusion,
-                outcomes: vec![None; queries],
-            })
-        })
-        .collect()
+    // The first stage alone, then each judge weight on top of it.
+    let mut weights = vec![None];
+    if let Some(judge) = &opts.judge {
+        weights.extend(judge.model_weights.iter().copied().map(Some));
+    }
+    let mut runs = Vec::new();
+    for &mode in &opts.modes {
+        for (setting, fusion) in &variants {
+            for &model_weight in &weights {
+                let setting = match model_weight {
+                    Some(w) => format!("{setting} judge_weight={w}").trim().to_string(),
+                    None => setting.clone(),
+                };
+                runs.push(ModeRun {
+                    mode,
+                    setting,
+                    fusion: *fusion,
+                    model_weight,
+                    outcomes: vec![None; queries],
+                });
+            }
+        }
+    }
+    runs
 }
 
 /// Runs one query; returns the mode the search resolved to and the outcome.
@@ -274,11 +304,20 @@ fn run_query(
     request.weights = opts.weights;
     request.fusion = run.fusion;
     let started = Instant::now();
-    let response = if opts.agentic {
+    let judge = opts.judge.as_ref().zip(run.model_weight);
+    if let Some((judge, _)) = judge {
+        request.full_text = request.full_text.max(judge.candidates);
+    }
+    let mut response = if opts.agentic {
         ws.search_agentic(&request, None)?
     } else {
         ws.search(&request)?
     };
+    if let Some((judge, weight)) = judge {
+        let n = judge.candidates.min(response.results.len());
+        let scores = ws.relevance_scores(&request.query, &response.results[..n], &*judge.scorer)?;
+        crate::pointwise::reorder(&mut response.results, &scores, weight);
+    }
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     let files: Vec<String> = rank_files(&response.results)
         .into_iter()

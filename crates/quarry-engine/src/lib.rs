@@ -13,6 +13,7 @@ pub mod graph;
 pub mod history;
 mod index;
 mod lock;
+pub mod pointwise;
 mod progress;
 pub mod rerank;
 pub mod search;

@@ -248,18 +248,25 @@ fn read_cached(file: &std::path::Path, provider: &str) -> Option<Vec<usize>> {
 
 /// Best effort: a workspace folder that cannot be written just means asking again next time.
 fn write_cached(file: &std::path::Path, provider: &str, order: &[usize]) {
+    write_json_atomically(
+        file,
+        &CachedOrder {
+            provider: provider.to_string(),
+            order: order.to_vec(),
+        },
+    );
+}
+
+/// Writes `value` as JSON beside `file`, then renames it into place, so a reader never sees
+/// half a file; best effort (a cache that cannot be written is asked again next time).
+pub(crate) fn write_json_atomically(file: &std::path::Path, value: &impl Serialize) {
     let Some(dir) = file.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    let body = CachedOrder {
-        provider: provider.to_string(),
-        order: order.to_vec(),
-    };
-    let Ok(bytes) = serde_json::to_vec(&body) else {
+    let Ok(bytes) = serde_json::to_vec(value) else {
         return;
     };
-    // Beside, then renamed: a reader never sees half a file.
     let partial = file.with_extension(format!("{}.partial", std::process::id()));
     if std::fs::write(&partial, bytes).is_ok() && std::fs::rename(&partial, file).is_err() {
         let _ = std::fs::remove_file(&partial);

@@ -8,9 +8,11 @@
 
 mod command;
 mod endpoint;
+mod gguf_relevance;
 
 pub use command::CommandModel;
 pub use endpoint::EndpointModel;
+pub use gguf_relevance::{GgufRelevanceModel, RelevanceScorer};
 
 /// A language model that completes one prompt.
 pub trait LanguageModel: Send + Sync {

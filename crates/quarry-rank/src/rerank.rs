@@ -148,6 +148,30 @@ fn cut(text: &str, max: usize) -> &str {
     }
 }
 
+/// Reciprocal-rank constant for [`blend`]: small, because a second stage sees tens of
+/// candidates, not hundreds, and a rank's weight should fall off within them.
+const BLEND_RANK_K: f64 = 10.0;
+
+/// A pointwise judge's order blended with the first stage's: each candidate scores
+/// `model_weight / (K + model rank) + (1 - model_weight) / (K + first-stage rank)`; returns the
+/// candidates' positions (0-based), best first. `model_weight` 1 is the judge's order alone
+/// (ties keep the first stage's order), 0 the first stage's.
+pub fn blend(scores: &[f32], model_weight: f64) -> Vec<usize> {
+    let mut by_model: Vec<usize> = (0..scores.len()).collect();
+    by_model.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let mut model_rank = vec![0usize; scores.len()];
+    for (rank, &i) in by_model.iter().enumerate() {
+        model_rank[i] = rank;
+    }
+    let fused = |i: usize| {
+        model_weight / (BLEND_RANK_K + model_rank[i] as f64 + 1.0)
+            + (1.0 - model_weight) / (BLEND_RANK_K + i as f64 + 1.0)
+    };
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| fused(b).total_cmp(&fused(a)).then(a.cmp(&b)));
+    order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +241,19 @@ mod tests {
             merged.sort_unstable();
             prop_assert_eq!(merged, (0..count).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn blend_moves_from_the_first_stage_to_the_judge() {
+        let scores = [0.1, 0.9, 0.5, 0.3];
+        assert_eq!(blend(&scores, 1.0), vec![1, 2, 3, 0]);
+        assert_eq!(blend(&scores, 0.0), vec![0, 1, 2, 3]);
+        // Half and half: the judge's favourite overtakes, but a strong first-stage rank holds
+        // against a weak judgement only so far.
+        let half = blend(&scores, 0.5);
+        assert_eq!(half[0], 1);
+        assert_eq!(half.len(), 4);
+        // Ties in the judge's scores keep the first stage's order.
+        assert_eq!(blend(&[0.5, 0.5, 0.5], 1.0), vec![0, 1, 2]);
     }
 }
