@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Installs the third-party clients the test suite drives quarry with — today the official MCP
-# Inspector CLI (npm @modelcontextprotocol/inspector) — into tests/clients/node_modules, at the
-# versions tests/clients/package-lock.json pins (npm checks each package's integrity hash).
-# Needs Node.js and npm, from the npm registry only; no package install scripts are run.
+# Installs the third-party tools the test suite drives quarry with or compares it to: the
+# official MCP Inspector CLI (npm @modelcontextprotocol/inspector) and ast-grep's CLI (npm
+# @ast-grep/cli) into tests/clients/node_modules, at the versions tests/clients/package-lock.json
+# pins (npm checks each package's integrity hash), and ripgrep (Debian's package), which
+# `quarry grep` is tested against. Needs Node.js and npm, from the npm registry only; no
+# package install scripts are run.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/clients"
+
+if ! command -v rg >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get install -y ripgrep || { apt-get update && apt-get install -y ripgrep; }
+    else
+        echo "install-test-clients.sh: ripgrep is needed for the grep comparison tests (e.g. 'sudo apt-get install ripgrep'), then run again." >&2
+        exit 1
+    fi
+fi
 
 if ! command -v npm >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

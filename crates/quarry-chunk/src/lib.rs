@@ -67,6 +67,11 @@ impl ChunkOptions {
     }
 }
 
+/// The tree-sitter grammar quarry parses `language` with, if it has one.
+pub fn grammar(language: Language) -> Option<tree_sitter::Language> {
+    languages::spec(language).map(|spec| (spec.grammar)())
+}
+
 /// Cuts `text` (a file in `language`) into chunks and collects its symbols.
 ///
 /// Lines are 1-based and inclusive; a chunk's text is exactly its lines joined with `\n`

@@ -2,6 +2,7 @@
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
 mod agent_output;
+mod exact_cmd;
 mod history_cmd;
 mod hook;
 mod hook_install;
@@ -43,6 +44,12 @@ enum Command {
     Index(IndexArgs),
     /// Search the indexed code.
     Search(search_cmd::SearchArgs),
+    /// Lines matching a regular expression or literal, with ripgrep's flags and output; files
+    /// the index proves cannot match are not read (works without an index too).
+    Grep(exact_cmd::GrepArgs),
+    /// Structural search with ast-grep patterns ('def $F($$$ARGS):', '$X.unwrap()'): matches
+    /// with their lines and captured metavariables.
+    Sg(exact_cmd::SgArgs),
     /// Answer a question from the top search results with a language model (llm.command,
     /// default `claude -p`, or llm.endpoint), citing path:start-end; citations are checked
     /// against the chunks it was given. Without a model: the ranked chunks.
@@ -420,6 +427,8 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Index(args) => index(&dir, args),
         Command::Search(args) => search_cmd::search(&dir, args),
+        Command::Grep(args) => exact_cmd::grep(&dir, args),
+        Command::Sg(args) => exact_cmd::sg(&dir, args),
         Command::Ask(mut args) => {
             args.answer = true;
             search_cmd::search(&dir, args)

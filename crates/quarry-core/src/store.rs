@@ -25,6 +25,10 @@ pub struct IndexedFile {
     pub language: Language,
     pub state: FileState,
     pub content: FileChunks,
+    /// The file's exact text, for the trigram table that narrows `quarry grep` to the files
+    /// that can match; `None` when the text read is not the file's bytes (invalid UTF-8 was
+    /// replaced), so grep always reads that file itself.
+    pub grep_text: Option<String>,
 }
 
 /// One transaction's worth of changes to a repo.
@@ -249,4 +253,19 @@ pub trait Store: crate::history::HistoryStore {
     fn search_vector(&self, query: &VectorQuery) -> anyhow::Result<Vec<ChunkHit>>;
     /// Bytes the store occupies (for `quarry status`).
     fn size_bytes(&self) -> u64;
+    /// Every file whose exact text is in the trigram table, with the state it was read in and
+    /// whether its trigrams satisfy `query` (an FTS5 trigram expression; `None`: all may).
+    fn trigram_files(&self, query: Option<&str>) -> anyhow::Result<Vec<TrigramFile>>;
+}
+
+/// A file as the trigram pre-filter knows it.
+#[derive(Debug, Clone)]
+pub struct TrigramFile {
+    /// The repo's root and the file's path in it.
+    pub root: String,
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// Whether the file's text may contain a match (false: it certainly does not).
+    pub may_match: bool,
 }

@@ -96,6 +96,7 @@ fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOpti
                     language: candidate.language,
                     state,
                     content,
+                    grep_text: (!lossy).then_some(text),
                 },
                 lossy,
             )

@@ -8,6 +8,7 @@ pub mod config;
 mod embedding;
 pub mod eval;
 mod evidence;
+pub mod exact;
 mod freshness;
 pub mod graph;
 pub mod history;

@@ -294,6 +294,7 @@ impl SqliteStore {
             [file_id],
         )?;
         tx.execute("DELETE FROM files_fts WHERE rowid = ?1", [file_id])?;
+        tx.execute("DELETE FROM file_trigrams WHERE rowid = ?1", [file_id])?;
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
         Ok(())
     }
@@ -305,8 +306,10 @@ impl SqliteStore {
             let mut find =
                 tx.prepare_cached("SELECT id FROM files WHERE repo_id = ?1 AND path = ?2")?;
             let mut insert_file = tx.prepare_cached(
-                "INSERT INTO files(repo_id, path, language, hash, size, mtime_ns, stem) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO files(repo_id, path, language, hash, size, mtime_ns, stem, trigrams) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?;
+            let mut insert_trigrams =
+                tx.prepare_cached("INSERT INTO file_trigrams(rowid, text) VALUES (?1, ?2)")?;
             let mut insert_chunk = tx.prepare_cached(
                 "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -358,9 +361,13 @@ impl SqliteStore {
                     file.state.hash,
                     file.state.size as i64,
                     file.state.mtime_ns,
-                    tokens::file_stem_key(&file.path)
+                    tokens::file_stem_key(&file.path),
+                    file.grep_text.is_some()
                 ])?;
                 let file_id = tx.last_insert_rowid();
+                if let Some(text) = &file.grep_text {
+                    insert_trigrams.execute(params![file_id, text])?;
+                }
                 let path_tokens = tokens::index_text(&file.path);
                 let mut file_body = String::new();
                 for chunk in &file.content.chunks {
@@ -531,6 +538,12 @@ impl Store for SqliteStore {
         })
         .and_then(|_| {
             tx.execute(
+                "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
+                [repo],
+            )
+        })
+        .and_then(|_| {
+            tx.execute(
                 "DELETE FROM commits_fts WHERE rowid IN (SELECT id FROM commits WHERE repo_id = ?1)",
                 [repo],
             )
@@ -686,6 +699,10 @@ impl Store for SqliteStore {
             .filter_map(|s| std::fs::metadata(format!("{}{s}", self.path.display())).ok())
             .map(|m| m.len())
             .sum()
+    }
+
+    fn trigram_files(&self, query: Option<&str>) -> Result<Vec<quarry_core::TrigramFile>> {
+        search::trigram_files(&self.conn, query).map_err(|e| self.err(e))
     }
 }
 

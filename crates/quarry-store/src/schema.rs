@@ -148,6 +148,18 @@ const MIGRATIONS: &[&str] = &[
     -- Files stored before this version have no stem: make the next run re-read them.
     UPDATE files SET hash = '', mtime_ns = 0;
     "#,
+    // 8: every file's exact text as trigrams (rowid = files.id; the text itself is not kept),
+    // so `quarry grep` reads only the files that contain its pattern's literals; `trigrams`
+    // says the file has its row (a file read with replaced bytes has none and is always
+    // scanned).
+    r#"
+    CREATE VIRTUAL TABLE file_trigrams USING fts5(
+        text, content = '', contentless_delete = 1, detail = 'none', tokenize = 'trigram'
+    );
+    ALTER TABLE files ADD COLUMN trigrams INTEGER NOT NULL DEFAULT 0;
+    -- Files stored before this version have no trigrams: make the next run re-read them.
+    UPDATE files SET hash = '', mtime_ns = 0;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -185,6 +185,36 @@ pub fn files_by_stem(
     rows.collect()
 }
 
+/// Every file with trigrams, and whether it satisfies `query` (a trigram FTS5 expression).
+pub fn trigram_files(
+    conn: &Connection,
+    query: Option<&str>,
+) -> rusqlite::Result<Vec<quarry_core::TrigramFile>> {
+    let may_match = match query {
+        Some(_) => "f.id IN (SELECT rowid FROM file_trigrams WHERE file_trigrams MATCH ?1)",
+        None => "1",
+    };
+    let sql = format!(
+        "SELECT r.root, f.path, f.size, f.mtime_ns, {may_match}
+         FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.trigrams = 1"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let row = |r: &rusqlite::Row| {
+        Ok(quarry_core::TrigramFile {
+            root: r.get(0)?,
+            path: r.get(1)?,
+            size: r.get::<_, i64>(2)? as u64,
+            mtime_ns: r.get(3)?,
+            may_match: r.get(4)?,
+        })
+    };
+    let rows = match query {
+        Some(q) => stmt.query_map([q], row)?.collect(),
+        None => stmt.query_map([], row)?.collect(),
+    };
+    rows
+}
+
 /// Every chunk of one file, in line order.
 pub fn file_chunks(conn: &Connection, repo: &str, path: &str) -> rusqlite::Result<Vec<ChunkHit>> {
     let sql = format!(

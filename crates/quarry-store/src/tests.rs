@@ -35,6 +35,11 @@ fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
             })
         })
         .collect();
+    let grep_text = chunks
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     IndexedFile {
         path: path.to_string(),
         language: Language::detect(std::path::Path::new(path)),
@@ -48,6 +53,7 @@ fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
             symbols,
             calls: Vec::new(),
         },
+        grep_text: Some(grep_text),
     }
 }
 
@@ -433,4 +439,66 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     // A different model drops every vector.
     assert!(store.set_embedding_model("model-b").unwrap());
     assert_eq!(store.coverage(&[]).unwrap().embedded, 0);
+}
+
+#[test]
+fn trigram_files_say_which_files_can_contain_the_literals() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("index.sqlite")).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(
+            1,
+            2,
+            Some("parse"),
+            "def parse_expr(s, evaluate=False):",
+        )],
+    ));
+    batch.upserts.push(file(
+        "b.py",
+        "h2",
+        vec![chunk(1, 2, Some("other"), "def other(): return PARSE_EXPR")],
+    ));
+    let mut lossy = file("c.py", "h3", vec![chunk(1, 1, None, "parse_expr\u{fffd}")]);
+    lossy.grep_text = None;
+    batch.upserts.push(lossy);
+    store.apply(repo.id, &batch).unwrap();
+    let may = |store: &SqliteStore, q: Option<&str>| {
+        let mut files: Vec<(String, bool)> = store
+            .trigram_files(q)
+            .unwrap()
+            .into_iter()
+            .map(|f| (f.path, f.may_match))
+            .collect();
+        files.sort();
+        files
+    };
+    // The trigram table folds case: both spellings may match; the file without an exact text
+    // is not listed (grep reads it itself).
+    assert_eq!(
+        may(
+            &store,
+            Some("\"par\" AND \"ars\" AND \"rse\" AND \"se_\" AND \"e_e\"")
+        ),
+        vec![("a.py".to_string(), true), ("b.py".to_string(), true)]
+    );
+    assert_eq!(
+        may(&store, Some("\"eva\" AND \"val\"")),
+        vec![("a.py".to_string(), true), ("b.py".to_string(), false)]
+    );
+    // A changed file replaces its trigrams; a deleted one takes them away.
+    let mut batch = IndexBatch::default();
+    batch
+        .upserts
+        .push(file("a.py", "h4", vec![chunk(1, 1, None, "nothing here")]));
+    batch.deleted.push("b.py".into());
+    store.apply(repo.id, &batch).unwrap();
+    assert_eq!(
+        may(&store, Some("\"eva\"")),
+        vec![("a.py".to_string(), false)]
+    );
+    assert_eq!(store.trigram_files(None).unwrap()[0].root, "/src/r");
 }

@@ -1,0 +1,345 @@
+//! `quarry grep`: ripgrep's matcher, searcher and printers over ripgrep's walk, so the same
+//! flags on the same tree give the same lines. What quarry adds is the [`FileFilter`]: files
+//! the index proves cannot match are never opened.
+//!
+//! Files are listed first (the walk in parallel, as ripgrep walks), sorted by path, searched
+//! in parallel into one buffer each, and written in path order: the output is deterministic,
+//! where ripgrep's parallel order is not.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, Result};
+use grep_printer::{ColorSpecs, JSONBuilder, StandardBuilder, SummaryBuilder, SummaryKind};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
+use quarry_core::Language;
+use termcolor::{Buffer, ColorChoice};
+
+use crate::literals::{requirement, PatternSyntax, Requirement};
+
+/// How matches are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputKind {
+    /// Matching lines (ripgrep's default).
+    #[default]
+    Lines,
+    /// Only the paths of files with a match (`-l`).
+    FilesWithMatches,
+    /// The number of matching lines per file (`-c`).
+    Count,
+    /// ripgrep's JSON lines (`begin`, `match`, `context`, `end` messages).
+    Json,
+}
+
+/// One `quarry grep`.
+#[derive(Debug, Clone, Default)]
+pub struct GrepRequest {
+    /// Patterns; a line matches if any matches (`-e` repeated).
+    pub patterns: Vec<String>,
+    /// Files and folders to search; empty: the current folder, printed without `./`.
+    pub paths: Vec<PathBuf>,
+    pub fixed_strings: bool,
+    pub ignore_case: bool,
+    /// Match whole words only (`-w`).
+    pub word: bool,
+    /// Include or exclude paths (`-g`, `!` excludes), with ripgrep's glob rules.
+    pub globs: Vec<String>,
+    /// Only files of this language (quarry's detection by name).
+    pub language: Option<Language>,
+    pub line_number: bool,
+    pub before_context: usize,
+    pub after_context: usize,
+    pub output: OutputKind,
+    /// At most this many matching lines per file (`-m`).
+    pub max_count: Option<u64>,
+    /// At most this many files with matches (`-k`); the rest are not written.
+    pub max_files: Option<usize>,
+    /// Group matches under the file's name (a terminal's layout).
+    pub heading: bool,
+    pub color: bool,
+}
+
+/// Decides which files need not be read at all.
+pub trait FileFilter: Sync {
+    /// True when `path` (as walked, made absolute) certainly holds no match of a pattern that
+    /// requires `requirement`.
+    fn rules_out(&self, path: &Path, meta: &std::fs::Metadata) -> bool;
+}
+
+/// Reads every file: a plain scan.
+pub struct ScanAll;
+
+impl FileFilter for ScanAll {
+    fn rules_out(&self, _: &Path, _: &std::fs::Metadata) -> bool {
+        false
+    }
+}
+
+/// What a grep did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct GrepStats {
+    /// Files the walk found (after ignore rules, globs and `--lang`).
+    pub files: usize,
+    /// Files the filter ruled out without reading them.
+    pub ruled_out: usize,
+    /// Files read and searched.
+    pub searched: usize,
+    /// Files with at least one match.
+    pub matched_files: usize,
+    /// Matching lines, in all.
+    pub matched_lines: u64,
+    /// Files not written because of `max_files`.
+    pub files_left_out: usize,
+}
+
+impl GrepRequest {
+    /// What the patterns require of a file's text (for the index's pre-filter).
+    pub fn requirement(&self) -> Requirement {
+        requirement(
+            &self.patterns,
+            PatternSyntax {
+                fixed_strings: self.fixed_strings,
+                case_insensitive: self.ignore_case,
+            },
+        )
+    }
+
+    fn matcher(&self) -> Result<RegexMatcher> {
+        if self.patterns.is_empty() {
+            return Err(anyhow!("no pattern: give one, or several with -e"));
+        }
+        RegexMatcherBuilder::new()
+            .case_insensitive(self.ignore_case)
+            .word(self.word)
+            .fixed_strings(self.fixed_strings)
+            .line_terminator(Some(b'\n'))
+            .build_many(&self.patterns)
+            .map_err(|e| anyhow!("invalid pattern: {e}"))
+    }
+}
+
+/// A file to search, with how it is printed.
+pub(crate) struct Target {
+    pub path: PathBuf,
+    /// Named on the command line (binary files are then searched, as ripgrep does).
+    pub explicit: bool,
+}
+
+/// Runs `request`, writing to `out`; the filter may rule files out unread.
+pub fn grep(
+    request: &GrepRequest,
+    filter: &dyn FileFilter,
+    out: &mut dyn Write,
+) -> Result<GrepStats> {
+    let matcher = request.matcher()?;
+    let (targets, with_filename) = list_files(request)?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut stats = GrepStats {
+        files: targets.len(),
+        ..Default::default()
+    };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<(Vec<u8>, u64)>>> = Mutex::new(vec![None; targets.len()]);
+    let ruled_out = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(target) = targets.get(i) else { break };
+                if !target.explicit {
+                    if let Ok(meta) = std::fs::metadata(&target.path) {
+                        if filter.rules_out(&cwd.join(&target.path), &meta) {
+                            ruled_out.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    }
+                }
+                let found = search_one(request, &matcher, target, with_filename);
+                if let Ok(mut slots) = results.lock() {
+                    slots[i] = found;
+                }
+            });
+        }
+    });
+    stats.ruled_out = ruled_out.into_inner();
+    stats.searched = stats.files - stats.ruled_out;
+    let results = results
+        .into_inner()
+        .map_err(|_| anyhow!("a search thread panicked"))?;
+    for (bytes, lines) in results.into_iter().flatten() {
+        if request.max_files.is_some_and(|k| stats.matched_files >= k) {
+            stats.files_left_out += 1;
+            continue;
+        }
+        if request.heading && stats.matched_files > 0 && request.output == OutputKind::Lines {
+            out.write_all(b"\n")?;
+        }
+        out.write_all(&bytes)?;
+        stats.matched_files += 1;
+        stats.matched_lines += lines;
+    }
+    out.flush()?;
+    Ok(stats)
+}
+
+/// Searches one file into a buffer; `None` when nothing matched (or it could not be read:
+/// ripgrep skips such files with a message, quarry's caller counts them as searched).
+fn search_one(
+    request: &GrepRequest,
+    matcher: &RegexMatcher,
+    target: &Target,
+    with_filename: bool,
+) -> Option<(Vec<u8>, u64)> {
+    let mut searcher = searcher(request, target.explicit);
+    let mut buffer = if request.color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
+    let path = &target.path;
+    let lines = match request.output {
+        OutputKind::Lines => {
+            let mut printer = StandardBuilder::new()
+                .color_specs(ColorSpecs::default_with_color())
+                .heading(request.heading)
+                .path(with_filename)
+                .build(&mut buffer);
+            let mut sink = printer.sink_with_path(matcher, path);
+            searcher.search_path(matcher, path, &mut sink).ok()?;
+            sink.match_count()
+        }
+        OutputKind::FilesWithMatches | OutputKind::Count => {
+            let kind = if request.output == OutputKind::Count {
+                SummaryKind::Count
+            } else {
+                SummaryKind::PathWithMatch
+            };
+            let mut printer = SummaryBuilder::new()
+                .kind(kind)
+                .color_specs(ColorSpecs::default_with_color())
+                .path(with_filename || kind == SummaryKind::PathWithMatch)
+                .build(&mut buffer);
+            let mut sink = printer.sink_with_path(matcher, path);
+            searcher.search_path(matcher, path, &mut sink).ok()?;
+            if !sink.has_match() {
+                return None;
+            }
+            // The summary sink does not count lines for `-l`; one match is enough to know.
+            1
+        }
+        OutputKind::Json => {
+            let mut printer = JSONBuilder::new().build(&mut buffer);
+            let mut sink = printer.sink_with_path(matcher, path);
+            searcher.search_path(matcher, path, &mut sink).ok()?;
+            sink.match_count()
+        }
+    };
+    (lines > 0).then(|| (buffer.into_inner(), lines))
+}
+
+fn searcher(request: &GrepRequest, explicit: bool) -> Searcher {
+    let mut builder = SearcherBuilder::new();
+    builder
+        .line_number(request.line_number || request.output == OutputKind::Json)
+        .before_context(request.before_context)
+        .after_context(request.after_context)
+        // ripgrep: a file found by the walk stops at its first NUL byte (binary, skipped);
+        // a file named on the command line is searched, NULs shown as line ends.
+        .binary_detection(if explicit {
+            BinaryDetection::convert(b'\x00')
+        } else {
+            BinaryDetection::quit(b'\x00')
+        })
+        .max_matches(request.max_count);
+    builder.build()
+}
+
+/// The files to search, sorted by path, and whether lines carry the file's name (they do
+/// unless the only thing searched is one file named on the command line, as in ripgrep).
+pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
+    let implicit_root = request.paths.is_empty();
+    let roots: Vec<PathBuf> = if implicit_root {
+        vec![PathBuf::from(".")]
+    } else {
+        request.paths.clone()
+    };
+    let mut targets = Vec::new();
+    let mut walked_roots = Vec::new();
+    for root in &roots {
+        let meta = std::fs::metadata(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+        if meta.is_dir() {
+            walked_roots.push(root.clone());
+        } else {
+            targets.push(Target {
+                path: root.clone(),
+                explicit: true,
+            });
+        }
+    }
+    let with_filename = !(roots.len() == 1 && walked_roots.is_empty());
+    if !walked_roots.is_empty() {
+        let mut builder = WalkBuilder::new(&walked_roots[0]);
+        for root in &walked_roots[1..] {
+            builder.add(root);
+        }
+        if !request.globs.is_empty() {
+            let mut overrides = OverrideBuilder::new(std::env::current_dir()?);
+            for glob in &request.globs {
+                overrides
+                    .add(glob)
+                    .map_err(|e| anyhow!("invalid glob {glob:?}: {e}"))?;
+            }
+            builder.overrides(overrides.build()?);
+        }
+        let found: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+        let language = request.language;
+        builder.build_parallel().run(|| {
+            Box::new(|entry| {
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return WalkState::Continue;
+                }
+                if language.is_some_and(|l| Language::detect(entry.path()) != l) {
+                    return WalkState::Continue;
+                }
+                let path = if implicit_root {
+                    entry.path().strip_prefix("./").unwrap_or(entry.path())
+                } else {
+                    entry.path()
+                };
+                if let Ok(mut found) = found.lock() {
+                    found.push(path.to_path_buf());
+                }
+                WalkState::Continue
+            })
+        });
+        let mut found = found
+            .into_inner()
+            .map_err(|_| anyhow!("the walk panicked"))?;
+        found.sort();
+        targets.extend(found.into_iter().map(|path| Target {
+            path,
+            explicit: false,
+        }));
+    }
+    Ok((targets, with_filename))
+}
+
+/// Whether to colour: `auto` colours a terminal only, as ripgrep does.
+pub fn color_for(choice: ColorChoice, stdout_is_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always | ColorChoice::AlwaysAnsi => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_is_terminal && std::env::var_os("NO_COLOR").is_none(),
+    }
+}

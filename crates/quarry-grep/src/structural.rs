@@ -1,0 +1,289 @@
+//! `quarry sg`: structural search with ast-grep's matcher (`def $F($$$ARGS):`,
+//! `$X.unwrap()`, `console.log($$$)`) over the grammars quarry's chunker already carries.
+//!
+//! ast-grep-language would bring its own copy of some 25 grammars; quarry's chunker has the
+//! ones it indexes, so this module only teaches ast-grep-core to use them ([`SgLanguage`]).
+//! Files are listed by the same walk as `quarry grep`, and the index rules out the files that
+//! lack the pattern's literal words.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail, Result};
+use ast_grep_core::matcher::PatternBuilder;
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc, TSLanguage};
+use ast_grep_core::{Pattern, PatternError};
+use quarry_core::Language;
+use serde::Serialize;
+
+use crate::literals::Requirement;
+use crate::scan::{FileFilter, GrepRequest};
+
+/// One of quarry's languages, as ast-grep-core sees it.
+#[derive(Clone)]
+pub struct SgLanguage {
+    language: Language,
+    grammar: TSLanguage,
+}
+
+impl SgLanguage {
+    pub fn new(language: Language) -> Result<Self> {
+        let grammar = quarry_chunk::grammar(language).ok_or_else(|| {
+            anyhow!(
+                "no grammar for {}: structural search works on {}",
+                language.name(),
+                Language::ALL
+                    .iter()
+                    .filter(|l| quarry_chunk::grammar(**l).is_some())
+                    .map(|l| l.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        Ok(Self { language, grammar })
+    }
+}
+
+impl ast_grep_core::Language for SgLanguage {
+    fn kind_to_id(&self, kind: &str) -> u16 {
+        self.grammar.id_for_node_kind(kind, true)
+    }
+    fn field_to_id(&self, field: &str) -> Option<u16> {
+        self.grammar.field_id_for_name(field).map(|f| f.get())
+    }
+    /// Where `$` cannot start an identifier, metavariables are rewritten to a character that
+    /// can (ast-grep-language's choices, per language).
+    fn expando_char(&self) -> char {
+        match self.language {
+            Language::Python
+            | Language::Rust
+            | Language::Go
+            | Language::Ruby
+            | Language::Php
+            | Language::CSharp => 'µ',
+            Language::C | Language::Cpp => '𐀀',
+            _ => '$',
+        }
+    }
+    fn pre_process_pattern<'q>(&self, query: &'q str) -> Cow<'q, str> {
+        let expando = self.expando_char();
+        if expando == '$' {
+            return Cow::Borrowed(query);
+        }
+        Cow::Owned(replace_sigils(expando, query))
+    }
+    fn build_pattern(&self, builder: &PatternBuilder) -> Result<Pattern, PatternError> {
+        builder.build(|src| StrDoc::try_new(src, self.clone()))
+    }
+}
+
+impl LanguageExt for SgLanguage {
+    fn get_ts_language(&self) -> TSLanguage {
+        self.grammar.clone()
+    }
+}
+
+/// `$A`, `$$A`, `$$$A` and `$$$` with `expando` for `$` (ast-grep-language's rule: a `$`
+/// before a capital or `_`, or three in a row, is a metavariable's).
+fn replace_sigils(expando: char, query: &str) -> String {
+    let mut out = String::with_capacity(query.len());
+    let mut dollars = 0;
+    for c in query.chars() {
+        if c == '$' {
+            dollars += 1;
+            continue;
+        }
+        let sigil = if c.is_ascii_uppercase() || c == '_' || dollars == 3 {
+            expando
+        } else {
+            '$'
+        };
+        out.extend(std::iter::repeat_n(sigil, dollars));
+        dollars = 0;
+        out.push(c);
+    }
+    let sigil = if dollars == 3 { expando } else { '$' };
+    out.extend(std::iter::repeat_n(sigil, dollars));
+    out
+}
+
+/// A Python block header alone (`def $F($$$ARGS):`, `class $C:`, `with $X as $Y:`) is not
+/// a statement tree-sitter can parse, so it would match nothing; it is completed with an
+/// anonymous body (`$$$`), and matches the whole block — what a reader of the pattern means.
+fn complete_block_header(pattern: &str, language: Language) -> String {
+    let trimmed = pattern.trim_end();
+    if language == Language::Python && trimmed.ends_with(':') && !trimmed.contains('\n') {
+        format!("{trimmed} $$$")
+    } else {
+        pattern.to_string()
+    }
+}
+
+/// One structural match.
+#[derive(Debug, Clone, Serialize)]
+pub struct SgMatch {
+    pub path: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    /// The matched code.
+    pub text: String,
+    /// Each named metavariable's text (`$$$ARGS`: the source from its first to last node).
+    pub captures: BTreeMap<String, String>,
+}
+
+/// What an `sg` search did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SgStats {
+    pub files: usize,
+    pub ruled_out: usize,
+    pub searched: usize,
+    pub matches: usize,
+    /// Matches not returned because of the limit.
+    pub left_out: usize,
+}
+
+/// The words a structural pattern's matches must contain: its identifiers and keywords of
+/// three or more characters, metavariables aside (leaf nodes match by their exact text).
+pub fn requirement(pattern: &str) -> Requirement {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut metavariable = false;
+    for c in pattern.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if !metavariable && word.chars().count() >= 3 {
+            words.push(Requirement::Contains(std::mem::take(&mut word)));
+        }
+        word.clear();
+        metavariable = c == '$';
+    }
+    match words.len() {
+        0 => Requirement::Anything,
+        1 => words.pop().unwrap_or(Requirement::Anything),
+        _ => Requirement::All(words),
+    }
+}
+
+/// Searches `paths` (the current folder when empty) for `pattern` in `language`'s files; at
+/// most `limit` matches are returned, in path then position order.
+pub fn search(
+    pattern: &str,
+    language: Language,
+    paths: &[PathBuf],
+    filter: &dyn FileFilter,
+    limit: usize,
+) -> Result<(Vec<SgMatch>, SgStats)> {
+    if pattern.trim().is_empty() {
+        bail!("empty pattern: give code with metavariables, e.g. 'def $F($$$ARGS):'");
+    }
+    let lang = SgLanguage::new(language)?;
+    let pattern = &complete_block_header(pattern, language);
+    let compiled = Pattern::try_new(pattern, lang.clone())
+        .map_err(|e| anyhow!("invalid {} pattern {pattern:?}: {e}", language.name()))?;
+    let request = GrepRequest {
+        patterns: vec![String::new()],
+        paths: paths.to_vec(),
+        language: Some(language),
+        ..Default::default()
+    };
+    let (targets, _) = crate::scan::list_files(&request)?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let next = AtomicUsize::new(0);
+    let ruled_out = AtomicUsize::new(0);
+    let found: Mutex<Vec<(usize, Vec<SgMatch>)>> = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(target) = targets.get(i) else { break };
+                if !target.explicit {
+                    if let Ok(meta) = std::fs::metadata(&target.path) {
+                        if filter.rules_out(&cwd.join(&target.path), &meta) {
+                            ruled_out.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    }
+                }
+                let matches = match_file(&target.path, &compiled, &lang);
+                if !matches.is_empty() {
+                    if let Ok(mut found) = found.lock() {
+                        found.push((i, matches));
+                    }
+                }
+            });
+        }
+    });
+    let mut found = found
+        .into_inner()
+        .map_err(|_| anyhow!("a search thread panicked"))?;
+    found.sort_by_key(|(i, _)| *i);
+    let mut stats = SgStats {
+        files: targets.len(),
+        ruled_out: ruled_out.into_inner(),
+        ..Default::default()
+    };
+    stats.searched = stats.files - stats.ruled_out;
+    let mut matches: Vec<SgMatch> = found.into_iter().flat_map(|(_, m)| m).collect();
+    stats.matches = matches.len();
+    stats.left_out = matches.len().saturating_sub(limit);
+    matches.truncate(limit);
+    Ok((matches, stats))
+}
+
+/// A file's matches; a file that cannot be read as text has none (binary files are skipped,
+/// as `quarry grep` skips them).
+fn match_file(path: &Path, pattern: &Pattern, lang: &SgLanguage) -> Vec<SgMatch> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Vec::new();
+    }
+    let Ok(source) = String::from_utf8(bytes) else {
+        return Vec::new();
+    };
+    let root = lang.ast_grep(&source);
+    root.root()
+        .find_all(pattern)
+        .map(|m| {
+            let env = m.get_env();
+            let mut captures = BTreeMap::new();
+            for var in env.get_matched_variables() {
+                let name = match var {
+                    ast_grep_core::meta_var::MetaVariable::Capture(name, _) => name,
+                    ast_grep_core::meta_var::MetaVariable::MultiCapture(name) => name,
+                    _ => continue,
+                };
+                let text = match env.get_match(&name) {
+                    Some(node) => node.text().into_owned(),
+                    None => {
+                        let nodes = env.get_multiple_matches(&name);
+                        match (nodes.first(), nodes.last()) {
+                            (Some(first), Some(last)) => source
+                                .get(first.range().start..last.range().end)
+                                .unwrap_or_default()
+                                .to_string(),
+                            _ => String::new(),
+                        }
+                    }
+                };
+                captures.insert(name, text);
+            }
+            SgMatch {
+                path: path.display().to_string(),
+                start_line: m.start_pos().line() + 1,
+                end_line: m.end_pos().line() + 1,
+                text: m.text().into_owned(),
+                captures,
+            }
+        })
+        .collect()
+}
