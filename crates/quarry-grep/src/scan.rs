@@ -285,19 +285,21 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
         }
     }
     let with_filename = !(roots.len() == 1 && walked_roots.is_empty());
-    if !walked_roots.is_empty() {
-        let mut builder = WalkBuilder::new(&walked_roots[0]);
-        for root in &walked_roots[1..] {
-            builder.add(root);
+    // Each root in the order given, its files sorted by path (ripgrep's `--sort path`).
+    let mut overrides = None;
+    if !request.globs.is_empty() {
+        let mut builder = OverrideBuilder::new(std::env::current_dir()?);
+        for glob in &request.globs {
+            builder
+                .add(glob)
+                .map_err(|e| anyhow!("invalid glob {glob:?}: {e}"))?;
         }
-        if !request.globs.is_empty() {
-            let mut overrides = OverrideBuilder::new(std::env::current_dir()?);
-            for glob in &request.globs {
-                overrides
-                    .add(glob)
-                    .map_err(|e| anyhow!("invalid glob {glob:?}: {e}"))?;
-            }
-            builder.overrides(overrides.build()?);
+        overrides = Some(builder.build()?);
+    }
+    for root in &walked_roots {
+        let mut builder = WalkBuilder::new(root);
+        if let Some(overrides) = &overrides {
+            builder.overrides(overrides.clone());
         }
         let found: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
         let language = request.language;

@@ -1,0 +1,296 @@
+//! `quarry grep` against ripgrep (Debian's `rg`, installed by scripts/install-test-clients.sh)
+//! and `quarry sg` against ast-grep's CLI (npm `@ast-grep/cli`, same script), on a fixture tree
+//! with what trips searchers up: ignored, hidden, binary and non-UTF-8 files, nested folders,
+//! and files changed or added after indexing (the index must never hide them).
+
+mod common;
+
+use common::Env;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn rg() -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("rg"))
+        .find(|p| p.exists());
+    found
+        .expect("ripgrep is not installed: run scripts/install-test-clients.sh (./install.sh does)")
+}
+
+fn ast_grep() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/clients/node_modules/@ast-grep/cli-linux-x64-gnu/ast-grep");
+    assert!(
+        bin.exists(),
+        "ast-grep is not installed: run scripts/install-test-clients.sh (./install.sh does)"
+    );
+    bin
+}
+
+/// The fixture, indexed; then one file changed and one added behind the index's back.
+fn fixture() -> Env {
+    let env = Env::new();
+    env.write(
+        "src/parser.py",
+        "import re\n\ndef parse_expr(s, evaluate=True):\n    \"\"\"Parse an expression.\"\"\"\n    return Expr(s, evaluate=evaluate)\n\n\nclass Expr:\n    def __init__(self, s, evaluate=False):\n        self.s = s\n        self.evaluate = evaluate\n\n    def simplify(self):\n        return parse_expr(self.s, evaluate=False)\n",
+    );
+    env.write(
+        "src/calls.py",
+        "from parser import parse_expr\n\nx = parse_expr('1 + 2', evaluate=False)\ny = parse_expr('x * 3')\n# TODO: PARSE_EXPR in upper case\nvalue = x.unwrap() if x else None\n",
+    );
+    env.write(
+        "src/lib.rs",
+        "pub fn parse_config(text: &str) -> Config {\n    let v = serde_json::from_str(text).unwrap();\n    Config::new(v).unwrap()\n}\n\n// TODO: FIXME later\nfn helper() {}\n",
+    );
+    env.write(
+        "web/app.js",
+        "function main() {\n  console.log('parse_expr', 1);\n  console.log(main);\n}\nconst evaluate = false;\n",
+    );
+    env.write(
+        "docs/guide.md",
+        "# Guide\n\nCall `parse_expr(s, evaluate=False)` to parse.\n\nAnother TODO here.\n",
+    );
+    env.write(
+        "deep/a/b/c/d.py",
+        "def parse_expr_deep():\n    pass  # TODO\n",
+    );
+    env.write(".ignore", "build/\n*.log\n");
+    env.write("build/out.py", "parse_expr = 'ignored by git'\n");
+    env.write("debug.log", "parse_expr TODO in a log\n");
+    env.write(".hidden/secret.py", "parse_expr('hidden')\n");
+    env.write(
+        "data.bin",
+        b"parse_expr\x00\x01\x02 binary TODO\n".as_slice(),
+    );
+    env.write("latin1.txt", b"caf\xe9 parse_expr TODO\n".as_slice());
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    // Behind the index's back: a changed file (now matching), a new one.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    env.write(
+        "web/app.js",
+        "function main() {\n  console.log('changed: evaluate=False here');\n}\n",
+    );
+    env.write(
+        "src/added.py",
+        "def added():\n    return parse_expr('new', evaluate=False)  # TODO\n",
+    );
+    env
+}
+
+fn run_in(dir: &Path, mut cmd: Command) -> (String, i32) {
+    let out = cmd.current_dir(dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn quarry_grep(env: &Env, args: &[&str], index: bool) -> (String, i32) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_quarry"));
+    let index_dir = if index {
+        env.index_dir()
+    } else {
+        env.home.path().join("no-index")
+    };
+    cmd.arg("--index-dir").arg(index_dir).arg("grep").args(args);
+    run_in(env.repo.path(), cmd)
+}
+
+fn ripgrep(env: &Env, args: &[&str]) -> (String, i32) {
+    let mut cmd = Command::new(rg());
+    cmd.arg("--sort").arg("path").args(args);
+    run_in(env.repo.path(), cmd)
+}
+
+#[test]
+fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
+    let env = fixture();
+    let cases: &[&[&str]] = &[
+        &["parse_expr"],
+        &["evaluate=False"],
+        &["-i", "parse_expr"],
+        &["-w", "parse_expr"],
+        &["-F", "parse_expr("],
+        &["-F", "x.unwrap()"],
+        &[r"parse_expr\(.*evaluate=False"],
+        &["TODO|FIXME"],
+        &["-e", "helper", "-e", "simplify"],
+        &["-g", "*.py", "TODO"],
+        &["-g", "!src/**", "parse_expr"],
+        &["-n", "evaluate"],
+        &["-n", "-C", "1", "simplify"],
+        &["-n", "-A", "1", "-B", "2", "class Expr"],
+        &["-l", "parse_expr"],
+        &["-c", "parse_expr"],
+        &["-m", "1", "parse_expr"],
+        &["-i", "-w", "todo"],
+        &[r"\bdef \w+\("],
+        &["no such text anywhere"],
+        &["parse_expr", "src", "docs"],
+        &["-n", "parse_expr", "src/calls.py"],
+        &["--json", "helper"],
+    ];
+    for args in cases {
+        let (want, want_code) = ripgrep(&env, args);
+        let (got, got_code) = quarry_grep(&env, args, true);
+        if args.contains(&"--json") {
+            // ripgrep's JSON adds timing; compare the match messages.
+            let matches = |out: &str| -> Vec<serde_json::Value> {
+                out.lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .filter(|v| v["type"] == "match")
+                    .map(|v| v["data"].clone())
+                    .collect()
+            };
+            assert_eq!(matches(&got), matches(&want), "{args:?}");
+            assert!(!matches(&got).is_empty());
+        } else {
+            assert_eq!(got, want, "quarry grep {args:?} differs from rg");
+        }
+        assert_eq!(got_code, want_code, "exit status of {args:?}");
+    }
+    // The changed and the added file were read although the index predates them.
+    let (changed, _) = quarry_grep(&env, &["-l", "evaluate=False"], true);
+    assert!(
+        changed.contains("web/app.js") && changed.contains("src/added.py"),
+        "{changed}"
+    );
+}
+
+#[test]
+fn the_index_rules_files_out_and_says_so() {
+    let env = fixture();
+    let out = env
+        .quarry()
+        .current_dir(env.repo.path())
+        .args(["grep", "--stats", "-l", "simplify"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ruled_out: usize = stderr
+        .split(" ruled out")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {stderr}"));
+    // Every indexed, unchanged file without "simplify" was skipped: calls.py, lib.rs,
+    // guide.md, d.py. Read: parser.py (it matches), app.js (changed since), added.py (new),
+    // latin1.txt (not UTF-8: no exact text indexed) and data.bin (binary: not indexed).
+    assert_eq!(ruled_out, 4, "{stderr}");
+    assert!(stderr.contains("9 files"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "src/parser.py\n");
+    // Bad input says what is wrong.
+    let err = env.fails(&["grep", "parse_expr("]);
+    assert!(
+        err.contains("invalid pattern") && err.contains("unclosed"),
+        "{err}"
+    );
+    let err = env.fails(&["grep", "-g", "[", "x"]);
+    assert!(err.contains("invalid glob"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    /// Never fewer true matches than a plain scan: random literals and regexes built from the
+    /// fixture's words, searched with the index and without one.
+    #[test]
+    fn the_index_never_loses_a_match(
+        words in prop::collection::vec(prop::sample::select(vec![
+            "parse", "expr", "evaluate", "False", "TODO", "def ", "(", "self", "x", "config",
+            "unwrap", "main", "_", "simplify", "s, ", "e=", "new", "Expr",
+        ]), 1..4),
+        shape in 0..5usize,
+        icase in any::<bool>(),
+    ) {
+        let env = FIXTURE.with(|f| f.clone());
+        let literal: String = words.concat();
+        let pattern = match shape {
+            0 => regex_syntax::escape(&literal),
+            1 => words.iter().map(|w| regex_syntax::escape(w)).collect::<Vec<_>>().join(".*"),
+            2 => words.iter().map(|w| regex_syntax::escape(w)).collect::<Vec<_>>().join("|"),
+            3 => format!("({})+\\w*", regex_syntax::escape(&literal)),
+            _ => format!("{}?[a-z]+", regex_syntax::escape(&literal)),
+        };
+        let mut args = vec!["-n"];
+        if icase { args.push("-i"); }
+        args.push(&pattern);
+        let indexed = quarry_grep(&env, &args, true);
+        let scanned = quarry_grep(&env, &args, false);
+        prop_assert_eq!(indexed, scanned, "pattern {:?}", pattern);
+    }
+}
+
+thread_local! {
+    static FIXTURE: std::rc::Rc<Env> = std::rc::Rc::new(fixture());
+}
+
+#[test]
+fn sg_finds_what_ast_grep_finds() {
+    let env = fixture();
+    let cases: &[(&str, &str)] = &[
+        ("parse_expr($$$ARGS)", "python"),
+        ("$X.unwrap()", "rust"),
+        ("console.log($$$)", "javascript"),
+        ("def $F($$$ARGS): $$$BODY", "python"),
+        ("$A = parse_expr($S, evaluate=False)", "python"),
+    ];
+    for (pattern, lang) in cases {
+        let mut cmd = Command::new(ast_grep());
+        cmd.args([
+            "run",
+            "--pattern",
+            pattern,
+            "--lang",
+            lang,
+            "--json=compact",
+        ]);
+        let (out, _) = run_in(env.repo.path(), cmd);
+        let theirs: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+        let mut want: Vec<(String, u64)> = theirs
+            .iter()
+            .map(|m| {
+                (
+                    m["file"].as_str().unwrap().to_string(),
+                    m["range"]["start"]["line"].as_u64().unwrap() + 1,
+                )
+            })
+            .collect();
+        want.sort();
+        let mut cmd = env.quarry();
+        cmd.args(["sg", pattern, "--lang", lang, "--json"]);
+        let (out, _) = run_in(env.repo.path(), cmd);
+        let ours: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut got: Vec<(String, u64)> = ours["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["path"].as_str().unwrap().to_string(),
+                    m["start_line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "sg {pattern:?} --lang {lang}");
+        assert!(!got.is_empty(), "{pattern}");
+    }
+    // Captures are named without their sigils; a pattern that does not parse says so.
+    let ours = env.json(&[
+        "sg",
+        "$A = parse_expr($S, evaluate=False)",
+        env.repo_path(),
+        "--lang",
+        "python",
+    ]);
+    let first = &ours["matches"][0];
+    assert_eq!(first["captures"]["A"], "x", "{ours}");
+    assert_eq!(first["captures"]["S"], "'1 + 2'", "{ours}");
+    let err = env.fails(&["sg", "$X.unwrap()", env.repo_path(), "--lang", "text"]);
+    assert!(err.contains("no grammar for text"), "{err}");
+}
