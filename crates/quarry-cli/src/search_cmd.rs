@@ -2,6 +2,7 @@
 //! agentic follow-ups, a grounded answer), and the working-directory scoping both share with
 //! the history commands.
 
+use quarry_engine::agentic::{follow_up_model, AgenticMode};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -125,14 +126,12 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         return ask(&ws, &config, &request, args.json);
     }
     let response = if let Some(agentic) = args.agentic {
-        let use_model = match agentic {
-            AgenticArg::Llm => true,
-            AgenticArg::Offline => false,
-            AgenticArg::Auto => config.is_set("llm.command") || config.is_set("llm.endpoint"),
+        let mode = match agentic {
+            AgenticArg::Llm => AgenticMode::Llm,
+            AgenticArg::Offline => AgenticMode::Offline,
+            AgenticArg::Auto => AgenticMode::Auto,
         };
-        let model = use_model
-            .then(|| quarry_engine::language_model(&config))
-            .transpose()?;
+        let model = follow_up_model(&config, mode)?;
         ws.search_agentic(&request, model.as_deref())?
     } else {
         ws.search_with_settings(&request, &config, args.rerank.map(|r| r == RerankArg::Llm))?

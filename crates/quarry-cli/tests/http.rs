@@ -378,6 +378,15 @@ fn code_search_takes_rerank_and_says_how_it_went() {
     assert_eq!(status, 200, "{json}");
     assert_eq!(json["rerank"]["applied"], false);
     assert_eq!(result_ids(&json), ids);
+
+    // Agentic search, offline: its rounds are reported; a bad mode is a 400 naming the choices.
+    let (status, json) = get(&server, &format!("{query}&agentic=offline"), None);
+    assert_eq!(status, 200, "{json}");
+    assert_eq!(json["agentic"]["provider"], "offline", "{json}");
+    assert!(json["agentic"]["rounds"].is_array(), "{json}");
+    let (status, json) = get(&server, &format!("{query}&agentic=sometimes"), None);
+    assert_eq!(status, 400, "{json}");
+    assert!(json.to_string().contains("offline"), "{json}");
 }
 
 fn result_ids(json: &Value) -> Vec<Value> {

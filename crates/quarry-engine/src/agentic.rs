@@ -15,6 +15,31 @@ use serde::{Deserialize, Serialize};
 use crate::search::{SearchRequest, SearchResponse, SearchResult};
 use crate::Workspace;
 
+/// Where an agentic search's follow-ups come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgenticMode {
+    /// The language model when llm.command or llm.endpoint is configured, else offline.
+    Auto,
+    /// The workspace's language model proposes them.
+    Llm,
+    /// The names the top results define (no model).
+    Offline,
+}
+
+/// The model an agentic search in `mode` asks, if any (every interface decides the same way).
+pub fn follow_up_model(
+    config: &crate::Config,
+    mode: AgenticMode,
+) -> Result<Option<Box<dyn LanguageModel>>> {
+    let use_model = match mode {
+        AgenticMode::Llm => true,
+        AgenticMode::Offline => false,
+        AgenticMode::Auto => config.is_set("llm.command") || config.is_set("llm.endpoint"),
+    };
+    use_model.then(|| crate::language_model(config)).transpose()
+}
+
 /// Weight of a follow-up's list against the user's own query in the fusion.
 pub const FOLLOW_UP_WEIGHT: f64 = 0.2;
 

@@ -49,6 +49,10 @@ pub struct CodeSearchParams {
     /// reorder the top results, false keeps the first stage's order [default: the
     /// search.rerank setting]. A failing model leaves the first-stage order with a note.
     pub rerank: Option<bool>,
+    /// Follow-up searches fused into the answer, until one finds no new file (at most 3
+    /// rounds): `offline` from the names the top results define, `llm` proposed by the
+    /// workspace's language model, `auto` the model when one is configured. Off when absent.
+    pub agentic: Option<crate::agentic::AgenticMode>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -282,7 +286,13 @@ impl Service {
                 _ => bail!("semantic search needs the embedding model"),
             }
         }
-        let response = ws.search_with_settings(&request, &config, p.rerank)?;
+        let response = match p.agentic {
+            Some(mode) => {
+                let model = crate::agentic::follow_up_model(&config, mode)?;
+                ws.search_agentic(&request, model.as_deref())?
+            }
+            None => ws.search_with_settings(&request, &config, p.rerank)?,
+        };
         self.answer(&ws, &request.repos, serde_json::to_value(response)?)
     }
 
