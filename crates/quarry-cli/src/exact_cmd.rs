@@ -127,13 +127,16 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
     out.flush()?;
     if args.stats {
         eprintln!(
-            "quarry grep: {} files; {} ruled out by the index ({} indexed files known), {} read; {} with matches, {} matching lines",
+            "quarry grep: {} files; {} ruled out by the index ({} indexed files known), {} read; {} with matches, {} matching lines; index {:.1} ms, walk {:.1} ms, search {:.1} ms",
             stats.files,
             stats.ruled_out,
             filter.indexed_files,
             stats.searched,
             stats.matched_files,
-            stats.matched_lines
+            stats.matched_lines,
+            filter.lookup_ms,
+            stats.walk_ms,
+            stats.search_ms
         );
     }
     if stats.files_left_out > 0 {

