@@ -18,6 +18,7 @@ pub mod issue;
 pub mod plan;
 pub mod rerank;
 pub mod role;
+pub mod route;
 
 pub use files::{FileCandidate, FileRankConfig, FileScoreParts, Mention, RankedFile};
 pub use fusion::{FusionConfig, FusionMethod, ScoreParts};
