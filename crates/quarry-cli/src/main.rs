@@ -149,7 +149,10 @@ pub(crate) enum ModeArg {
     Semantic,
     /// Both, fused by what the query names (needs the model).
     Hybrid,
-    /// Hybrid when the index has vectors and the model is installed, else lexical.
+    /// The router picks the engine by what the query is: a name's definitions first, a path's
+    /// files, grep for literal text and regexes, ast-grep for `$META` patterns, ranked search
+    /// (hybrid when the index has vectors and the model is installed, else lexical) for
+    /// questions and issue texts. `--explain` shows the class and the route.
     Auto,
 }
 

@@ -199,6 +199,19 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
     let terms = tokens::query_terms(&response.query);
     let mut out = std::io::stdout().lock();
     if explain {
+        if let Some(route) = &response.route {
+            writeln!(
+                out,
+                "route: the query reads as {} → {}{}",
+                route.class,
+                route.route,
+                route
+                    .note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            )?;
+        }
         explain_plan(&mut out, response)?;
         if let Some(r) = &response.rerank {
             match (r.applied, &r.note) {

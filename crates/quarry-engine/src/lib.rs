@@ -17,6 +17,7 @@ mod lock;
 pub mod pointwise;
 mod progress;
 pub mod rerank;
+pub mod routing;
 pub mod search;
 pub mod service;
 pub mod summary;

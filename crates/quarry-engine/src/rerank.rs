@@ -78,7 +78,7 @@ impl Workspace {
             None => config.get("search.rerank")? == "llm",
         };
         if !rerank {
-            return self.search(request);
+            return self.search_routed(request);
         }
         let model = language_model(config)?;
         let candidates = config.number("search.rerank_candidates") as usize;

@@ -24,7 +24,9 @@ pub enum Mode {
     Semantic,
     /// Both, fused by the query plan (see `fusion`).
     Hybrid,
-    /// Hybrid when the workspace has a model and vectors, else lexical.
+    /// Hybrid when the workspace has a model and vectors, else lexical; through
+    /// `search_routed` (every interface), the router picks an exact engine first when the
+    /// query is a name, a path, literal text, a regex or a structural pattern.
     #[default]
     Auto,
 }
@@ -157,6 +159,9 @@ pub struct SearchResponse {
     /// The follow-up rounds of an agentic search (`--agentic`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub agentic: Option<crate::agentic::AgenticReport>,
+    /// What the router took the query for and which engine answered (`auto` mode).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub route: Option<crate::routing::RouteReport>,
 }
 
 /// A file ranked by its best chunk.
@@ -425,6 +430,7 @@ impl Workspace {
             warnings,
             rerank: None,
             agentic: None,
+            route: None,
         })
     }
 

@@ -362,3 +362,55 @@ pub fn color_for(choice: ColorChoice, stdout_is_terminal: bool) -> bool {
         ColorChoice::Auto => stdout_is_terminal && std::env::var_os("NO_COLOR").is_none(),
     }
 }
+
+/// One matching line, as the router returns it.
+#[derive(Debug, Clone)]
+pub struct LineMatch {
+    pub path: PathBuf,
+    pub line_number: u64,
+    pub line: String,
+}
+
+/// The matching lines of `request` (at most `limit`, in path order), for callers that rank or
+/// show them themselves rather than print ripgrep's format.
+pub fn matching_lines(
+    request: &GrepRequest,
+    filter: &dyn FileFilter,
+    limit: usize,
+) -> Result<Vec<LineMatch>> {
+    let matcher = request.matcher()?;
+    let (targets, _) = list_files(request)?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut found = Vec::new();
+    for target in &targets {
+        if found.len() >= limit {
+            break;
+        }
+        if !target.explicit {
+            if let Ok(meta) = std::fs::metadata(&target.path) {
+                if filter.rules_out(&cwd.join(&target.path), &meta) {
+                    continue;
+                }
+            }
+        }
+        // The sink reads line numbers: the searcher must count them.
+        let counting = GrepRequest {
+            line_number: true,
+            ..request.clone()
+        };
+        let mut searcher = searcher(&counting, target.explicit);
+        let _ = searcher.search_path(
+            &matcher,
+            &target.path,
+            grep_searcher::sinks::Lossy(|line_number, line| {
+                found.push(LineMatch {
+                    path: target.path.clone(),
+                    line_number,
+                    line: line.trim_end_matches(['\n', '\r']).to_string(),
+                });
+                Ok(found.len() < limit)
+            }),
+        );
+    }
+    Ok(found)
+}

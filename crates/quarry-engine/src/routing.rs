@@ -1,0 +1,255 @@
+//! `quarry search` in `auto` mode asks the router (quarry-rank's route.rs) what the query is
+//! and lets the engine that answers that kind exactly answer it: a name's definitions first, a
+//! path's files, grep for literal text and regexes, ast-grep for structural patterns; questions
+//! and issue texts go to ranked search. An exact engine that finds nothing hands the query to
+//! ranked search, saying so. `--mode` bypasses the router.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use quarry_core::Language;
+use quarry_grep::{GrepRequest, IndexedFiles};
+use quarry_rank::route::{classify, QueryClass, Route};
+use serde::{Deserialize, Serialize};
+
+use crate::search::{Mode, SearchRequest, SearchResponse, SearchResult};
+use crate::Workspace;
+
+/// How the router handled a query (in `--json` and `--explain`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RouteReport {
+    /// identifier, path, literal, regex, structural, question, issue_text.
+    pub class: String,
+    /// symbol, path, grep_literal, grep_regex, structural, ranked.
+    pub route: String,
+    /// Why the answer is ranked search's although the route was another.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+fn name<T: Serialize>(value: T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+impl Workspace {
+    /// `request`, routed by what its query is when its mode is `auto`.
+    pub fn search_routed(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        if request.mode != Mode::Auto {
+            return self.search(request);
+        }
+        let class = classify(&request.query);
+        let route = class.route();
+        let mut report = RouteReport {
+            class: name(class),
+            route: name(route),
+            note: None,
+        };
+        let exact = match route {
+            Route::Ranked => None,
+            Route::Symbol => {
+                let mut response = self.search(request)?;
+                self.definitions_first(request, &mut response)?;
+                response.route = Some(report);
+                return Ok(response);
+            }
+            Route::Path => Some(self.path_results(request)?),
+            Route::GrepLiteral | Route::GrepRegex => Some(self.grep_results(request, class)?),
+            Route::Structural => Some(self.structural_results(request)?),
+        };
+        let mut response = self.search(request)?;
+        match exact {
+            Some(Ok(results)) if !results.is_empty() => response.results = results,
+            Some(Ok(_)) => {
+                report.note = Some(format!(
+                    "{} found nothing; ranked search answered",
+                    report.route
+                ))
+            }
+            Some(Err(e)) => report.note = Some(format!("{e:#}; ranked search answered")),
+            None => {}
+        }
+        response.route = Some(report);
+        Ok(response)
+    }
+
+    /// The searched repos' roots, by name.
+    fn searched_roots(&self, request: &SearchRequest) -> Result<Vec<(String, PathBuf)>> {
+        Ok(self
+            .store()
+            .repos()?
+            .into_iter()
+            .filter(|r| request.repos.is_empty() || request.repos.contains(&r.name))
+            .map(|r| (r.name, PathBuf::from(r.root)))
+            .collect())
+    }
+
+    /// A name's definitions move to the front (fetched when ranked search missed them).
+    fn definitions_first(
+        &self,
+        request: &SearchRequest,
+        response: &mut SearchResponse,
+    ) -> Result<()> {
+        let query = request.query.trim();
+        let last = query.rsplit(['.', ':', '#']).next().unwrap_or(query);
+        let definitions = self.store().definitions(last, &request.repos, 5)?;
+        let mut front = Vec::new();
+        for def in definitions.iter().rev() {
+            let at = response.results.iter().position(|r| {
+                r.repo == def.repo
+                    && r.path == def.path
+                    && r.start_line <= def.start_line
+                    && def.start_line <= r.end_line
+            });
+            match at {
+                Some(i) => front.push(response.results.remove(i)),
+                None => {
+                    let chunks = self.store().file_chunks(&def.repo, &def.path)?;
+                    if let Some(chunk) = chunks
+                        .into_iter()
+                        .find(|c| c.start_line <= def.start_line && def.start_line <= c.end_line)
+                    {
+                        front.push(SearchResult::from(chunk));
+                    }
+                }
+            }
+        }
+        front.reverse();
+        for (i, result) in front.into_iter().enumerate() {
+            response.results.insert(i, result);
+        }
+        response.results.truncate(request.limit);
+        Ok(())
+    }
+
+    /// Files whose repo-relative path contains the query (or matches it as a glob): each
+    /// file's first chunk.
+    fn path_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
+        let wanted = request.query.trim().trim_start_matches("./");
+        let mut results = Vec::new();
+        for (repo, root) in self.searched_roots(request)? {
+            let files = self.store().trigram_files(None)?;
+            for file in files.into_iter().filter(|f| Path::new(&f.root) == root) {
+                if results.len() >= request.limit {
+                    break;
+                }
+                if file.path.contains(wanted) {
+                    if let Some(first) = self
+                        .store()
+                        .file_chunks(&repo, &file.path)?
+                        .into_iter()
+                        .next()
+                    {
+                        results.push(SearchResult::from(first));
+                    }
+                }
+            }
+        }
+        Ok(Ok(results))
+    }
+
+    /// grep over the searched repos, each matching line a result.
+    fn grep_results(
+        &self,
+        request: &SearchRequest,
+        class: QueryClass,
+    ) -> Result<Result<Vec<SearchResult>>> {
+        let mut pattern = request.query.trim().to_string();
+        if class == QueryClass::Literal
+            && pattern.len() >= 2
+            && (pattern.starts_with(['"', '\'', '`']))
+        {
+            pattern = pattern[1..pattern.len() - 1].to_string();
+        }
+        let roots = self.searched_roots(request)?;
+        let grep = GrepRequest {
+            patterns: vec![pattern],
+            paths: roots.iter().map(|(_, root)| root.clone()).collect(),
+            fixed_strings: class == QueryClass::Literal,
+            language: request.language,
+            ..Default::default()
+        };
+        let (filter, _) = self.trigram_filter(&grep.requirement())?;
+        let lines = match quarry_grep::scan::matching_lines(&grep, &filter, request.limit) {
+            Ok(lines) => lines,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(Ok(lines
+            .into_iter()
+            .filter_map(|m| {
+                let (repo, root) = roots.iter().find(|(_, root)| m.path.starts_with(root))?;
+                let path = m
+                    .path
+                    .strip_prefix(root)
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned();
+                Some(line_result(repo, &path, m.line_number as u32, m.line))
+            })
+            .collect()))
+    }
+
+    /// ast-grep over the searched repos, in `--lang`'s files or the language the pattern
+    /// looks written in.
+    fn structural_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
+        let language = request
+            .language
+            .unwrap_or_else(|| guess_language(&request.query));
+        let pattern = request.query.trim();
+        let roots = self.searched_roots(request)?;
+        let paths: Vec<PathBuf> = roots.iter().map(|(_, root)| root.clone()).collect();
+        let filter: IndexedFiles = self
+            .trigram_filter(&quarry_grep::structural::requirement(pattern))?
+            .0;
+        let found =
+            quarry_grep::structural::search(pattern, language, &paths, &filter, request.limit);
+        Ok(found.map(|(matches, _)| {
+            matches
+                .into_iter()
+                .filter_map(|m| {
+                    let full = PathBuf::from(&m.path);
+                    let (repo, root) = roots.iter().find(|(_, root)| full.starts_with(root))?;
+                    let path = full.strip_prefix(root).ok()?.to_string_lossy().into_owned();
+                    let mut result = line_result(repo, &path, m.start_line as u32, m.text);
+                    result.end_line = m.end_line as u32;
+                    result.id = format!("{repo}:{path}:{}-{}", m.start_line, m.end_line);
+                    result.kind = "structural match".into();
+                    Some(result)
+                })
+                .collect()
+        }))
+    }
+}
+
+fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult {
+    SearchResult {
+        id: format!("{repo}:{path}:{line}-{line}"),
+        repo: repo.to_string(),
+        path: path.to_string(),
+        start_line: line,
+        end_line: line,
+        symbol: None,
+        kind: "match".into(),
+        language: Language::detect(Path::new(path)),
+        score: 1.0,
+        text: Some(text),
+        text_cut_from: None,
+        score_parts: None,
+    }
+}
+
+/// The language a structural pattern is written in, by its keywords (Python by default).
+fn guess_language(pattern: &str) -> Language {
+    let has = |s: &str| pattern.contains(s);
+    if has("fn ") || has("::") || has(".unwrap()") || has("let ") || has("impl ") {
+        Language::Rust
+    } else if has("console.") || has("function ") || has("=>") || has("const ") {
+        Language::JavaScript
+    } else if has("func ") || has(":=") {
+        Language::Go
+    } else {
+        Language::Python
+    }
+}
