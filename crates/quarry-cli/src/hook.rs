@@ -14,7 +14,7 @@
 
 use anyhow::{Context, Result};
 use quarry_core::Language;
-use quarry_engine::plan::{classify_pattern, PatternKind};
+use quarry_engine::rank_route::{classify, QueryClass};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -224,10 +224,14 @@ impl Hook {
         let mut state = self.load_state(session);
         state.last_search = Some((pattern.to_string(), now_s()));
         self.save_state(session, &state);
-        match classify_pattern(pattern) {
-            PatternKind::NaturalLanguage => self.answer_question(pattern, event, input),
-            PatternKind::Identifier => self.definition_site(pattern, event),
-            kind => Ok(Decision::Allow(format!("{kind:?} pattern: grep's job"))),
+        // The router `quarry search` uses: literal text, regexes and paths are grep's job.
+        match classify(pattern) {
+            QueryClass::Question | QueryClass::IssueText => {
+                self.answer_question(pattern, event, input)
+            }
+            QueryClass::Identifier => self.definition_site(pattern, event),
+            QueryClass::Structural => self.structural_matches(pattern, event),
+            class => Ok(Decision::Allow(format!("{class:?} pattern: grep's job"))),
         }
     }
 
@@ -269,6 +273,44 @@ impl Hook {
                 r.start_line,
                 r.end_line,
                 r.symbol.as_deref().unwrap_or("")
+            ));
+        }
+        Ok(Decision::Deny(reason))
+    }
+
+    /// A pattern with metavariables means nothing to grep: ast-grep's matches instead.
+    fn structural_matches(&self, pattern: &str, event: &Value) -> Result<Decision> {
+        let Some(ws) = self.workspace() else {
+            return Ok(Decision::Allow("no quarry index".into()));
+        };
+        let scope = Scope::of(&ws, event)?;
+        let mut request = quarry_engine::SearchRequest::new(pattern);
+        request.repos = scope.repos.clone();
+        request.limit = 12;
+        let response = ws.search_routed(&request)?;
+        let answered = response
+            .route
+            .as_ref()
+            .is_some_and(|r| r.route == "structural" && r.note.is_none());
+        if !answered || response.results.is_empty() {
+            return Ok(Decision::Allow("no structural matches".into()));
+        }
+        let mut reason = format!(
+            "quarry: `{pattern}` is a structural pattern (ast-grep metavariables), which grep cannot match; its {} matches:",
+            response.results.len()
+        );
+        for r in &response.results {
+            let first = r
+                .text
+                .as_deref()
+                .and_then(|t| t.lines().next())
+                .unwrap_or("")
+                .trim();
+            reason.push_str(&format!(
+                "\n{}:{}-{}  {first}",
+                scope.path(&r.repo, &r.path),
+                r.start_line,
+                r.end_line
             ));
         }
         Ok(Decision::Deny(reason))

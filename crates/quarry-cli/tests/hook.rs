@@ -184,10 +184,23 @@ fn a_session_of_reads_and_greps_gets_protocol_answers() {
         None,
         "regex"
     );
+    // A structural pattern gets ast-grep's matches instead of grep's nothing.
+    let structural = session.send("Grep", json!({"pattern": "def $NAME($$$ARGS): $$$BODY"}));
+    let matches = reason(&structural);
+    assert!(
+        matches.contains("structural pattern") && matches.contains("app/upload.py:"),
+        "{matches}"
+    );
+    // A literal and a path go on to Grep untouched.
     assert_eq!(
-        session.send("Grep", json!({"pattern": "def $NAME($$$)"})),
+        session.send("Grep", json!({"pattern": "\"retry later\""})),
         None,
-        "structural"
+        "literal"
+    );
+    assert_eq!(
+        session.send("Grep", json!({"pattern": "app/upload.py"})),
+        None,
+        "path"
     );
 
     // A new session: Grep for a name, then Read its file: the outline brings the definition.

@@ -35,7 +35,7 @@ pub use lock::{is_lock_busy, LockBusy, WriteLock};
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
-pub use quarry_rank::{fusion, plan};
+pub use quarry_rank::{fusion, plan, route as rank_route};
 pub use quarry_sources::DiscoverOptions;
 pub use rerank::{language_model, AskResponse, RerankReport};
 pub use search::{Mode, SearchRequest, SearchResponse};
