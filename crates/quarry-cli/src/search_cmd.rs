@@ -3,6 +3,7 @@
 //! the history commands.
 
 use quarry_engine::agentic::{follow_up_model, AgenticMode};
+use quarry_engine::routing::Engine;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -45,6 +46,11 @@ pub struct SearchArgs {
     path: Option<String>,
     #[arg(long, value_enum, default_value = "auto")]
     mode: ModeArg,
+    /// The engine that answers, instead of the router's choice in auto mode: grep (regex
+    /// lines), literal (lines with the text), structural (ast-grep pattern; --lang picks the
+    /// grammar), symbol (definitions first), path, ranked.
+    #[arg(long, value_enum)]
+    engine: Option<EngineArg>,
     /// Print the query plan (what an issue text's frames, code and names point at), the file
     /// ranking with each file's evidence, and each result's score parts.
     #[arg(long)]
@@ -69,6 +75,29 @@ pub struct SearchArgs {
     /// Print one JSON document (schema: docs/JSON.md).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    Symbol,
+    Path,
+    Grep,
+    Literal,
+    Structural,
+    Ranked,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Symbol => Engine::Symbol,
+            EngineArg::Path => Engine::Path,
+            EngineArg::Grep => Engine::Grep,
+            EngineArg::Literal => Engine::Literal,
+            EngineArg::Structural => Engine::Structural,
+            EngineArg::Ranked => Engine::Ranked,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -116,6 +145,7 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     let mut request = SearchRequest::new(query);
     request.explain = args.explain;
     request.mode = mode;
+    request.engine = args.engine.map(Engine::from);
     request.repos = args.repo;
     request.language = args.lang;
     request.path = args.path;

@@ -389,6 +389,62 @@ fn code_search_takes_rerank_and_says_how_it_went() {
     assert!(json.to_string().contains("offline"), "{json}");
 }
 
+#[test]
+fn code_search_routes_by_the_query_or_by_the_engine_asked() {
+    let env = Env::new();
+    env.write(
+        "net/one.py",
+        "def retry_connect(host):\n    return dial(host, timeout=30)\n",
+    );
+    env.write(
+        "net/two.py",
+        "def retry_upload(blob):\n    return send(blob, timeout=30)\n",
+    );
+    indexed_repo(&env);
+    let server = start(&env, &[]);
+    // A regex is grep's: matching lines, and the route says so.
+    let (status, json) = post(
+        &server,
+        "/api/search/code",
+        r#"{"query": "def retry_\\w+\\(", "explain": true}"#,
+    );
+    assert_eq!(status, 200, "{json}");
+    assert_eq!(json["route"]["class"], "regex", "{json}");
+    assert_eq!(json["route"]["route"], "grep_regex", "{json}");
+    let lines: Vec<(String, u64)> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["start_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![("net/one.py".to_string(), 1), ("net/two.py".to_string(), 1)]
+    );
+    // A structural pattern, asked for by name with its language.
+    let (status, json) = post(
+        &server,
+        "/api/search/code",
+        r#"{"query": "send($B, timeout=$T)", "engine": "structural", "language": "python"}"#,
+    );
+    assert_eq!(status, 200, "{json}");
+    assert_eq!(json["results"][0]["path"], "net/two.py", "{json}");
+    assert_eq!(json["results"][0]["kind"], "structural match", "{json}");
+    // An identifier: its definition first.
+    let (_, json) = get(&server, "/api/search/code?query=retry_upload", None);
+    assert_eq!(json["route"]["route"], "symbol", "{json}");
+    assert_eq!(json["results"][0]["symbol"], "retry_upload", "{json}");
+    // An engine that does not exist is a 400 naming the choices.
+    let (status, json) = get(&server, "/api/search/code?query=x&engine=telepathy", None);
+    assert_eq!(status, 400, "{json}");
+    assert!(json.to_string().contains("structural"), "{json}");
+}
+
 fn result_ids(json: &Value) -> Vec<Value> {
     json["results"]
         .as_array()

@@ -15,6 +15,38 @@ use serde::{Deserialize, Serialize};
 use crate::search::{Mode, SearchRequest, SearchResponse, SearchResult};
 use crate::Workspace;
 
+/// An engine a caller can ask for by name, instead of letting the router choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// A name's definitions first, then ranked search.
+    Symbol,
+    /// Files whose path contains the query.
+    Path,
+    /// Lines matching the query as a regular expression (ripgrep's syntax).
+    Grep,
+    /// Lines containing the query as written.
+    Literal,
+    /// ast-grep matches of the query as a structural pattern (`$X.unwrap()`; `language` picks
+    /// the grammar, else it is guessed from the pattern).
+    Structural,
+    /// Ranked search only (lexical and semantic, fused).
+    Ranked,
+}
+
+impl Engine {
+    fn route_and_class(self) -> (Route, QueryClass) {
+        match self {
+            Engine::Symbol => (Route::Symbol, QueryClass::Identifier),
+            Engine::Path => (Route::Path, QueryClass::Path),
+            Engine::Grep => (Route::GrepRegex, QueryClass::Regex),
+            Engine::Literal => (Route::GrepLiteral, QueryClass::Literal),
+            Engine::Structural => (Route::Structural, QueryClass::Structural),
+            Engine::Ranked => (Route::Ranked, QueryClass::Question),
+        }
+    }
+}
+
 /// How the router handled a query (in `--json` and `--explain`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RouteReport {
@@ -37,13 +69,19 @@ fn name<T: Serialize>(value: T) -> String {
 impl Workspace {
     /// `request`, routed by what its query is when its mode is `auto`.
     pub fn search_routed(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        if request.mode != Mode::Auto {
-            return self.search(request);
-        }
-        let class = classify(&request.query);
-        let route = class.route();
+        let (route, class, class_name) = match request.engine {
+            Some(engine) => {
+                let (route, class) = engine.route_and_class();
+                (route, class, "chosen by the caller".to_string())
+            }
+            None if request.mode == Mode::Auto => {
+                let class = classify(&request.query);
+                (class.route(), class, name(class))
+            }
+            None => return self.search(request),
+        };
         let mut report = RouteReport {
-            class: name(class),
+            class: class_name,
             route: name(route),
             note: None,
         };

@@ -35,6 +35,8 @@ pub enum Mode {
 pub struct SearchRequest {
     pub query: String,
     pub mode: Mode,
+    /// The engine that answers, chosen by the caller instead of the router (`--engine`).
+    pub engine: Option<crate::routing::Engine>,
     /// Only these repos (by name); empty for all.
     pub repos: Vec<String>,
     pub language: Option<Language>,
@@ -72,6 +74,7 @@ impl SearchRequest {
             weights: FieldWeights::default(),
             fusion: FusionConfig::default(),
             explain: false,
+            engine: None,
         }
     }
 }

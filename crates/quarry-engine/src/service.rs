@@ -53,6 +53,11 @@ pub struct CodeSearchParams {
     /// rounds): `offline` from the names the top results define, `llm` proposed by the
     /// workspace's language model, `auto` the model when one is configured. Off when absent.
     pub agentic: Option<crate::agentic::AgenticMode>,
+    /// The engine that answers, instead of the router's choice: `grep` (regex lines, ripgrep's
+    /// syntax), `literal` (lines containing the text), `structural` (ast-grep pattern such as
+    /// `$X.unwrap()`; `language` picks the grammar), `symbol` (definitions first), `path`, or
+    /// `ranked`. Without it, `auto` mode routes by what the query is.
+    pub engine: Option<crate::routing::Engine>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -271,6 +276,7 @@ impl Service {
         request.path = p.path;
         request.limit = limit(p.limit, crate::search::DEFAULT_LIMIT);
         request.explain = p.explain.unwrap_or(false);
+        request.engine = p.engine;
         let config = ws.config()?;
         request.fusion = config.fusion();
         if request.mode != Mode::Lexical && ws.embedder.is_none() {

@@ -49,7 +49,7 @@ fn make_tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "search",
-            "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results. To locate a bug, pass the whole issue text or stack trace as the query: its frames, code and names point at the files.",
+            "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results. To locate a bug, pass the whole issue text or stack trace as the query: its frames, code and names point at the files. Exact searches too: a regex or quoted text returns the matching lines (grep), a pattern with metavariables like `$X.unwrap()` or `def $F($$$ARGS): $$$BODY` returns ast-grep matches, a name returns its definitions first; `engine` forces one.",
             schema_for_type::<CodeSearchParams>(),
         ),
         Tool::new(
