@@ -97,18 +97,33 @@ impl Workspace {
             Route::GrepLiteral | Route::GrepRegex => Some(self.grep_results(request, class)?),
             Route::Structural => Some(self.structural_results(request)?),
         };
-        let mut response = self.search(request)?;
-        match exact {
-            Some(Ok(results)) if !results.is_empty() => response.results = results,
+        let mut response = match exact {
+            Some(Ok(results)) if !results.is_empty() => {
+                // The answer's frame (index summary, warnings) from a one-result lexical
+                // search: no query embedding for an answer that needs none.
+                let mut frame = request.clone();
+                frame.mode = Mode::Lexical;
+                frame.limit = 1;
+                frame.explain = false;
+                let mut response = self.search(&frame)?;
+                response.results = results;
+                response.plan = None;
+                response.files.clear();
+                response
+            }
             Some(Ok(_)) => {
                 report.note = Some(format!(
                     "{} found nothing; ranked search answered",
                     report.route
-                ))
+                ));
+                self.search(request)?
             }
-            Some(Err(e)) => report.note = Some(format!("{e:#}; ranked search answered")),
-            None => {}
-        }
+            Some(Err(e)) => {
+                report.note = Some(format!("{e:#}; ranked search answered"));
+                self.search(request)?
+            }
+            None => self.search(request)?,
+        };
         response.route = Some(report);
         Ok(response)
     }
