@@ -49,8 +49,8 @@ pub struct SearchArgs {
     /// The engine that answers, instead of the router's choice in auto mode: grep (regex
     /// lines), literal (lines with the text), structural (ast-grep pattern; --lang picks the
     /// grammar), symbol (definitions first), path, ranked.
-    #[arg(long, value_enum)]
-    engine: Option<EngineArg>,
+    #[arg(long, value_parser = parse_engine)]
+    engine: Option<Engine>,
     /// Print the query plan (what an issue text's frames, code and names point at), the file
     /// ranking with each file's evidence, and each result's score parts.
     #[arg(long)]
@@ -77,27 +77,11 @@ pub struct SearchArgs {
     json: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum EngineArg {
-    Symbol,
-    Path,
-    Grep,
-    Literal,
-    Structural,
-    Ranked,
-}
-
-impl From<EngineArg> for Engine {
-    fn from(e: EngineArg) -> Engine {
-        match e {
-            EngineArg::Symbol => Engine::Symbol,
-            EngineArg::Path => Engine::Path,
-            EngineArg::Grep => Engine::Grep,
-            EngineArg::Literal => Engine::Literal,
-            EngineArg::Structural => Engine::Structural,
-            EngineArg::Ranked => Engine::Ranked,
-        }
-    }
+/// An engine's name as the JSON interfaces spell it (`grep`, `structural`, …).
+fn parse_engine(s: &str) -> Result<Engine, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
+        format!("unknown engine `{s}` (known: symbol, path, grep, literal, structural, ranked)")
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -145,7 +129,7 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     let mut request = SearchRequest::new(query);
     request.explain = args.explain;
     request.mode = mode;
-    request.engine = args.engine.map(Engine::from);
+    request.engine = args.engine;
     request.repos = args.repo;
     request.language = args.lang;
     request.path = args.path;

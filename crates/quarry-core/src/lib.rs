@@ -14,7 +14,7 @@ pub mod store;
 pub mod tokens;
 
 pub use embed::{embed_text, EmbedSource, Embedder};
-pub use hash::content_hash;
+pub use hash::{content_hash, mtime_ns};
 pub use language::Language;
 pub use model::{CallSite, Chunk, FileChunks, Symbol};
 pub use store::{

@@ -10,7 +10,6 @@ pub mod structural;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 pub use literals::Requirement;
 pub use scan::{grep, FileFilter, GrepRequest, GrepStats, OutputKind, ScanAll};
@@ -55,12 +54,7 @@ impl FileFilter for IndexedFiles {
         let Some(&(size, mtime_ns, may_match)) = self.files.get(path) else {
             return false;
         };
-        let now = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as i64)
-            .unwrap_or(0);
+        let now = quarry_core::mtime_ns(meta);
         !may_match && mtime_ns != 0 && now == mtime_ns && meta.len() == size
     }
 }

@@ -147,41 +147,16 @@ pub fn grep(
     let (targets, with_filename) = list_files(request)?;
     let walk_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = std::time::Instant::now();
-    let cwd = std::env::current_dir().unwrap_or_default();
     let mut stats = GrepStats {
         files: targets.len(),
         walk_ms,
         ..Default::default()
     };
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<(Vec<u8>, u64)>>> = Mutex::new(vec![None; targets.len()]);
-    let ruled_out = AtomicUsize::new(0);
-    let threads = threads().min(targets.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(target) = targets.get(i) else { break };
-                if !target.explicit {
-                    if let Ok(meta) = std::fs::metadata(&target.path) {
-                        if filter.rules_out(&cwd.join(&target.path), &meta) {
-                            ruled_out.fetch_add(1, Ordering::Relaxed);
-                            continue;
-                        }
-                    }
-                }
-                let found = search_one(request, &matcher, target, with_filename);
-                if let Ok(mut slots) = results.lock() {
-                    slots[i] = found;
-                }
-            });
-        }
-    });
-    stats.ruled_out = ruled_out.into_inner();
+    let (results, ruled_out) = search_targets(&targets, filter, |target| {
+        search_one(request, &matcher, target, with_filename)
+    })?;
+    stats.ruled_out = ruled_out;
     stats.searched = stats.files - stats.ruled_out;
-    let results = results
-        .into_inner()
-        .map_err(|_| anyhow!("a search thread panicked"))?;
     for (bytes, lines) in results.into_iter().flatten() {
         if request.max_files.is_some_and(|k| stats.matched_files >= k) {
             stats.files_left_out += 1;
@@ -197,6 +172,44 @@ pub fn grep(
     out.flush()?;
     stats.search_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(stats)
+}
+
+/// Runs `work` on every target `filter` does not rule out, on every thread; returns each
+/// target's outcome in target order (`None`: ruled out, or nothing) and how many were ruled
+/// out.
+pub(crate) fn search_targets<T: Send>(
+    targets: &[Target],
+    filter: &dyn FileFilter,
+    work: impl Fn(&Target) -> Option<T> + Sync,
+) -> Result<(Vec<Option<T>>, usize)> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let next = AtomicUsize::new(0);
+    let ruled_out = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..targets.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads().min(targets.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(target) = targets.get(i) else { break };
+                if !target.explicit {
+                    if let Ok(meta) = std::fs::metadata(&target.path) {
+                        if filter.rules_out(&cwd.join(&target.path), &meta) {
+                            ruled_out.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    }
+                }
+                let outcome = work(target);
+                if let Ok(mut slots) = results.lock() {
+                    slots[i] = outcome;
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| anyhow!("a search thread panicked"))?;
+    Ok((results, ruled_out.into_inner()))
 }
 
 /// Searches one file into a buffer; `None` when nothing matched (or it could not be read:

@@ -9,8 +9,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Result};
 use ast_grep_core::matcher::PatternBuilder;
@@ -192,44 +190,17 @@ pub fn search(
         ..Default::default()
     };
     let (targets, _) = crate::scan::list_files(&request)?;
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let next = AtomicUsize::new(0);
-    let ruled_out = AtomicUsize::new(0);
-    let found: Mutex<Vec<(usize, Vec<SgMatch>)>> = Mutex::new(Vec::new());
-    let threads = crate::scan::threads().min(targets.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(target) = targets.get(i) else { break };
-                if !target.explicit {
-                    if let Ok(meta) = std::fs::metadata(&target.path) {
-                        if filter.rules_out(&cwd.join(&target.path), &meta) {
-                            ruled_out.fetch_add(1, Ordering::Relaxed);
-                            continue;
-                        }
-                    }
-                }
-                let matches = match_file(&target.path, &compiled, &lang);
-                if !matches.is_empty() {
-                    if let Ok(mut found) = found.lock() {
-                        found.push((i, matches));
-                    }
-                }
-            });
-        }
-    });
-    let mut found = found
-        .into_inner()
-        .map_err(|_| anyhow!("a search thread panicked"))?;
-    found.sort_by_key(|(i, _)| *i);
+    let (found, ruled_out) = crate::scan::search_targets(&targets, filter, |target| {
+        let matches = match_file(&target.path, &compiled, &lang);
+        (!matches.is_empty()).then_some(matches)
+    })?;
     let mut stats = SgStats {
         files: targets.len(),
-        ruled_out: ruled_out.into_inner(),
+        ruled_out,
         ..Default::default()
     };
     stats.searched = stats.files - stats.ruled_out;
-    let mut matches: Vec<SgMatch> = found.into_iter().flat_map(|(_, m)| m).collect();
+    let mut matches: Vec<SgMatch> = found.into_iter().flatten().flatten().collect();
     stats.matches = matches.len();
     stats.left_out = matches.len().saturating_sub(limit);
     matches.truncate(limit);

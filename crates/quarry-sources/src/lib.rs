@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use quarry_core::{content_hash, store::SkipCounts, Language};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 /// Limits for one discovery run.
 #[derive(Debug, Clone)]
@@ -142,12 +141,7 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
             skip(reason::MAX_FILES);
             continue;
         }
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as i64)
-            .unwrap_or(0);
+        let mtime_ns = quarry_core::mtime_ns(&meta);
         accepted.push(Candidate {
             language: Language::detect(rel),
             rel_path,
