@@ -295,9 +295,14 @@ impl Hook {
         if !answered || response.results.is_empty() {
             return Ok(Decision::Allow("no structural matches".into()));
         }
+        let shown = response.results.len();
         let mut reason = format!(
-            "quarry: `{pattern}` is a structural pattern (ast-grep metavariables), which grep cannot match; its {} matches:",
-            response.results.len()
+            "quarry: `{pattern}` is a structural pattern (ast-grep metavariables), which grep cannot match; {} (`quarry sg` lists them all):",
+            if shown == request.limit {
+                format!("its first {shown} matches")
+            } else {
+                format!("its {shown} matches")
+            }
         );
         for r in &response.results {
             let first = r
