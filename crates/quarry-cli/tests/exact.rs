@@ -132,6 +132,7 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
         &[r"\bdef \w+\("],
         &["no such text anywhere"],
         &["parse_expr", "src", "docs"],
+        &["parse_expr", "src", "docs/guide.md", "deep"],
         &["-n", "parse_expr", "src/calls.py"],
         &["--json", "helper"],
     ];

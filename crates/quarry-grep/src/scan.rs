@@ -293,21 +293,6 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
     } else {
         request.paths.clone()
     };
-    let mut targets = Vec::new();
-    let mut walked_roots = Vec::new();
-    for root in &roots {
-        let meta = std::fs::metadata(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
-        if meta.is_dir() {
-            walked_roots.push(root.clone());
-        } else {
-            targets.push(Target {
-                path: root.clone(),
-                explicit: true,
-            });
-        }
-    }
-    let with_filename = !(roots.len() == 1 && walked_roots.is_empty());
-    // Each root in the order given, its files sorted by path (ripgrep's `--sort path`).
     let mut overrides = None;
     if !request.globs.is_empty() {
         let mut builder = OverrideBuilder::new(std::env::current_dir()?);
@@ -318,7 +303,20 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
         }
         overrides = Some(builder.build()?);
     }
-    for root in &walked_roots {
+    // Each path in the order given (as ripgrep takes them): a file as it is, a folder's files
+    // sorted by path (ripgrep's `--sort path`).
+    let mut targets = Vec::new();
+    let mut any_folder = false;
+    for root in &roots {
+        let meta = std::fs::metadata(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+        if !meta.is_dir() {
+            targets.push(Target {
+                path: root.clone(),
+                explicit: true,
+            });
+            continue;
+        }
+        any_folder = true;
         let mut builder = WalkBuilder::new(root);
         builder.threads(threads());
         if let Some(overrides) = &overrides {
@@ -357,6 +355,7 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
             explicit: false,
         }));
     }
+    let with_filename = roots.len() > 1 || any_folder;
     Ok((targets, with_filename))
 }
 
