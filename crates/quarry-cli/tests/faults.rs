@@ -74,7 +74,7 @@ fn readers_racing_the_first_index_never_see_a_raw_sql_error() {
     for round in 0..4 {
         let env = Env::new();
         many_files(&env, 60);
-        let mut writer = env
+        let writer = env
             .quarry()
             .args(["index", env.repo_path(), "--no-embed"])
             .stdout(Stdio::null())
