@@ -14,7 +14,7 @@
 
 use anyhow::{Context, Result};
 use quarry_core::Language;
-use quarry_engine::rank_route::{classify, QueryClass};
+use quarry_engine::rank_route::{classify, QueryClass, Route};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -291,7 +291,7 @@ impl Hook {
         let answered = response
             .route
             .as_ref()
-            .is_some_and(|r| r.route == "structural" && r.note.is_none());
+            .is_some_and(|r| r.route == Route::Structural && r.note.is_none());
         if !answered || response.results.is_empty() {
             return Ok(Decision::Allow("no structural matches".into()));
         }

@@ -200,11 +200,19 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if explain {
         if let Some(route) = &response.route {
+            let name = |v: serde_json::Result<serde_json::Value>| {
+                v.ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            };
+            let class = match route.class {
+                Some(class) => format!("reads as {}", name(serde_json::to_value(class))),
+                None => "engine chosen by the caller".to_string(),
+            };
             writeln!(
                 out,
-                "route: the query reads as {} → {}{}",
-                route.class,
-                route.route,
+                "route: the query {class} → {}{}",
+                name(serde_json::to_value(route.route)),
                 route
                     .note
                     .as_deref()

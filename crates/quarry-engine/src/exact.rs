@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::Workspace;
 
 /// Where an exact search's file filter came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FilterReport {
     /// Files the index knows the trigrams of (0: no index, or a pattern with no literal of
     /// three characters, so every file was read).
@@ -45,8 +45,7 @@ impl Workspace {
         let report = FilterReport {
             indexed_files: files.len(),
             trigram_query: query,
-            lookup_ms: 0.0,
-            note: None,
+            ..Default::default()
         };
         Ok((files, report))
     }
@@ -67,10 +66,8 @@ fn filter(dir: &Path, requirement: &Requirement) -> Result<(IndexedFiles, Filter
         None => (
             IndexedFiles::default(),
             FilterReport {
-                indexed_files: 0,
                 trigram_query: requirement.fts5_query(),
-                lookup_ms: 0.0,
-                note: None,
+                ..Default::default()
             },
         ),
     };
@@ -128,10 +125,8 @@ pub fn grep(
         Ok((_, report)) => report.clone(),
         // An index that cannot be read costs the filter, never the answer: every file was read.
         Err(e) => FilterReport {
-            indexed_files: 0,
-            trigram_query: None,
-            lookup_ms: 0.0,
             note: Some(format!("index not used: {e}")),
+            ..Default::default()
         },
     };
     Ok((stats, report))

@@ -35,14 +35,14 @@ pub enum Engine {
 }
 
 impl Engine {
-    fn route_and_class(self) -> (Route, QueryClass) {
+    fn route(self) -> Route {
         match self {
-            Engine::Symbol => (Route::Symbol, QueryClass::Identifier),
-            Engine::Path => (Route::Path, QueryClass::Path),
-            Engine::Grep => (Route::GrepRegex, QueryClass::Regex),
-            Engine::Literal => (Route::GrepLiteral, QueryClass::Literal),
-            Engine::Structural => (Route::Structural, QueryClass::Structural),
-            Engine::Ranked => (Route::Ranked, QueryClass::Question),
+            Engine::Symbol => Route::Symbol,
+            Engine::Path => Route::Path,
+            Engine::Grep => Route::GrepRegex,
+            Engine::Literal => Route::GrepLiteral,
+            Engine::Structural => Route::Structural,
+            Engine::Ranked => Route::Ranked,
         }
     }
 }
@@ -50,39 +50,29 @@ impl Engine {
 /// How the router handled a query (in `--json` and `--explain`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RouteReport {
-    /// identifier, path, literal, regex, structural, question, issue_text.
-    pub class: String,
-    /// symbol, path, grep_literal, grep_regex, structural, ranked.
-    pub route: String,
+    /// What the router took the query for; absent when the caller chose the engine.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub class: Option<QueryClass>,
+    pub route: Route,
     /// Why the answer is ranked search's although the route was another.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
 }
 
-fn name<T: Serialize>(value: T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 impl Workspace {
     /// `request`, routed by what its query is when its mode is `auto`.
     pub fn search_routed(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        let (route, class, class_name) = match request.engine {
-            Some(engine) => {
-                let (route, class) = engine.route_and_class();
-                (route, class, "chosen by the caller".to_string())
-            }
+        let (route, class) = match request.engine {
+            Some(engine) => (engine.route(), None),
             None if request.mode == Mode::Auto => {
                 let class = classify(&request.query);
-                (class.route(), class, name(class))
+                (class.route(), Some(class))
             }
             None => return self.search(request),
         };
         let mut report = RouteReport {
-            class: class_name,
-            route: name(route),
+            class,
+            route,
             note: None,
         };
         let exact = match route {
@@ -94,7 +84,7 @@ impl Workspace {
                 return Ok(response);
             }
             Route::Path => Some(self.path_results(request)?),
-            Route::GrepLiteral | Route::GrepRegex => Some(self.grep_results(request, class)?),
+            Route::GrepLiteral | Route::GrepRegex => Some(self.grep_results(request, route)?),
             Route::Structural => Some(self.structural_results(request)?),
         };
         let mut response = match exact {
@@ -112,10 +102,7 @@ impl Workspace {
                 response
             }
             Some(Ok(_)) => {
-                report.note = Some(format!(
-                    "{} found nothing; ranked search answered",
-                    report.route
-                ));
+                report.note = Some("the exact engine found nothing; ranked search answered".into());
                 self.search(request)?
             }
             Some(Err(e)) => {
@@ -128,13 +115,21 @@ impl Workspace {
         Ok(response)
     }
 
-    /// The searched repos' roots, by name.
-    fn searched_roots(&self, request: &SearchRequest) -> Result<Vec<(String, PathBuf)>> {
+    /// The repos a request searches.
+    fn searched_repos(&self, request: &SearchRequest) -> Result<Vec<quarry_core::RepoInfo>> {
         Ok(self
             .store()
             .repos()?
             .into_iter()
             .filter(|r| request.repos.is_empty() || request.repos.contains(&r.name))
+            .collect())
+    }
+
+    /// The searched repos' roots, by name.
+    fn searched_roots(&self, request: &SearchRequest) -> Result<Vec<(String, PathBuf)>> {
+        Ok(self
+            .searched_repos(request)?
+            .into_iter()
             .map(|r| (r.name, PathBuf::from(r.root)))
             .collect())
     }
@@ -182,21 +177,25 @@ impl Workspace {
     fn path_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
         let wanted = request.query.trim().trim_start_matches("./");
         let mut results = Vec::new();
-        for (repo, root) in self.searched_roots(request)? {
-            let files = self.store().trigram_files(None)?;
-            for file in files.into_iter().filter(|f| Path::new(&f.root) == root) {
+        for repo in self.searched_repos(request)? {
+            let mut paths: Vec<String> = self
+                .store()
+                .file_states(repo.id)?
+                .into_keys()
+                .filter(|path| path.contains(wanted))
+                .collect();
+            paths.sort();
+            for path in paths {
                 if results.len() >= request.limit {
-                    break;
+                    return Ok(Ok(results));
                 }
-                if file.path.contains(wanted) {
-                    if let Some(first) = self
-                        .store()
-                        .file_chunks(&repo, &file.path)?
-                        .into_iter()
-                        .next()
-                    {
-                        results.push(SearchResult::from(first));
-                    }
+                if let Some(first) = self
+                    .store()
+                    .file_chunks(&repo.name, &path)?
+                    .into_iter()
+                    .next()
+                {
+                    results.push(SearchResult::from(first));
                 }
             }
         }
@@ -207,20 +206,26 @@ impl Workspace {
     fn grep_results(
         &self,
         request: &SearchRequest,
-        class: QueryClass,
+        route: Route,
     ) -> Result<Result<Vec<SearchResult>>> {
-        let mut pattern = request.query.trim().to_string();
-        if class == QueryClass::Literal
-            && pattern.len() >= 2
-            && (pattern.starts_with(['"', '\'', '`']))
-        {
-            pattern = pattern[1..pattern.len() - 1].to_string();
+        let literal = route == Route::GrepLiteral;
+        let mut pattern = request.query.trim();
+        // `"connection refused"`: the quotes say "as written"; they are not part of the text.
+        for quote in ['"', '\'', '`'] {
+            if literal
+                && pattern.len() >= 2
+                && pattern.starts_with(quote)
+                && pattern.ends_with(quote)
+            {
+                pattern = &pattern[1..pattern.len() - 1];
+                break;
+            }
         }
         let roots = self.searched_roots(request)?;
         let grep = GrepRequest {
-            patterns: vec![pattern],
+            patterns: vec![pattern.to_string()],
             paths: roots.iter().map(|(_, root)| root.clone()).collect(),
-            fixed_strings: class == QueryClass::Literal,
+            fixed_strings: literal,
             language: request.language,
             ..Default::default()
         };

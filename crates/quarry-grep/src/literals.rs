@@ -66,11 +66,13 @@ fn of_hir(hir: &Hir, syntax: PatternSyntax) -> Requirement {
             let mut all = Vec::new();
             let mut run = String::new();
             for part in parts {
-                match part.kind() {
-                    HirKind::Literal(lit) if std::str::from_utf8(&lit.0).is_ok() => {
-                        run.push_str(std::str::from_utf8(&lit.0).unwrap_or_default());
-                    }
-                    _ => {
+                let text = match part.kind() {
+                    HirKind::Literal(lit) => std::str::from_utf8(&lit.0).ok(),
+                    _ => None,
+                };
+                match text {
+                    Some(text) => run.push_str(text),
+                    None => {
                         all.push(contains(&std::mem::take(&mut run), syntax));
                         all.push(of_hir(part, syntax));
                     }

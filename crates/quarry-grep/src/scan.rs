@@ -18,7 +18,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use quarry_core::Language;
-use termcolor::{Buffer, ColorChoice};
+use termcolor::Buffer;
 
 use crate::literals::{requirement, PatternSyntax, Requirement};
 
@@ -364,15 +364,6 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
 pub(crate) fn threads() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-}
-
-/// Whether to colour: `auto` colours a terminal only, as ripgrep does.
-pub fn color_for(choice: ColorChoice, stdout_is_terminal: bool) -> bool {
-    match choice {
-        ColorChoice::Always | ColorChoice::AlwaysAnsi => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => stdout_is_terminal && std::env::var_os("NO_COLOR").is_none(),
-    }
 }
 
 /// One matching line, as the router returns it.

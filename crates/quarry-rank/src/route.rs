@@ -4,10 +4,10 @@
 //! planner). No model is involved: the rules below are read off the query's characters, so
 //! they hold for any repository.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a query is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryClass {
     /// One name: `UploadQueue`, `parse_config`, `os.path.join`, `std::fs::read`.
@@ -28,7 +28,7 @@ pub enum QueryClass {
 }
 
 /// Which engine answers a class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
     /// The definitions of the name first, then ranked search.
