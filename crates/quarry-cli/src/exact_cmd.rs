@@ -120,6 +120,8 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
                 ColorArg::Never => false,
                 ColorArg::Auto => terminal && std::env::var_os("NO_COLOR").is_none(),
             },
+        // The engine keeps file lists in the workspace, when there is one.
+        listing_cache: None,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

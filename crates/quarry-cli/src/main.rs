@@ -264,6 +264,9 @@ fn parse_language(s: &str) -> Result<Language, String> {
 fn main() {
     quit_quietly_when_stdout_closes();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Grep(_) | Command::Sg(_)) {
+        short_lived();
+    }
     let dir = cli.index_dir.clone().unwrap_or_else(Workspace::default_dir);
     if let Err(err) = run(cli) {
         let err = Workspace::diagnose(&dir, err);
@@ -282,6 +285,18 @@ fn main() {
         }
         eprintln!("quarry: error: {err:#}");
         std::process::exit(exit_code::ERROR);
+    }
+}
+
+/// For a command that lives a few milliseconds: no transparent huge pages. Where the system
+/// offers them on request, mimalloc asks for them, and the kernel then zeroes 2 MiB at the
+/// first touch of each region: 0.5-0.8 ms of a 9 ms `quarry grep` (measured on sympy).
+/// Long runs (indexing, embedding) keep them.
+fn short_lived() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes one integer argument and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 

@@ -19,5 +19,5 @@ pub use language::Language;
 pub use model::{CallSite, Chunk, FileChunks, Symbol};
 pub use store::{
     CallRef, ChunkHit, Coverage, FileHit, FileState, IndexedFile, LexicalQuery, PendingEmbedding,
-    RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile, VectorQuery,
+    RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile, TrigramLookup, VectorQuery,
 };

@@ -253,19 +253,35 @@ pub trait Store: crate::history::HistoryStore {
     fn search_vector(&self, query: &VectorQuery) -> anyhow::Result<Vec<ChunkHit>>;
     /// Bytes the store occupies (for `quarry status`).
     fn size_bytes(&self) -> u64;
-    /// Every file whose exact text is in the trigram table, with the state it was read in and
-    /// whether its trigrams satisfy `query` (an FTS5 trigram expression; `None`: all may).
-    fn trigram_files(&self, query: Option<&str>) -> anyhow::Result<Vec<TrigramFile>>;
+    /// The files whose trigrams satisfy `query` (an FTS5 trigram expression), read in one
+    /// transaction with the generation of the indexed files; the files themselves too, unless
+    /// `known_generation` is still the generation (the caller kept them).
+    fn trigram_lookup(
+        &self,
+        query: &str,
+        known_generation: Option<i64>,
+    ) -> anyhow::Result<TrigramLookup>;
+}
+
+/// The trigram pre-filter's answer for one pattern.
+#[derive(Debug, Clone, Default)]
+pub struct TrigramLookup {
+    /// Moves with every change to the indexed files.
+    pub generation: i64,
+    /// Ids of the files whose text may contain a match (the others certainly do not).
+    pub may_match: Vec<i64>,
+    /// Every file whose exact text is in the trigram table, with the state it was read in;
+    /// `None` when the caller's are still current.
+    pub files: Option<Vec<TrigramFile>>,
 }
 
 /// A file as the trigram pre-filter knows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrigramFile {
+    pub id: i64,
     /// The repo's root and the file's path in it.
     pub root: String,
     pub path: String,
     pub size: u64,
     pub mtime_ns: i64,
-    /// Whether the file's text may contain a match (false: it certainly does not).
-    pub may_match: bool,
 }

@@ -227,6 +227,7 @@ impl Workspace {
             paths: roots.iter().map(|(_, root)| root.clone()).collect(),
             fixed_strings: literal,
             language: request.language,
+            listing_cache: Some(Workspace::listing_cache(&self.dir)),
             ..Default::default()
         };
         let (filter, _) = self.trigram_filter(&grep.requirement())?;
@@ -261,8 +262,15 @@ impl Workspace {
         let filter: IndexedFiles = self
             .trigram_filter(&quarry_grep::structural::requirement(pattern))?
             .0;
-        let found =
-            quarry_grep::structural::search(pattern, language, &paths, &filter, request.limit);
+        let listing_cache = Workspace::listing_cache(&self.dir);
+        let found = quarry_grep::structural::search(
+            pattern,
+            language,
+            &paths,
+            &filter,
+            request.limit,
+            Some(&listing_cache),
+        );
         Ok(found.map(|(matches, _)| {
             matches
                 .into_iter()

@@ -41,6 +41,11 @@ impl Workspace {
         dir.join("index.sqlite")
     }
 
+    /// Where exact searches keep folders' file lists between runs (quarry-grep's `listing`).
+    pub fn listing_cache(dir: &Path) -> PathBuf {
+        dir.join("cache").join("listing")
+    }
+
     /// SQLite's quick check of the workspace's index: `None` when sound, else the problems.
     pub fn check(dir: &Path) -> Option<String> {
         quarry_store::check_file(&Self::index_file(dir))

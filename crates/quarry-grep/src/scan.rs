@@ -9,14 +9,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::{anyhow, Result};
 use grep_printer::{ColorSpecs, JSONBuilder, StandardBuilder, SummaryBuilder, SummaryKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::overrides::OverrideBuilder;
-use ignore::{WalkBuilder, WalkState};
 use quarry_core::Language;
 use termcolor::Buffer;
 
@@ -62,20 +61,23 @@ pub struct GrepRequest {
     /// Group matches under the file's name (a terminal's layout).
     pub heading: bool,
     pub color: bool,
+    /// Where folders' file lists are kept between runs (the workspace's cache), so that a
+    /// search need not walk the tree; none: walk every time.
+    pub listing_cache: Option<PathBuf>,
 }
 
 /// Decides which files need not be read at all.
 pub trait FileFilter: Sync {
-    /// True when `path` (as walked, made absolute) certainly holds no match of a pattern that
-    /// requires `requirement`.
-    fn rules_out(&self, path: &Path, meta: &std::fs::Metadata) -> bool;
+    /// True when `path` (as walked, made absolute), now `size` bytes and modified at
+    /// `mtime_ns`, certainly holds no match.
+    fn rules_out(&self, path: &Path, size: u64, mtime_ns: i64) -> bool;
 }
 
 /// Reads every file: a plain scan.
 pub struct ScanAll;
 
 impl FileFilter for ScanAll {
-    fn rules_out(&self, _: &Path, _: &std::fs::Metadata) -> bool {
+    fn rules_out(&self, _: &Path, _: u64, _: i64) -> bool {
         false
     }
 }
@@ -177,34 +179,57 @@ pub fn grep(
 /// Runs `work` on every target `filter` does not rule out, on every thread; returns each
 /// target's outcome in target order (`None`: ruled out, or nothing) and how many were ruled
 /// out.
+///
+/// Two passes over the targets: first every walked file is stat-ed (which needs no filter, so
+/// it runs while the filter may still be coming from the index), then each is checked and
+/// searched.
 pub(crate) fn search_targets<T: Send>(
     targets: &[Target],
     filter: &dyn FileFilter,
     work: impl Fn(&Target) -> Option<T> + Sync,
 ) -> Result<(Vec<Option<T>>, usize)> {
     let cwd = std::env::current_dir().unwrap_or_default();
+    let workers = threads().min(targets.len().max(1));
+    let stat_next = AtomicUsize::new(0);
+    let stamps: Vec<OnceLock<Option<(u64, i64)>>> =
+        (0..targets.len()).map(|_| OnceLock::new()).collect();
+    let stat_done = std::sync::Barrier::new(workers);
     let next = AtomicUsize::new(0);
     let ruled_out = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<T>>> = Mutex::new((0..targets.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..threads().min(targets.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(target) = targets.get(i) else { break };
-                if !target.explicit {
-                    if let Ok(meta) = std::fs::metadata(&target.path) {
-                        if filter.rules_out(&cwd.join(&target.path), &meta) {
-                            ruled_out.fetch_add(1, Ordering::Relaxed);
-                            continue;
-                        }
-                    }
-                }
-                let outcome = work(target);
-                if let Ok(mut slots) = results.lock() {
-                    slots[i] = outcome;
-                }
-            });
+    let worker = || {
+        loop {
+            let i = stat_next.fetch_add(1, Ordering::Relaxed);
+            let Some(target) = targets.get(i) else { break };
+            let stamp = (!target.explicit)
+                .then(|| std::fs::metadata(&target.path).ok())
+                .flatten()
+                .map(|m| (m.len(), quarry_core::mtime_ns(&m)));
+            let _ = stamps[i].set(stamp);
         }
+        stat_done.wait();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(target) = targets.get(i) else { break };
+            if let Some(Some((size, mtime))) = stamps[i].get() {
+                if filter.rules_out(&cwd.join(&target.path), *size, *mtime) {
+                    ruled_out.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            let outcome = work(target);
+            if let Ok(mut slots) = results.lock() {
+                slots[i] = outcome;
+            }
+        }
+    };
+    // The calling thread is one of the workers: starting a thread costs up to a millisecond
+    // on a small virtual machine, a sixth of a selective grep.
+    std::thread::scope(|scope| {
+        for _ in 1..workers {
+            scope.spawn(worker);
+        }
+        worker();
     });
     let results = results
         .into_inner()
@@ -317,40 +342,20 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
             continue;
         }
         any_folder = true;
-        let mut builder = WalkBuilder::new(root);
-        builder.threads(threads());
-        if let Some(overrides) = &overrides {
-            builder.overrides(overrides.clone());
-        }
-        let found: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+        let found = crate::listing::folder_files(
+            root,
+            overrides.as_ref(),
+            request.listing_cache.as_deref(),
+        )?;
         let language = request.language;
-        builder.build_parallel().run(|| {
-            Box::new(|entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                if language.is_some_and(|l| Language::detect(entry.path()) != l) {
-                    return WalkState::Continue;
-                }
-                let path = if implicit_root {
-                    entry.path().strip_prefix("./").unwrap_or(entry.path())
-                } else {
-                    entry.path()
-                };
-                if let Ok(mut found) = found.lock() {
-                    found.push(path.to_path_buf());
-                }
-                WalkState::Continue
-            })
-        });
-        let mut found = found
-            .into_inner()
-            .map_err(|_| anyhow!("the walk panicked"))?;
-        found.sort();
-        targets.extend(found.into_iter().map(|path| Target {
+        let found = found
+            .into_iter()
+            .filter(|path| language.is_none_or(|l| Language::detect(path) == l))
+            .map(|path| match path.strip_prefix("./") {
+                Ok(stripped) if implicit_root => stripped.to_path_buf(),
+                _ => path,
+            });
+        targets.extend(found.map(|path| Target {
             path,
             explicit: false,
         }));
@@ -391,7 +396,8 @@ pub fn matching_lines(
         }
         if !target.explicit {
             if let Ok(meta) = std::fs::metadata(&target.path) {
-                if filter.rules_out(&cwd.join(&target.path), &meta) {
+                let mtime = quarry_core::mtime_ns(&meta);
+                if filter.rules_out(&cwd.join(&target.path), meta.len(), mtime) {
                     continue;
                 }
             }

@@ -175,6 +175,7 @@ pub fn search(
     paths: &[PathBuf],
     filter: &dyn FileFilter,
     limit: usize,
+    listing_cache: Option<&Path>,
 ) -> Result<(Vec<SgMatch>, SgStats)> {
     if pattern.trim().is_empty() {
         bail!("empty pattern: give code with metavariables, e.g. 'def $F($$$ARGS):'");
@@ -187,6 +188,7 @@ pub fn search(
         patterns: vec![String::new()],
         paths: paths.to_vec(),
         language: Some(language),
+        listing_cache: listing_cache.map(Path::to_path_buf),
         ..Default::default()
     };
     let (targets, _) = crate::scan::list_files(&request)?;

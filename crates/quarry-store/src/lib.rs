@@ -706,8 +706,12 @@ impl Store for SqliteStore {
             .sum()
     }
 
-    fn trigram_files(&self, query: Option<&str>) -> Result<Vec<quarry_core::TrigramFile>> {
-        search::trigram_files(&self.conn, query).map_err(|e| self.err(e))
+    fn trigram_lookup(
+        &self,
+        query: &str,
+        known_generation: Option<i64>,
+    ) -> Result<quarry_core::TrigramLookup> {
+        search::trigram_lookup(&self.conn, query, known_generation).map_err(|e| self.err(e))
     }
 }
 

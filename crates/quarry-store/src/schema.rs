@@ -160,6 +160,22 @@ const MIGRATIONS: &[&str] = &[
     -- Files stored before this version have no trigrams: make the next run re-read them.
     UPDATE files SET hash = '', mtime_ns = 0;
     "#,
+    // 9: a counter that moves with every change to `files`, kept by triggers so that no
+    // writer can forget it: `quarry grep` keeps the indexed files' states between runs and
+    // reads them again only when it has moved. It starts at a random number, so that the
+    // counter of a rebuilt index never meets a value the old one had.
+    r#"
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('files_generation', abs(random() / 4));
+    CREATE TRIGGER files_generation_on_insert AFTER INSERT ON files BEGIN
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'files_generation';
+    END;
+    CREATE TRIGGER files_generation_on_update AFTER UPDATE ON files BEGIN
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'files_generation';
+    END;
+    CREATE TRIGGER files_generation_on_delete AFTER DELETE ON files BEGIN
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'files_generation';
+    END;
+    "#,
 ];
 
 /// The schema version this build writes.

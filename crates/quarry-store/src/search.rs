@@ -3,7 +3,7 @@
 
 use crate::{repo_from_row, REPO_COLUMNS};
 use quarry_core::{ChunkHit, FileHit, Language, LexicalQuery, RepoStats};
-use rusqlite::{types::Value, Connection};
+use rusqlite::{types::Value, Connection, OptionalExtension};
 use std::collections::BTreeMap;
 
 /// FTS5 MATCH expression: any of the terms. Terms come from `tokens::query_terms`, so they
@@ -186,33 +186,49 @@ pub fn files_by_stem(
 }
 
 /// Every file with trigrams, and whether it satisfies `query` (a trigram FTS5 expression).
-pub fn trigram_files(
+pub fn trigram_lookup(
     conn: &Connection,
-    query: Option<&str>,
-) -> rusqlite::Result<Vec<quarry_core::TrigramFile>> {
-    let may_match = match query {
-        Some(_) => "f.id IN (SELECT rowid FROM file_trigrams WHERE file_trigrams MATCH ?1)",
-        None => "1",
+    query: &str,
+    known_generation: Option<i64>,
+) -> rusqlite::Result<quarry_core::TrigramLookup> {
+    // One read transaction: the matches and the files belong to the same generation.
+    let tx = conn.unchecked_transaction()?;
+    let generation: i64 = tx
+        .query_row(
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'files_generation'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    let may_match = tx
+        .prepare_cached("SELECT rowid FROM file_trigrams WHERE file_trigrams MATCH ?1")?
+        .query_map([query], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    let files = if known_generation == Some(generation) {
+        None
+    } else {
+        let mut stmt = tx.prepare_cached(
+            "SELECT f.id, r.root, f.path, f.size, f.mtime_ns
+             FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.trigrams = 1",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(quarry_core::TrigramFile {
+                id: r.get(0)?,
+                root: r.get(1)?,
+                path: r.get(2)?,
+                size: r.get::<_, i64>(3)? as u64,
+                mtime_ns: r.get(4)?,
+            })
+        })?;
+        Some(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     };
-    let sql = format!(
-        "SELECT r.root, f.path, f.size, f.mtime_ns, {may_match}
-         FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.trigrams = 1"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let row = |r: &rusqlite::Row| {
-        Ok(quarry_core::TrigramFile {
-            root: r.get(0)?,
-            path: r.get(1)?,
-            size: r.get::<_, i64>(2)? as u64,
-            mtime_ns: r.get(3)?,
-            may_match: r.get(4)?,
-        })
-    };
-    let rows = match query {
-        Some(q) => stmt.query_map([q], row)?.collect(),
-        None => stmt.query_map([], row)?.collect(),
-    };
-    rows
+    tx.finish()?;
+    Ok(quarry_core::TrigramLookup {
+        generation,
+        may_match,
+        files,
+    })
 }
 
 /// Every chunk of one file, in line order.

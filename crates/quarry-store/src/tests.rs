@@ -442,7 +442,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
 }
 
 #[test]
-fn trigram_files_say_which_files_can_contain_the_literals() {
+fn trigram_lookup_says_which_files_can_contain_the_literals() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = SqliteStore::open(&dir.path().join("index.sqlite")).unwrap();
     let repo = store.ensure_repo("r", "/src/r").unwrap();
@@ -466,39 +466,60 @@ fn trigram_files_say_which_files_can_contain_the_literals() {
     lossy.grep_text = None;
     batch.upserts.push(lossy);
     store.apply(repo.id, &batch).unwrap();
-    let may = |store: &SqliteStore, q: Option<&str>| {
-        let mut files: Vec<(String, bool)> = store
-            .trigram_files(q)
-            .unwrap()
-            .into_iter()
-            .map(|f| (f.path, f.may_match))
+    // The files that may match, by path; and the indexed files when the caller's are stale.
+    let may = |store: &SqliteStore, q: &str| {
+        let lookup = store.trigram_lookup(q, None).unwrap();
+        let files = lookup.files.unwrap();
+        let mut paths: Vec<(String, bool)> = files
+            .iter()
+            .map(|f| (f.path.clone(), lookup.may_match.contains(&f.id)))
             .collect();
-        files.sort();
-        files
+        paths.sort();
+        paths
     };
     // The trigram table folds case: both spellings may match; the file without an exact text
     // is not listed (grep reads it itself).
     assert_eq!(
         may(
             &store,
-            Some("\"par\" AND \"ars\" AND \"rse\" AND \"se_\" AND \"e_e\"")
+            "\"par\" AND \"ars\" AND \"rse\" AND \"se_\" AND \"e_e\""
         ),
         vec![("a.py".to_string(), true), ("b.py".to_string(), true)]
     );
     assert_eq!(
-        may(&store, Some("\"eva\" AND \"val\"")),
+        may(&store, "\"eva\" AND \"val\""),
         vec![("a.py".to_string(), true), ("b.py".to_string(), false)]
     );
-    // A changed file replaces its trigrams; a deleted one takes them away.
+    // A caller that kept the files of the current generation is not sent them again.
+    let generation = store.trigram_lookup("\"eva\"", None).unwrap().generation;
+    assert!(store
+        .trigram_lookup("\"eva\"", Some(generation))
+        .unwrap()
+        .files
+        .is_none());
+    // A changed file replaces its trigrams; a deleted one takes them away; either moves the
+    // generation, and so does a file whose state alone changed.
     let mut batch = IndexBatch::default();
     batch
         .upserts
         .push(file("a.py", "h4", vec![chunk(1, 1, None, "nothing here")]));
     batch.deleted.push("b.py".into());
     store.apply(repo.id, &batch).unwrap();
-    assert_eq!(
-        may(&store, Some("\"eva\"")),
-        vec![("a.py".to_string(), false)]
-    );
-    assert_eq!(store.trigram_files(None).unwrap()[0].root, "/src/r");
+    assert_eq!(may(&store, "\"eva\""), vec![("a.py".to_string(), false)]);
+    let moved = store.trigram_lookup("\"eva\"", Some(generation)).unwrap();
+    assert!(moved.generation != generation && moved.files.is_some());
+    let mut batch = IndexBatch::default();
+    let mut state = file("a.py", "h4", vec![]).state;
+    state.mtime_ns += 1;
+    batch.touched.push(("a.py".into(), state));
+    store.apply(repo.id, &batch).unwrap();
+    let touched = store
+        .trigram_lookup("\"eva\"", Some(moved.generation))
+        .unwrap();
+    // A new index (a rebuild) never starts where an old one was.
+    let other = SqliteStore::open(&dir.path().join("other.sqlite")).unwrap();
+    let fresh = other.trigram_lookup("\"eva\"", None).unwrap().generation;
+    assert!((fresh - touched.generation).abs() > 1_000_000);
+    assert!(touched.files.is_some());
+    assert_eq!(touched.files.unwrap()[0].root, "/src/r");
 }
