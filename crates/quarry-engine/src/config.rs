@@ -23,6 +23,8 @@ pub enum KeyKind {
     Whole,
     /// A number ≥ 0.
     Number,
+    /// A PostgreSQL connection URL (`postgres://` or `postgresql://`).
+    PostgresUrl,
 }
 
 /// One setting.
@@ -35,6 +37,11 @@ pub struct KeySpec {
 
 /// Every setting quarry reads.
 pub const KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "store.url",
+        kind: KeyKind::PostgresUrl,
+        help: "keep the index on PostgreSQL with pgvector instead of the embedded SQLite file, e.g. postgres://user:password@host:5432/db; $QUARRY_DB_URL and --db-url override it (lists show the password as ***)",
+    },
     KeySpec {
         name: "embed.provider",
         kind: KeyKind::Choice(&["auto", "local", "endpoint", "none"]),
@@ -254,6 +261,12 @@ fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
         KeyKind::Text => {
             if raw.is_empty() {
                 return Err(bad("a name"));
+            }
+            raw.into()
+        }
+        KeyKind::PostgresUrl => {
+            if !(raw.starts_with("postgres://") || raw.starts_with("postgresql://")) {
+                return Err(bad("a postgres:// URL"));
             }
             raw.into()
         }

@@ -41,3 +41,6 @@ pub use rerank::{language_model, AskResponse, RerankReport};
 pub use search::{Mode, SearchRequest, SearchResponse};
 pub use service::Service;
 pub use workspace::Workspace;
+
+/// A store URL with its password hidden, for messages and `quarry status`.
+pub use quarry_postgres::redact as redact_store_url;

@@ -57,11 +57,30 @@ impl Workspace {
         quarry_store::diagnose(&Self::index_file(dir), err)
     }
 
+    /// The PostgreSQL database the workspace's index lives in, if not the embedded file:
+    /// `$QUARRY_DB_URL` (which `--db-url` sets), else the workspace's `store.url`.
+    pub fn store_url(dir: &Path) -> Result<Option<String>> {
+        if let Some(url) = std::env::var("QUARRY_DB_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        {
+            return Ok(Some(url));
+        }
+        let config = crate::config::Config::load(dir)?;
+        if !config.is_set("store.url") {
+            return Ok(None);
+        }
+        config.get("store.url").map(Some)
+    }
+
     fn with_store(dir: &Path, access: Access) -> Result<Workspace> {
-        let store = SqliteStore::open_with(&Self::index_file(dir), access)?;
+        let store: Box<dyn Store + Send> = match Self::store_url(dir)? {
+            Some(url) => Box::new(quarry_postgres::PgStore::connect(&url)?),
+            None => Box::new(SqliteStore::open_with(&Self::index_file(dir), access)?),
+        };
         Ok(Workspace {
             dir: dir.to_path_buf(),
-            store: Box::new(store),
+            store,
             embedder: None,
             batch_lock: None,
             moved_aside: None,
@@ -73,7 +92,7 @@ impl Workspace {
     /// upgraded waits for its writer (up to a few seconds), and upgrades an older one itself
     /// under the write lock when no writer is at work.
     pub fn open_existing(dir: &Path) -> Result<Workspace> {
-        if !Self::index_file(dir).exists() {
+        if !Self::index_file(dir).exists() && Self::store_url(dir)?.is_none() {
             bail!(
                 "no index in {} yet: run `quarry index PATH` first",
                 dir.display()

@@ -1,0 +1,479 @@
+//! quarry's store on PostgreSQL with pgvector: the same index as the embedded SQLite store
+//! (quarry-store), for teams that outgrow one machine — one database many agents share, an
+//! index CI builds once for everyone, a monorepo too big for a laptop.
+//!
+//! Same pipeline: lexical candidates come from PostgreSQL's full-text search over the
+//! code-aware tokens quarry prepares (write.rs), ranked by `ts_rank_cd` with the embedded
+//! store's field weights; kNN from an HNSW index over pgvector's cosine distance; quarry's own
+//! fusion, boosts and diversification run above the `Store` trait, unchanged. Writes are one
+//! transaction per batch (COPY into staging tables), so a crash mid-ingest leaves nothing
+//! half-visible and the next run resumes; readers are never blocked (MVCC). Every table is
+//! keyed by `repo_id` first, for Citus (schema.rs).
+
+mod read;
+mod schema;
+mod write;
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use anyhow::{anyhow, bail, Context, Result};
+use postgres::{Client, NoTls};
+use quarry_core::history::{CommitHit, CommitQuery, CommitRecord, HistoryStats, PendingCommit};
+use quarry_core::store::{IndexBatch, RepoInfo, SkipCounts, Store};
+use quarry_core::{
+    CallRef, ChunkHit, Coverage, FileHit, FileState, LexicalQuery, PendingEmbedding, RepoStats,
+    SymbolRef, TrigramLookup, VectorQuery,
+};
+
+pub use schema::SCHEMA_VERSION;
+
+/// The PostgreSQL store. Reads take `&self` in the `Store` trait and a client needs `&mut`:
+/// the client sits in a `RefCell` (one store, one connection, one thread at a time).
+pub struct PgStore {
+    client: RefCell<Client>,
+    /// The URL without its password, for messages.
+    shown_url: String,
+}
+
+/// `url` with any password replaced by `***`: in the user part of a URL
+/// (`postgres://user:secret@host/db`) and as a `password=` parameter or keyword.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return redact_password_parameter(url);
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
+    };
+    format!("{scheme}://{authority}{}", redact_password_parameter(tail))
+}
+
+fn redact_password_parameter(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("password=") {
+        let value_start = at + "password=".len();
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let value_end = rest[value_start..]
+            .find(['&', ' '])
+            .map_or(rest.len(), |i| value_start + i);
+        rest = &rest[value_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://user:password@host:port/database`) and brings the schema
+    /// up to date. Errors name the URL without its password and say what to check.
+    pub fn connect(url: &str) -> Result<PgStore> {
+        let shown_url = redact(url);
+        let mut client = Client::connect(url, NoTls).map_err(|e| {
+            let reason = e
+                .as_db_error()
+                .map(|d| d.message().to_string())
+                .unwrap_or_else(|| format!("{e:#}"));
+            anyhow!(
+                "cannot connect to PostgreSQL at {shown_url}: {reason}. Check the host, port, \
+                 user, password and database of store.url (or --db-url, $QUARRY_DB_URL)"
+            )
+        })?;
+        schema::migrate(&mut client).with_context(|| format!("PostgreSQL at {shown_url}"))?;
+        Ok(PgStore {
+            client: RefCell::new(client),
+            shown_url,
+        })
+    }
+
+    /// The schema version the database holds.
+    pub fn schema_version(&self) -> Result<i64> {
+        schema::version(&mut self.client.borrow_mut())
+    }
+
+    fn err(&self, e: postgres::Error) -> anyhow::Error {
+        let detail = e
+            .as_db_error()
+            .map(|d| d.message().to_string())
+            .unwrap_or_else(|| e.to_string());
+        anyhow!("PostgreSQL at {}: {detail}", self.shown_url)
+    }
+
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T> {
+        f(&mut self.client.borrow_mut()).map_err(|e| self.err(e))
+    }
+
+    /// Runs `f` in one transaction, committed when it returns `Ok`.
+    fn transaction<T>(&self, f: impl FnOnce(&mut postgres::Transaction) -> Result<T>) -> Result<T> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction().map_err(|e| self.err(e))?;
+        let out = f(&mut tx).map_err(|e| match e.downcast::<postgres::Error>() {
+            Ok(pg) => self.err(pg),
+            Err(other) => other,
+        })?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(out)
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.with(|c| {
+            c.query_opt("SELECT value FROM quarry_meta WHERE key = $1", &[&key])
+                .map(|r| r.map(|r| r.get(0)))
+        })
+    }
+}
+
+const REPO_COLUMNS: &str = "id, name, root, indexed_at, file_count, chunk_count, skipped";
+
+fn repo_from_row(r: &postgres::Row) -> RepoInfo {
+    let skipped: String = r.get(6);
+    RepoInfo {
+        id: r.get(0),
+        name: r.get(1),
+        root: r.get(2),
+        indexed_at: r.get(3),
+        files: r.get::<_, i64>(4) as u64,
+        chunks: r.get::<_, i64>(5) as u64,
+        skipped: serde_json::from_str(&skipped).unwrap_or_default(),
+    }
+}
+
+/// Vectors as pgvector's text form (`[0.1,0.2]`), sent as text and cast on the server.
+pub(crate) fn vector_text(v: &[f32]) -> String {
+    let mut out = String::with_capacity(v.len() * 10 + 2);
+    out.push('[');
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&x.to_string());
+    }
+    out.push(']');
+    out
+}
+
+impl Store for PgStore {
+    fn ensure_repo(&mut self, name: &str, root: &str) -> Result<RepoInfo> {
+        self.transaction(|tx| {
+            // Serialise repo creation: two processes registering repos never take one name.
+            tx.execute("LOCK TABLE repos IN SHARE ROW EXCLUSIVE MODE", &[])?;
+            if let Some(row) = tx.query_opt(
+                &format!("SELECT {REPO_COLUMNS} FROM repos WHERE root = $1"),
+                &[&root],
+            )? {
+                return Ok(repo_from_row(&row));
+            }
+            let mut candidate = name.to_string();
+            let mut n = 2;
+            while tx
+                .query_opt("SELECT 1 FROM repos WHERE name = $1", &[&candidate])?
+                .is_some()
+            {
+                candidate = format!("{name}-{n}");
+                n += 1;
+            }
+            let row = tx.query_one(
+                &format!(
+                    "INSERT INTO repos(id, name, root) VALUES (nextval('quarry_ids'), $1, $2)
+                     RETURNING {REPO_COLUMNS}"
+                ),
+                &[&candidate, &root],
+            )?;
+            Ok(repo_from_row(&row))
+        })
+    }
+
+    fn repos(&self) -> Result<Vec<RepoInfo>> {
+        self.with(|c| {
+            c.query(
+                &format!("SELECT {REPO_COLUMNS} FROM repos ORDER BY name"),
+                &[],
+            )
+            .map(|rows| rows.iter().map(repo_from_row).collect())
+        })
+    }
+
+    fn move_repo(&mut self, repo: i64, root: &str) -> Result<()> {
+        self.with(|c| c.execute("UPDATE repos SET root = $2 WHERE id = $1", &[&repo, &root]))?;
+        Ok(())
+    }
+
+    fn remove_repo(&mut self, repo: i64) -> Result<()> {
+        self.transaction(|tx| {
+            for table in ["embeddings", "calls", "symbols", "chunks", "files"] {
+                tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
+            }
+            tx.execute("DELETE FROM repos WHERE id = $1", &[&repo])?;
+            Ok(())
+        })
+    }
+
+    fn file_states(&self, repo: i64) -> Result<HashMap<String, FileState>> {
+        self.with(|c| {
+            c.query(
+                "SELECT path, hash, size, mtime_ns FROM files WHERE repo_id = $1",
+                &[&repo],
+            )
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        (
+                            r.get(0),
+                            FileState {
+                                hash: r.get(1),
+                                size: r.get::<_, i64>(2) as u64,
+                                mtime_ns: r.get(3),
+                            },
+                        )
+                    })
+                    .collect()
+            })
+        })
+    }
+
+    fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
+        self.transaction(|tx| write::apply(tx, repo, batch))
+    }
+
+    fn finish_run(&mut self, repo: i64, skipped: &SkipCounts) -> Result<()> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        let skipped = serde_json::to_string(skipped)?;
+        self.with(|c| {
+            c.execute(
+                "UPDATE repos SET indexed_at = $2, skipped = $3,
+                   file_count = (SELECT count(*) FROM files WHERE repo_id = $1),
+                   chunk_count = (SELECT count(*) FROM chunks WHERE repo_id = $1)
+                 WHERE id = $1",
+                &[&repo, &now, &skipped],
+            )
+        })?;
+        Ok(())
+    }
+
+    fn prune_vectors(&mut self) -> Result<u64> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM embeddings e WHERE NOT EXISTS
+                   (SELECT 1 FROM chunks c WHERE c.repo_id = e.repo_id AND c.embed_hash = e.hash)",
+                &[],
+            )
+        })
+    }
+
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<ChunkHit>> {
+        read::lexical(self, query)
+    }
+
+    fn search_files_lexical(&self, query: &LexicalQuery) -> Result<Vec<FileHit>> {
+        read::files_lexical(self, query)
+    }
+
+    fn files_by_stem(
+        &self,
+        keys: &[String],
+        repos: &[String],
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        read::files_by_stem(self, keys, repos, limit)
+    }
+
+    fn file_chunks(&self, repo: &str, path: &str) -> Result<Vec<ChunkHit>> {
+        read::file_chunks(self, repo, path)
+    }
+
+    fn callers(&self, name: &str, repos: &[String], limit: usize) -> Result<Vec<CallRef>> {
+        read::callers(self, name, repos, limit)
+    }
+
+    fn calls_from(
+        &self,
+        repo: &str,
+        path: &str,
+        caller: &str,
+        limit: usize,
+    ) -> Result<Vec<CallRef>> {
+        read::calls_from(self, repo, path, caller, limit)
+    }
+
+    fn definitions(&self, name: &str, repos: &[String], limit: usize) -> Result<Vec<SymbolRef>> {
+        read::definitions(self, name, repos, limit)
+    }
+
+    fn stats(&self) -> Result<Vec<RepoStats>> {
+        read::stats(self)
+    }
+
+    fn embedding_model(&self) -> Result<Option<String>> {
+        self.meta("embedding_model")
+    }
+
+    fn set_embedding_model(&mut self, fingerprint: &str) -> Result<bool> {
+        let stored = self.meta("embedding_model")?;
+        if stored.as_deref() == Some(fingerprint) {
+            return Ok(false);
+        }
+        self.transaction(|tx| {
+            let dropped = tx.execute("DELETE FROM embeddings", &[])? > 0;
+            tx.batch_execute(
+                "DROP INDEX IF EXISTS embeddings_hnsw; DELETE FROM quarry_meta WHERE key = 'vector_dims';",
+            )?;
+            tx.execute(
+                "INSERT INTO quarry_meta(key, value) VALUES ('embedding_model', $1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&fingerprint],
+            )?;
+            Ok(dropped || stored.is_some())
+        })
+    }
+
+    fn pending_embeddings(&self, limit: usize) -> Result<Vec<PendingEmbedding>> {
+        read::pending_embeddings(self, limit)
+    }
+
+    fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> Result<()> {
+        let Some(dims) = vectors.first().map(|(_, v)| v.len()) else {
+            return Ok(());
+        };
+        if let Some((hash, v)) = vectors.iter().find(|(_, v)| v.len() != dims) {
+            bail!(
+                "vectors of different lengths in one batch ({dims} and {} for {hash})",
+                v.len()
+            );
+        }
+        let stored: Option<usize> = self.meta("vector_dims")?.and_then(|d| d.parse().ok());
+        if let Some(stored) = stored.filter(|&s| s != dims) {
+            bail!(
+                "PostgreSQL at {} holds {stored}-dimensional vectors and the configured model \
+                 makes {dims}: vectors of two models are never mixed. Set the model the index was \
+                 built with, or re-embed: `quarry index --rebuild`",
+                self.shown_url
+            );
+        }
+        let hashes: Vec<&str> = vectors.iter().map(|(h, _)| h.as_str()).collect();
+        let texts: Vec<String> = vectors.iter().map(|(_, v)| vector_text(v)).collect();
+        self.transaction(|tx| {
+            if stored.is_none() {
+                tx.execute(
+                    "INSERT INTO quarry_meta(key, value) VALUES ('vector_dims', $1)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    &[&dims.to_string()],
+                )?;
+                tx.batch_execute(&format!(
+                    "CREATE INDEX IF NOT EXISTS embeddings_hnsw ON embeddings
+                     USING hnsw ((vector::vector({dims})) vector_cosine_ops)"
+                ))?;
+            }
+            tx.execute(
+                "INSERT INTO embeddings(repo_id, hash, vector)
+                 SELECT DISTINCT c.repo_id, u.hash, u.v::vector
+                 FROM unnest($1::text[], $2::text[]) AS u(hash, v)
+                 JOIN chunks c ON c.embed_hash = u.hash
+                 ON CONFLICT (repo_id, hash) DO NOTHING",
+                &[&hashes, &texts],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn coverage(&self, repos: &[String]) -> Result<Coverage> {
+        read::coverage(self, repos)
+    }
+
+    fn search_vector(&self, query: &VectorQuery) -> Result<Vec<ChunkHit>> {
+        let dims: Option<usize> = self.meta("vector_dims")?.and_then(|d| d.parse().ok());
+        match dims {
+            Some(dims) => read::vector(self, query, dims),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn size_bytes(&self) -> u64 {
+        self.with(|c| c.query_one("SELECT pg_database_size(current_database())", &[]))
+            .map(|r| r.get::<_, i64>(0) as u64)
+            .unwrap_or(0)
+    }
+
+    /// PostgreSQL keeps no trigrams of the files: nothing is known, so grep reads every file
+    /// (the answer is the same, the reading is not narrowed).
+    fn trigram_lookup(&self, _query: &str, _known: Option<i64>) -> Result<TrigramLookup> {
+        Ok(TrigramLookup {
+            generation: 0,
+            may_match: Vec::new(),
+            files: Some(Vec::new()),
+        })
+    }
+}
+
+/// Commit history is not on PostgreSQL yet: every history call says so (the code index works).
+fn no_history<T>() -> Result<T> {
+    bail!(
+        "git history (sync, log, show, touches) is not stored on PostgreSQL yet; \
+         use the embedded store for it (unset store.url)"
+    )
+}
+
+impl quarry_core::history::HistoryStore for PgStore {
+    fn known_commits(&self, _repo: i64) -> Result<HashSet<String>> {
+        Ok(HashSet::new())
+    }
+    fn put_commits(&mut self, _repo: i64, _commits: &[CommitRecord]) -> Result<()> {
+        no_history()
+    }
+    fn drop_commits(&mut self, _repo: i64, _shas: &[String]) -> Result<()> {
+        no_history()
+    }
+    fn search_commits(&self, _query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        no_history()
+    }
+    fn commits_by_prefix(
+        &self,
+        _prefix: &str,
+        _repos: &[String],
+    ) -> Result<Vec<(String, CommitRecord)>> {
+        no_history()
+    }
+    fn touches(&self, _path: &str, _query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        no_history()
+    }
+    fn set_history_embedding(&mut self, _repo: i64, _on: bool) -> Result<()> {
+        no_history()
+    }
+    fn history_stats(&self) -> Result<Vec<HistoryStats>> {
+        Ok(Vec::new())
+    }
+    fn has_commit_vectors(&self, _repos: &[String]) -> Result<bool> {
+        Ok(false)
+    }
+    fn pending_commit_embeddings(
+        &self,
+        _limit: usize,
+        _newest: Option<u64>,
+    ) -> Result<Vec<PendingCommit>> {
+        Ok(Vec::new())
+    }
+    fn waiting_commit_embeddings(&self, _newest: Option<u64>) -> Result<u64> {
+        Ok(0)
+    }
+    fn put_commit_vectors(&mut self, _vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+        no_history()
+    }
+    fn search_commit_vectors(
+        &self,
+        _vector: &[f32],
+        _query: &CommitQuery,
+    ) -> Result<Vec<CommitHit>> {
+        no_history()
+    }
+}

@@ -1,0 +1,499 @@
+//! Read queries, the PostgreSQL forms of the embedded store's: full-text candidates ranked by
+//! `ts_rank_cd` with the field weights, kNN by pgvector, and the lookups behind symbols,
+//! callers, status and embedding.
+
+use anyhow::Result;
+use postgres::types::ToSql;
+use quarry_core::{
+    CallRef, ChunkHit, Coverage, FileHit, Language, LexicalQuery, PendingEmbedding, RepoStats,
+    SymbolRef, VectorQuery,
+};
+
+use crate::{repo_from_row, vector_text, PgStore, REPO_COLUMNS};
+
+type Params = Vec<Box<dyn ToSql + Sync>>;
+
+fn refs(params: &Params) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p.as_ref()).collect()
+}
+
+/// A path filter as a POSIX regular expression with the embedded store's GLOB meaning: `*`
+/// and `?` match any characters (`/` too), `[...]` a class; a filter without glob characters
+/// matches paths that contain it.
+pub(crate) fn path_regex(filter: &str) -> String {
+    if !filter.contains(['*', '?', '[']) {
+        return regex_escape(filter);
+    }
+    let mut out = String::from("^");
+    let mut in_class = false;
+    for c in filter.replace("**/", "*").chars() {
+        match c {
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            c if in_class => out.push(c),
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            c => out.push_str(&regex_escape(&c.to_string())),
+        }
+    }
+    out.push('$');
+    out
+}
+
+fn regex_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Appends the shared pre-filters (repo names, language, path) for tables aliased `r` and `f`.
+fn push_filters(
+    sql: &mut String,
+    params: &mut Params,
+    repos: &[String],
+    language: Option<Language>,
+    path_glob: Option<&str>,
+) {
+    if !repos.is_empty() {
+        params.push(Box::new(repos.to_vec()));
+        sql.push_str(&format!(" AND r.name = ANY(${})", params.len()));
+    }
+    if let Some(language) = language {
+        params.push(Box::new(language.name().to_string()));
+        sql.push_str(&format!(" AND f.language = ${}", params.len()));
+    }
+    if let Some(glob) = path_glob {
+        params.push(Box::new(path_regex(glob)));
+        sql.push_str(&format!(" AND f.path ~ ${}", params.len()));
+    }
+}
+
+const HIT_COLUMNS: &str =
+    "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, c.text";
+
+fn hit(r: &postgres::Row, score: f64) -> ChunkHit {
+    let language: String = r.get(7);
+    ChunkHit {
+        id: r.get(0),
+        repo: r.get(1),
+        path: r.get(2),
+        start_line: r.get::<_, i32>(3) as u32,
+        end_line: r.get::<_, i32>(4) as u32,
+        symbol: r.get(5),
+        kind: r.get(6),
+        language: Language::from_name(&language).unwrap_or(Language::Text),
+        text: r.get(8),
+        score,
+    }
+}
+
+/// The full-text query for `terms`: any of them, a several-word term as a phrase; each term
+/// becomes its own parameter, stemmed by the server as the stored text was.
+fn tsquery(params: &mut Params, terms: &[String]) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let parts: Vec<String> = terms
+        .iter()
+        .filter(|t| seen.insert(t.as_str()))
+        .map(|term| {
+            params.push(Box::new(term.clone()));
+            format!("phraseto_tsquery('quarry', ${})", params.len())
+        })
+        .collect();
+    format!("({})", parts.join(" || "))
+}
+
+/// `ts_rank_cd`'s weights, {D, C, B, A}: body is C, symbols B, path A (write.rs), scaled so
+/// the largest is 1 as `ts_rank_cd` requires.
+fn rank_weights(w: quarry_core::store::FieldWeights) -> String {
+    let top = w.path.max(w.symbol).max(w.body).max(f64::MIN_POSITIVE);
+    format!(
+        "'{{0, {:.4}, {:.4}, {:.4}}}'::float4[]",
+        w.body / top,
+        w.symbol / top,
+        w.path / top
+    )
+}
+
+pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
+    if q.terms.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut params: Params = Vec::new();
+    let query = tsquery(&mut params, &q.terms);
+    // Normalisation 1: the rank divided by 1 + the log of the chunk's length, as BM25 weighs
+    // length.
+    let rank = format!("ts_rank_cd({}, c.tsv, q.query, 1)", rank_weights(q.weights));
+    let mut sql = format!(
+        "WITH q AS (SELECT {query} AS query)
+         SELECT {HIT_COLUMNS}, {rank}::float8
+         FROM q, chunks c
+         JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
+         JOIN repos r ON r.id = c.repo_id
+         WHERE c.tsv @@ q.query"
+    );
+    push_filters(
+        &mut sql,
+        &mut params,
+        &q.repos,
+        q.language,
+        q.path_glob.as_deref(),
+    );
+    params.push(Box::new(q.limit as i64));
+    sql.push_str(&format!(" ORDER BY 10 DESC, c.id LIMIT ${}", params.len()));
+    store.with(|c| {
+        c.query(&sql, &refs(&params))
+            .map(|rows| rows.iter().map(|r| hit(r, r.get(9))).collect())
+    })
+}
+
+pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> {
+    if q.terms.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut params: Params = Vec::new();
+    let query = tsquery(&mut params, &q.terms);
+    let rank = format!("ts_rank_cd({}, f.tsv, q.query, 1)", rank_weights(q.weights));
+    let mut sql = format!(
+        "WITH q AS (SELECT {query} AS query)
+         SELECT r.name, f.path, f.language, {rank}::float8
+         FROM q, files f JOIN repos r ON r.id = f.repo_id
+         WHERE f.tsv @@ q.query"
+    );
+    push_filters(
+        &mut sql,
+        &mut params,
+        &q.repos,
+        q.language,
+        q.path_glob.as_deref(),
+    );
+    params.push(Box::new(q.limit as i64));
+    sql.push_str(&format!(" ORDER BY 4 DESC, f.path LIMIT ${}", params.len()));
+    store.with(|c| {
+        c.query(&sql, &refs(&params)).map(|rows| {
+            rows.iter()
+                .map(|r| FileHit {
+                    repo: r.get(0),
+                    path: r.get(1),
+                    language: Language::from_name(&r.get::<_, String>(2)).unwrap_or(Language::Text),
+                    score: r.get(3),
+                })
+                .collect()
+        })
+    })
+}
+
+/// kNN: one query per query vector, each chunk scored by its best cosine. Without path or
+/// language filters the HNSW index answers (approximate, `hnsw.ef_search` candidates, a few
+/// times `limit`); with them every vector passing the filters is scored exactly, as the
+/// embedded store does, so a narrow filter never loses its answers to the index's cut.
+pub fn vector(store: &PgStore, q: &VectorQuery, dims: usize) -> Result<Vec<ChunkHit>> {
+    if q.vectors.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut best: std::collections::HashMap<i64, ChunkHit> = std::collections::HashMap::new();
+    let exact = q.language.is_some() || q.path_glob.is_some();
+    for v in &q.vectors {
+        let mut params: Params = vec![Box::new(vector_text(v))];
+        let distance = format!("(e.vector::vector({dims}) <=> $1::text::vector({dims}))");
+        let candidates = if exact {
+            "embeddings e JOIN repos r ON r.id = e.repo_id".to_string()
+        } else {
+            let mut inner =
+                "(SELECT e.* FROM embeddings e JOIN repos r ON r.id = e.repo_id WHERE true"
+                    .to_string();
+            if !q.repos.is_empty() {
+                params.push(Box::new(q.repos.clone()));
+                inner.push_str(&format!(" AND r.name = ANY(${})", params.len()));
+            }
+            params.push(Box::new((q.limit * 4).max(40) as i64));
+            inner.push_str(&format!(
+                " ORDER BY {distance} LIMIT ${}) e JOIN repos r ON r.id = e.repo_id",
+                params.len()
+            ));
+            inner
+        };
+        let mut sql = format!(
+            "SELECT {HIT_COLUMNS}, 1 - {distance}
+             FROM {candidates}
+             JOIN chunks c ON c.repo_id = e.repo_id AND c.embed_hash = e.hash
+             JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
+             WHERE true"
+        );
+        push_filters(
+            &mut sql,
+            &mut params,
+            &q.repos,
+            q.language,
+            q.path_glob.as_deref(),
+        );
+        params.push(Box::new(q.limit as i64));
+        sql.push_str(&format!(
+            " ORDER BY {distance}, c.id LIMIT ${}",
+            params.len()
+        ));
+        let ef_search = (q.limit * 4).clamp(40, 1000);
+        let rows = store.with(|c| {
+            let mut tx = c.transaction()?;
+            tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef_search}"))?;
+            let rows = tx.query(&sql, &refs(&params))?;
+            tx.commit()?;
+            Ok(rows)
+        })?;
+        for r in &rows {
+            let score: f64 = r.get(9);
+            let chunk = hit(r, score);
+            match best.get(&chunk.id) {
+                Some(known) if known.score >= score => {}
+                _ => {
+                    best.insert(chunk.id, chunk);
+                }
+            }
+        }
+    }
+    let mut hits: Vec<ChunkHit> = best.into_values().collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    hits.truncate(q.limit);
+    Ok(hits)
+}
+
+pub fn files_by_stem(
+    store: &PgStore,
+    keys: &[String],
+    repos: &[String],
+    limit: usize,
+) -> Result<Vec<(String, String)>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut params: Params = vec![Box::new(keys.to_vec())];
+    let mut sql = String::from(
+        "SELECT r.name, f.path FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.stem = ANY($1)",
+    );
+    push_filters(&mut sql, &mut params, repos, None, None);
+    params.push(Box::new(limit as i64));
+    sql.push_str(&format!(" ORDER BY r.name, f.path LIMIT ${}", params.len()));
+    store.with(|c| {
+        c.query(&sql, &refs(&params))
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    })
+}
+
+pub fn file_chunks(store: &PgStore, repo: &str, path: &str) -> Result<Vec<ChunkHit>> {
+    let sql = format!(
+        "SELECT {HIT_COLUMNS} FROM chunks c
+         JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
+         JOIN repos r ON r.id = c.repo_id
+         WHERE r.name = $1 AND f.path = $2 ORDER BY c.start_line, c.id"
+    );
+    store.with(|c| {
+        c.query(&sql, &[&repo, &path])
+            .map(|rows| rows.iter().map(|r| hit(r, 0.0)).collect())
+    })
+}
+
+fn call_ref(r: &postgres::Row) -> CallRef {
+    CallRef {
+        repo: r.get(0),
+        path: r.get(1),
+        caller: r.get(2),
+        callee: r.get(3),
+        line: r.get::<_, i32>(4) as u32,
+    }
+}
+
+pub fn callers(
+    store: &PgStore,
+    name: &str,
+    repos: &[String],
+    limit: usize,
+) -> Result<Vec<CallRef>> {
+    let mut params: Params = vec![Box::new(name.to_string())];
+    let mut sql = String::from(
+        "SELECT r.name, f.path, c.caller, c.callee, c.line
+         FROM calls c JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
+         JOIN repos r ON r.id = c.repo_id
+         WHERE c.callee = $1",
+    );
+    push_filters(&mut sql, &mut params, repos, None, None);
+    params.push(Box::new(limit as i64));
+    sql.push_str(&format!(
+        " ORDER BY r.name, f.path, c.line LIMIT ${}",
+        params.len()
+    ));
+    store.with(|c| {
+        c.query(&sql, &refs(&params))
+            .map(|rows| rows.iter().map(call_ref).collect())
+    })
+}
+
+pub fn calls_from(
+    store: &PgStore,
+    repo: &str,
+    path: &str,
+    caller: &str,
+    limit: usize,
+) -> Result<Vec<CallRef>> {
+    let limit = limit as i64;
+    store.with(|c| {
+        c.query(
+            "SELECT r.name, f.path, c.caller, c.callee, c.line
+             FROM repos r JOIN files f ON f.repo_id = r.id
+             JOIN calls c ON c.repo_id = f.repo_id AND c.file_id = f.id
+             WHERE r.name = $1 AND f.path = $2 AND c.caller = $3
+             ORDER BY c.line LIMIT $4",
+            &[&repo, &path, &caller, &limit],
+        )
+        .map(|rows| rows.iter().map(call_ref).collect())
+    })
+}
+
+pub fn definitions(
+    store: &PgStore,
+    name: &str,
+    repos: &[String],
+    limit: usize,
+) -> Result<Vec<SymbolRef>> {
+    let mut params: Params = vec![Box::new(name.to_string())];
+    let mut sql = String::from(
+        "SELECT r.name, f.path, s.name, s.parent, s.kind, s.start_line, s.end_line, s.signature
+         FROM symbols s JOIN files f ON f.repo_id = s.repo_id AND f.id = s.file_id
+         JOIN repos r ON r.id = s.repo_id
+         WHERE s.name = $1",
+    );
+    push_filters(&mut sql, &mut params, repos, None, None);
+    params.push(Box::new(limit as i64));
+    sql.push_str(&format!(
+        " ORDER BY r.name, f.path, s.start_line LIMIT ${}",
+        params.len()
+    ));
+    store.with(|c| {
+        c.query(&sql, &refs(&params)).map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    let name: String = r.get(2);
+                    let parent: Option<String> = r.get(3);
+                    SymbolRef {
+                        repo: r.get(0),
+                        path: r.get(1),
+                        qualified_name: match &parent {
+                            Some(p) => format!("{p}.{name}"),
+                            None => name.clone(),
+                        },
+                        name,
+                        kind: r.get(4),
+                        start_line: r.get::<_, i32>(5) as u32,
+                        end_line: r.get::<_, i32>(6) as u32,
+                        signature: r.get(7),
+                    }
+                })
+                .collect()
+        })
+    })
+}
+
+pub fn stats(store: &PgStore) -> Result<Vec<RepoStats>> {
+    store.with(|c| {
+        let repos = c.query(
+            &format!("SELECT {REPO_COLUMNS} FROM repos ORDER BY name"),
+            &[],
+        )?;
+        let mut out = Vec::with_capacity(repos.len());
+        for row in &repos {
+            let repo = repo_from_row(row);
+            let count = |c: &mut postgres::Client, table: &str| -> Result<u64, postgres::Error> {
+                c.query_one(
+                    &format!("SELECT count(*) FROM {table} WHERE repo_id = $1"),
+                    &[&repo.id],
+                )
+                .map(|r| r.get::<_, i64>(0) as u64)
+            };
+            let files = count(c, "files")?;
+            let chunks = count(c, "chunks")?;
+            let symbols = count(c, "symbols")?;
+            let languages = c
+                .query(
+                    "SELECT language, count(*) FROM files WHERE repo_id = $1 GROUP BY language",
+                    &[&repo.id],
+                )?
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+                .collect();
+            out.push(RepoStats {
+                repo,
+                files,
+                chunks,
+                symbols,
+                languages,
+            });
+        }
+        Ok(out)
+    })
+}
+
+pub fn pending_embeddings(store: &PgStore, limit: usize) -> Result<Vec<PendingEmbedding>> {
+    let limit = limit as i64;
+    store.with(|c| {
+        c.query(
+            "SELECT DISTINCT ON (c.embed_hash) c.embed_hash, f.path, c.kind, c.symbol, c.signature, c.text
+             FROM chunks c JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
+             WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                               WHERE e.repo_id = c.repo_id AND e.hash = c.embed_hash)
+             ORDER BY c.embed_hash LIMIT $1",
+            &[&limit],
+        )
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    let (path, kind, symbol, signature, text): (
+                        String,
+                        String,
+                        Option<String>,
+                        Option<String>,
+                        String,
+                    ) = (r.get(1), r.get(2), r.get(3), r.get(4), r.get(5));
+                    PendingEmbedding {
+                        hash: r.get(0),
+                        text: quarry_core::embed_text(&quarry_core::EmbedSource {
+                            path: &path,
+                            kind: &kind,
+                            symbol: symbol.as_deref(),
+                            signature: signature.as_deref(),
+                            text: &text,
+                        }),
+                    }
+                })
+                .collect()
+        })
+    })
+}
+
+pub fn coverage(store: &PgStore, repos: &[String]) -> Result<Coverage> {
+    let mut params: Params = Vec::new();
+    let mut sql = String::from(
+        "SELECT count(*) FILTER (WHERE EXISTS (SELECT 1 FROM embeddings e
+                                             WHERE e.repo_id = c.repo_id AND e.hash = c.embed_hash)),
+                count(*)
+         FROM chunks c JOIN repos r ON r.id = c.repo_id WHERE true",
+    );
+    if !repos.is_empty() {
+        params.push(Box::new(repos.to_vec()));
+        sql.push_str(" AND r.name = ANY($1)");
+    }
+    store.with(|c| {
+        c.query_one(&sql, &refs(&params)).map(|r| Coverage {
+            embedded: r.get::<_, i64>(0) as u64,
+            total: r.get::<_, i64>(1) as u64,
+        })
+    })
+}

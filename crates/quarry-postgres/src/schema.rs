@@ -1,0 +1,170 @@
+//! Versioned migrations, as in the embedded store: `quarry_meta.schema_version` says which
+//! have run; each runs in the transaction that records it, under an advisory lock so two
+//! `quarry` processes never apply one twice; a database written by a newer quarry is refused.
+//!
+//! Made for sharding: every table but `repos` and `quarry_meta` carries `repo_id` and leads
+//! its keys with it, and no foreign key crosses repos, so Citus can distribute them all by
+//! `repo_id` (docs/POSTGRES.md) with `repos` as a reference table.
+
+use anyhow::{bail, Context, Result};
+use postgres::Client;
+
+/// Held while migrating (any number: it names quarry's migration lock).
+const MIGRATION_LOCK: i64 = 0x7175_6172_7279;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: repos, files, chunks, symbols, calls and vectors.
+    r#"
+    CREATE TABLE quarry_meta(key text PRIMARY KEY, value text NOT NULL);
+    CREATE SEQUENCE quarry_ids;
+    -- Porter stemming without stop words, as the embedded store's FTS5 tokenizer does; the
+    -- code-aware splitting (camelCase, snake_case) happens in quarry before the text arrives.
+    CREATE TEXT SEARCH DICTIONARY quarry_stem (TEMPLATE = snowball, Language = english);
+    CREATE TEXT SEARCH CONFIGURATION quarry (COPY = simple);
+    ALTER TEXT SEARCH CONFIGURATION quarry
+        ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+        WITH quarry_stem;
+    CREATE TABLE repos(
+        id bigint PRIMARY KEY,
+        name text NOT NULL UNIQUE,
+        root text NOT NULL UNIQUE,
+        indexed_at bigint,
+        file_count bigint NOT NULL DEFAULT 0,
+        chunk_count bigint NOT NULL DEFAULT 0,
+        skipped text NOT NULL DEFAULT '{}',
+        history_head text,
+        embed_history boolean NOT NULL DEFAULT true
+    );
+    CREATE TABLE files(
+        repo_id bigint NOT NULL,
+        id bigint NOT NULL,
+        path text NOT NULL,
+        language text NOT NULL,
+        hash text NOT NULL,
+        size bigint NOT NULL,
+        mtime_ns bigint NOT NULL,
+        stem text,
+        tsv tsvector NOT NULL,
+        PRIMARY KEY (repo_id, id),
+        UNIQUE (repo_id, path)
+    );
+    CREATE INDEX files_by_stem ON files(stem);
+    CREATE INDEX files_tsv ON files USING gin(tsv);
+    CREATE TABLE chunks(
+        repo_id bigint NOT NULL,
+        id bigint NOT NULL,
+        file_id bigint NOT NULL,
+        start_line integer NOT NULL,
+        end_line integer NOT NULL,
+        symbol text,
+        kind text NOT NULL,
+        parent text,
+        signature text,
+        text text NOT NULL,
+        embed_hash text NOT NULL,
+        tsv tsvector NOT NULL,
+        PRIMARY KEY (repo_id, id)
+    );
+    CREATE INDEX chunks_by_file ON chunks(repo_id, file_id);
+    CREATE INDEX chunks_by_embed_hash ON chunks(embed_hash);
+    CREATE INDEX chunks_tsv ON chunks USING gin(tsv);
+    CREATE TABLE symbols(
+        repo_id bigint NOT NULL,
+        file_id bigint NOT NULL,
+        name text NOT NULL,
+        kind text NOT NULL,
+        parent text,
+        start_line integer NOT NULL,
+        end_line integer NOT NULL,
+        signature text
+    );
+    CREATE INDEX symbols_by_name ON symbols(name);
+    CREATE INDEX symbols_by_file ON symbols(repo_id, file_id);
+    CREATE TABLE calls(
+        repo_id bigint NOT NULL,
+        file_id bigint NOT NULL,
+        caller text,
+        callee text NOT NULL,
+        line integer NOT NULL
+    );
+    CREATE INDEX calls_by_callee ON calls(callee);
+    CREATE INDEX calls_by_file ON calls(repo_id, file_id);
+    -- One vector per distinct embedding text per repo. The column has no dimension until the
+    -- first vector arrives: the HNSW index is then made for that dimension (store.rs).
+    CREATE TABLE embeddings(
+        repo_id bigint NOT NULL,
+        hash text NOT NULL,
+        vector vector NOT NULL,
+        PRIMARY KEY (repo_id, hash)
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The database's schema version (0: none yet).
+pub fn version(client: &mut Client) -> Result<i64> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('quarry_meta') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client.query_opt(
+        "SELECT value FROM quarry_meta WHERE key = 'schema_version'",
+        &[],
+    )?;
+    Ok(row
+        .map(|r| r.get::<_, String>(0).parse().unwrap_or(0))
+        .unwrap_or(0))
+}
+
+/// Brings the schema up to date; refuses a newer one; says how to get pgvector when the
+/// server lacks it.
+pub fn migrate(client: &mut Client) -> Result<()> {
+    let current = version(client)?;
+    if current > SCHEMA_VERSION {
+        bail!(
+            "this database has quarry schema version {current}, newer than this quarry understands \
+             ({SCHEMA_VERSION}); upgrade quarry, or point it at another database"
+        );
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    if let Err(e) = tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector") {
+        bail!(
+            "the server has no pgvector extension ({}): install it on the server (the \
+             `postgresql-NN-pgvector` package, or https://github.com/pgvector/pgvector), then run again",
+            e.as_db_error().map_or(e.to_string(), |d| d.message().to_string())
+        );
+    }
+    // Another process may have migrated while this one waited for the lock.
+    let exists: bool = tx
+        .query_one("SELECT to_regclass('quarry_meta') IS NOT NULL", &[])?
+        .get(0);
+    let current: i64 = if exists {
+        tx.query_opt(
+            "SELECT value FROM quarry_meta WHERE key = 'schema_version'",
+            &[],
+        )?
+        .map(|r| r.get::<_, String>(0).parse().unwrap_or(0))
+        .unwrap_or(0)
+    } else {
+        0
+    };
+    for (step, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.batch_execute(sql)
+            .with_context(|| format!("quarry schema migration {}", step + 1))?;
+    }
+    tx.execute(
+        "INSERT INTO quarry_meta(key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&SCHEMA_VERSION.to_string()],
+    )?;
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! Writing a batch: one transaction, rows streamed in with COPY into staging tables, then
+//! moved into place with their full-text vectors computed by the server from the tokens
+//! quarry prepared (the same code-aware tokens the embedded store gives FTS5). A batch is
+//! all there or not at all; readers see the previous state until it commits.
+
+use std::io::Write;
+
+use anyhow::Result;
+use postgres::Transaction;
+use quarry_core::store::IndexBatch;
+use quarry_core::tokens;
+
+/// COPY's text format for one field (`\N` for none): backslash, tab and line ends escaped;
+/// NUL, which a PostgreSQL text cannot hold, replaced.
+fn field(out: &mut Vec<u8>, value: Option<&str>) {
+    let Some(value) = value else {
+        out.extend_from_slice(b"\\N");
+        return;
+    };
+    for c in value.chars() {
+        match c {
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\0' => out.extend_from_slice("\u{fffd}".as_bytes()),
+            c => {
+                let mut buf = [0; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+}
+
+fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
+    for (i, value) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\t');
+        }
+        field(out, *value);
+    }
+    out.push(b'\n');
+}
+
+fn copy(tx: &mut Transaction, statement: &str, data: &[u8]) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let mut writer = tx.copy_in(statement)?;
+    writer.write_all(data)?;
+    writer.finish()?;
+    Ok(())
+}
+
+/// Applies `batch` to `repo` in `tx` (the caller commits).
+pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> {
+    let replaced: Vec<&str> = batch
+        .deleted
+        .iter()
+        .map(String::as_str)
+        .chain(batch.upserts.iter().map(|f| f.path.as_str()))
+        .collect();
+    if !replaced.is_empty() {
+        for table in ["chunks", "symbols", "calls"] {
+            tx.execute(
+                &format!(
+                    "DELETE FROM {table} t USING files f
+                     WHERE f.repo_id = $1 AND f.path = ANY($2) AND t.repo_id = $1 AND t.file_id = f.id"
+                ),
+                &[&repo, &replaced],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM files WHERE repo_id = $1 AND path = ANY($2)",
+            &[&repo, &replaced],
+        )?;
+    }
+    if !batch.touched.is_empty() {
+        let paths: Vec<&str> = batch.touched.iter().map(|(p, _)| p.as_str()).collect();
+        let hashes: Vec<&str> = batch.touched.iter().map(|(_, s)| s.hash.as_str()).collect();
+        let sizes: Vec<i64> = batch.touched.iter().map(|(_, s)| s.size as i64).collect();
+        let times: Vec<i64> = batch.touched.iter().map(|(_, s)| s.mtime_ns).collect();
+        tx.execute(
+            "UPDATE files f SET hash = u.hash, size = u.size, mtime_ns = u.mtime_ns
+             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS u(path, hash, size, mtime_ns)
+             WHERE f.repo_id = $1 AND f.path = u.path",
+            &[&repo, &paths, &hashes, &sizes, &times],
+        )?;
+    }
+    if batch.upserts.is_empty() {
+        return Ok(());
+    }
+    let needed = batch
+        .upserts
+        .iter()
+        .map(|f| 1 + f.content.chunks.len())
+        .sum::<usize>() as i64;
+    let ids: Vec<i64> = tx
+        .query(
+            "SELECT nextval('quarry_ids') FROM generate_series(1, $1::bigint)",
+            &[&needed],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut ids = ids.into_iter();
+    tx.batch_execute(
+        "CREATE TEMP TABLE stage_files(
+             id bigint, path text, language text, hash text, size bigint, mtime_ns bigint,
+             stem text, path_tokens text, symbol_tokens text, body_tokens text) ON COMMIT DROP;
+         CREATE TEMP TABLE stage_chunks(
+             id bigint, file_id bigint, start_line integer, end_line integer, symbol text,
+             kind text, parent text, signature text, text text, embed_hash text,
+             path_tokens text, symbol_tokens text, body_tokens text) ON COMMIT DROP;",
+    )?;
+    let (mut files, mut chunks, mut symbols, mut calls) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let repo_text = repo.to_string();
+    for file in &batch.upserts {
+        let file_id = ids.next().unwrap_or_default().to_string();
+        let path_tokens = tokens::index_text(&file.path);
+        let mut file_body = String::new();
+        for chunk in &file.content.chunks {
+            let embed_hash = quarry_core::content_hash(
+                quarry_core::embed_text(&quarry_core::EmbedSource {
+                    path: &file.path,
+                    kind: &chunk.kind,
+                    symbol: chunk.symbol.as_deref(),
+                    signature: chunk.signature.as_deref(),
+                    text: &chunk.text,
+                })
+                .as_bytes(),
+            );
+            let body_tokens = tokens::index_text(&chunk.text);
+            row(
+                &mut chunks,
+                &[
+                    Some(&ids.next().unwrap_or_default().to_string()),
+                    Some(&file_id),
+                    Some(&chunk.start_line.to_string()),
+                    Some(&chunk.end_line.to_string()),
+                    chunk.symbol.as_deref(),
+                    Some(&chunk.kind),
+                    chunk.parent.as_deref(),
+                    chunk.signature.as_deref(),
+                    Some(&chunk.text),
+                    Some(&embed_hash),
+                    Some(&path_tokens),
+                    Some(&tokens::index_text(&chunk.symbols.join(" "))),
+                    Some(&body_tokens),
+                ],
+            );
+            if !file_body.is_empty() {
+                file_body.push(' ');
+            }
+            file_body.push_str(&body_tokens);
+        }
+        let file_symbols: Vec<&str> = file
+            .content
+            .symbols
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        row(
+            &mut files,
+            &[
+                Some(&file_id),
+                Some(&file.path),
+                Some(file.language.name()),
+                Some(&file.state.hash),
+                Some(&file.state.size.to_string()),
+                Some(&file.state.mtime_ns.to_string()),
+                Some(&tokens::file_stem_key(&file.path)),
+                Some(&path_tokens),
+                Some(&tokens::index_text(&file_symbols.join(" "))),
+                Some(&file_body),
+            ],
+        );
+        for s in &file.content.symbols {
+            row(
+                &mut symbols,
+                &[
+                    Some(&repo_text),
+                    Some(&file_id),
+                    Some(&s.name),
+                    Some(&s.kind),
+                    s.parent.as_deref(),
+                    Some(&s.start_line.to_string()),
+                    Some(&s.end_line.to_string()),
+                    s.signature.as_deref(),
+                ],
+            );
+        }
+        for c in &file.content.calls {
+            row(
+                &mut calls,
+                &[
+                    Some(&repo_text),
+                    Some(&file_id),
+                    c.caller.as_deref(),
+                    Some(&c.callee),
+                    Some(&c.line.to_string()),
+                ],
+            );
+        }
+    }
+    copy(tx, "COPY stage_files FROM STDIN", &files)?;
+    copy(tx, "COPY stage_chunks FROM STDIN", &chunks)?;
+    copy(
+        tx,
+        "COPY symbols(repo_id, file_id, name, kind, parent, start_line, end_line, signature) FROM STDIN",
+        &symbols,
+    )?;
+    copy(
+        tx,
+        "COPY calls(repo_id, file_id, caller, callee, line) FROM STDIN",
+        &calls,
+    )?;
+    tx.execute(
+        &format!(
+            "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, tsv)
+             SELECT $1, id, path, language, hash, size, mtime_ns, stem, {TSV} FROM stage_files"
+        ),
+        &[&repo],
+    )?;
+    tx.execute(
+        &format!(
+            "INSERT INTO chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent,
+                                signature, text, embed_hash, tsv)
+             SELECT $1, id, file_id, start_line, end_line, symbol, kind, parent, signature, text,
+                    embed_hash, {TSV} FROM stage_chunks"
+        ),
+        &[&repo],
+    )?;
+    Ok(())
+}
+
+/// The weighted full-text vector of a staged row: path A, symbols B, body C (the three
+/// columns, and their weights, of the embedded store's FTS5 tables).
+const TSV: &str = "setweight(to_tsvector('quarry', path_tokens), 'A')
+                || setweight(to_tsvector('quarry', symbol_tokens), 'B')
+                || setweight(to_tsvector('quarry', body_tokens), 'C')";

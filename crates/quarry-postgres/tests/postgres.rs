@@ -1,0 +1,451 @@
+//! quarry's PostgreSQL store against a real server (PostgreSQL 18 with pgvector, started by
+//! quarry-test-postgres). Every test is named `postgres_*`: `cargo test postgres` runs them.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts, Store};
+use quarry_core::{Chunk, FileChunks, FileState, Language, LexicalQuery, Symbol, VectorQuery};
+use quarry_postgres::PgStore;
+
+fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
+    Chunk {
+        start_line: start,
+        end_line: end,
+        symbol: symbol.map(str::to_string),
+        kind: if symbol.is_some() {
+            "function"
+        } else {
+            "module"
+        }
+        .to_string(),
+        parent: None,
+        signature: None,
+        language: Language::Python,
+        symbols: symbol.map(|s| vec![s.to_string()]).unwrap_or_default(),
+        text: text.to_string(),
+    }
+}
+
+fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
+    let symbols = chunks
+        .iter()
+        .filter_map(|c| {
+            c.symbol.as_ref().map(|s| Symbol {
+                name: s.clone(),
+                kind: c.kind.clone(),
+                parent: None,
+                start_line: c.start_line,
+                end_line: c.end_line,
+                signature: None,
+            })
+        })
+        .collect();
+    IndexedFile {
+        path: path.to_string(),
+        language: Language::detect(Path::new(path)),
+        state: FileState {
+            hash: hash.to_string(),
+            size: 10,
+            mtime_ns: 1,
+        },
+        content: FileChunks {
+            chunks,
+            symbols,
+            calls: vec![quarry_core::CallSite {
+                callee: "helper".into(),
+                caller: None,
+                line: 1,
+            }],
+        },
+        grep_text: None,
+    }
+}
+
+fn query(text: &str) -> LexicalQuery {
+    LexicalQuery {
+        terms: quarry_core::tokens::query_terms(text),
+        limit: 10,
+        ..Default::default()
+    }
+}
+
+fn store(hint: &str) -> PgStore {
+    PgStore::connect(&quarry_test_postgres::database(hint)).expect("connect to the test server")
+}
+
+#[test]
+fn postgres_stores_files_and_finds_them_by_words_names_and_calls() {
+    let mut store = store("roundtrip");
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    assert_eq!(store.ensure_repo("r", "/src/r").unwrap().id, repo.id);
+    assert_eq!(store.ensure_repo("r", "/elsewhere/r").unwrap().name, "r-2");
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "src/parser.py",
+        "h1",
+        vec![chunk(1, 3, Some("parse_config"), "def parse_config(path):\n    \"\"\"Reads\ta config file.\"\"\"\n    return load(path) \\ 2")],
+    ));
+    batch.upserts.push(file(
+        "src/other.py",
+        "h2",
+        vec![chunk(1, 2, Some("render"), "def render(page): return page")],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    store.finish_run(repo.id, &SkipCounts::new()).unwrap();
+
+    let states = store.file_states(repo.id).unwrap();
+    assert_eq!(states["src/parser.py"].hash, "h1");
+    // camelCase/snake_case split as for the embedded store; stemming finds "reads" from "read".
+    let hits = store.search_lexical(&query("parse config")).unwrap();
+    assert_eq!(hits[0].path, "src/parser.py");
+    assert!(
+        hits[0].text.contains("Reads\ta config"),
+        "text kept byte for byte: {:?}",
+        hits[0].text
+    );
+    assert_eq!(store.search_lexical(&query("read")).unwrap().len(), 1);
+    let files = store.search_files_lexical(&query("render")).unwrap();
+    assert_eq!(files[0].path, "src/other.py");
+    let defs = store.definitions("render", &[], 10).unwrap();
+    assert_eq!(
+        (defs[0].path.as_str(), defs[0].start_line),
+        ("src/other.py", 1)
+    );
+    assert_eq!(store.callers("helper", &[], 10).unwrap().len(), 2);
+    assert_eq!(store.file_chunks("r", "src/parser.py").unwrap().len(), 1);
+    assert_eq!(
+        store.files_by_stem(&["parser".into()], &[], 10).unwrap(),
+        vec![("r".to_string(), "src/parser.py".to_string())]
+    );
+    let mut filtered = query("def");
+    filtered.path_glob = Some("src/o*.py".into());
+    let only = store.search_lexical(&filtered).unwrap();
+    assert_eq!(
+        only.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+        ["src/other.py"]
+    );
+    let stats = store.stats().unwrap();
+    assert_eq!(
+        (stats[0].files, stats[0].chunks, stats[0].symbols),
+        (2, 2, 2)
+    );
+
+    // A changed file replaces its rows; a deleted one takes them away.
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "src/parser.py",
+        "h3",
+        vec![chunk(1, 1, None, "nothing here")],
+    ));
+    batch.deleted.push("src/other.py".into());
+    store.apply(repo.id, &batch).unwrap();
+    assert!(store
+        .search_lexical(&query("parse config"))
+        .unwrap()
+        .is_empty());
+    assert!(store.definitions("render", &[], 10).unwrap().is_empty());
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 1);
+    store.remove_repo(repo.id).unwrap();
+    assert_eq!(store.repos().unwrap().len(), 1);
+}
+
+fn unit(v: &[f32]) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / n).collect()
+}
+
+#[test]
+fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
+    let mut store = store("vectors");
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    for (i, name) in ["alpha", "beta", "gamma"].iter().enumerate() {
+        batch.upserts.push(file(
+            &format!("{name}.py"),
+            &format!("h{i}"),
+            vec![chunk(1, 1, Some(name), &format!("def {name}(): pass"))],
+        ));
+    }
+    store.apply(repo.id, &batch).unwrap();
+    assert!(!store.set_embedding_model("model-a").unwrap());
+    let pending = store.pending_embeddings(10).unwrap();
+    assert_eq!(pending.len(), 3);
+    let vectors: Vec<(String, Vec<f32>)> = pending
+        .iter()
+        .map(|p| {
+            let axis = ["alpha", "beta", "gamma"]
+                .iter()
+                .position(|n| p.text.contains(n))
+                .unwrap();
+            let mut v = vec![0.1f32; 8];
+            v[axis] = 1.0;
+            (p.hash.clone(), unit(&v))
+        })
+        .collect();
+    store.put_embeddings(&vectors).unwrap();
+    assert!(store.pending_embeddings(10).unwrap().is_empty());
+    assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
+
+    let mut probe = vec![0.1f32; 8];
+    probe[1] = 1.0;
+    let hits = store
+        .search_vector(&VectorQuery {
+            vectors: vec![unit(&probe)],
+            limit: 3,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits[0].path, "beta.py");
+    assert!(
+        (hits[0].score - 1.0).abs() < 1e-4,
+        "cosine of the same vector: {}",
+        hits[0].score
+    );
+    // A filter is answered exactly, not from the index's cut.
+    let filtered = store
+        .search_vector(&VectorQuery {
+            vectors: vec![unit(&probe)],
+            limit: 3,
+            path_glob: Some("gamma*".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        filtered.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+        ["gamma.py"]
+    );
+
+    // Another dimension is refused with what to do; another model drops the vectors.
+    let err = store
+        .put_embeddings(&[(vectors[0].0.clone(), unit(&[1.0; 4]))])
+        .unwrap_err();
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("8-dimensional") && message.contains("makes 4"),
+        "{message}"
+    );
+    assert!(store.set_embedding_model("model-b").unwrap());
+    assert_eq!(store.coverage(&[]).unwrap().embedded, 0);
+    store
+        .put_embeddings(&[(vectors[0].0.clone(), unit(&[1.0; 4]))])
+        .unwrap();
+}
+
+#[test]
+fn postgres_bad_url_names_the_server_without_the_password() {
+    let server = quarry_test_postgres::server();
+    let url = format!(
+        "postgres://nobody:s3cret-pass@127.0.0.1:{}/missing",
+        server.port
+    );
+    let message = format!("{:#}", PgStore::connect(&url).err().expect("no such user"));
+    assert!(message.contains("127.0.0.1"), "{message}");
+    assert!(message.contains("nobody:***@"), "{message}");
+    assert!(!message.contains("s3cret-pass"), "{message}");
+    let closed = "postgres://quarry:pw@127.0.0.1:1/x";
+    let message = format!(
+        "{:#}",
+        PgStore::connect(closed).err().expect("nothing listens")
+    );
+    assert!(
+        message.contains("cannot connect") && !message.contains(":pw@"),
+        "{message}"
+    );
+    assert_eq!(
+        quarry_postgres::redact("host=h user=u password=x dbname=d"),
+        "host=h user=u password=*** dbname=d"
+    );
+}
+
+#[test]
+fn postgres_schema_from_a_newer_quarry_is_refused() {
+    let url = quarry_test_postgres::database("newer");
+    drop(PgStore::connect(&url).unwrap());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "UPDATE quarry_meta SET value = '999' WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap();
+    let message = format!("{:#}", PgStore::connect(&url).err().expect("refused"));
+    assert!(
+        message.contains("999") && message.contains("upgrade quarry"),
+        "{message}"
+    );
+}
+
+#[test]
+fn postgres_a_batch_cut_off_by_the_server_leaves_nothing_and_the_next_run_resumes() {
+    let url = quarry_test_postgres::database("cutoff");
+    let mut store = PgStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut first = IndexBatch::default();
+    first.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    store.apply(repo.id, &first).unwrap();
+    // The server ends this connection (a restart, a failover) between two batches.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    let mut second = IndexBatch::default();
+    second.upserts.push(file(
+        "b.py",
+        "h2",
+        vec![chunk(1, 1, Some("beta"), "def beta(): pass")],
+    ));
+    let err = store.apply(repo.id, &second).unwrap_err();
+    assert!(format!("{err:#}").contains("PostgreSQL at"), "{err:#}");
+    // Nothing of the cut batch is visible; the first is whole; a new run stores the rest.
+    let mut again = PgStore::connect(&url).unwrap();
+    let states = again.file_states(repo.id).unwrap();
+    assert_eq!(states.keys().collect::<Vec<_>>(), ["a.py"]);
+    again.apply(repo.id, &second).unwrap();
+    assert_eq!(again.file_states(repo.id).unwrap().len(), 2);
+}
+
+#[test]
+fn postgres_several_writers_on_different_repos_do_not_meet() {
+    let url = quarry_test_postgres::database("writers");
+    drop(PgStore::connect(&url).unwrap());
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut store = PgStore::connect(&url).unwrap();
+                let repo = store
+                    .ensure_repo(&format!("repo{w}"), &format!("/src/{w}"))
+                    .unwrap();
+                for b in 0..5 {
+                    let mut batch = IndexBatch::default();
+                    for f in 0..20 {
+                        batch.upserts.push(file(
+                            &format!("m{b}_{f}.py"),
+                            "h",
+                            vec![chunk(
+                                1,
+                                1,
+                                Some(&format!("fn_{w}_{b}_{f}")),
+                                "def f(): pass",
+                            )],
+                        ));
+                    }
+                    store.apply(repo.id, &batch).unwrap();
+                }
+                store.finish_run(repo.id, &SkipCounts::new()).unwrap();
+                repo.id
+            })
+        })
+        .collect();
+    let ids: HashSet<i64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert_eq!(ids.len(), 4);
+    let store = PgStore::connect(&url).unwrap();
+    for stats in store.stats().unwrap() {
+        assert_eq!(
+            (stats.files, stats.chunks, stats.symbols),
+            (100, 100, 100),
+            "{}",
+            stats.repo.name
+        );
+    }
+}
+
+/// The same fixture in both stores: the files each ranks in its top 10 for the same queries.
+#[test]
+fn postgres_ranks_the_same_files_as_the_embedded_store() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in [
+        "quarry-core",
+        "quarry-grep",
+        "quarry-store",
+        "quarry-rank",
+        "quarry-chunk",
+    ] {
+        for entry in std::fs::read_dir(root.join(krate).join("src")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut batch = IndexBatch::default();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let relative = path
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        batch.upserts.push(IndexedFile {
+            content: quarry_chunk::chunk_file(Language::Rust, &text, &Default::default()),
+            path: relative,
+            language: Language::Rust,
+            state: FileState {
+                hash: quarry_core::content_hash(text.as_bytes()),
+                size: text.len() as u64,
+                mtime_ns: 1,
+            },
+            grep_text: Some(text),
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut sqlite = quarry_store::SqliteStore::open(&dir.path().join("index.sqlite")).unwrap();
+    let mut pg = store("same_files");
+    for s in [&mut sqlite as &mut dyn Store, &mut pg as &mut dyn Store] {
+        let repo = s.ensure_repo("quarry", "/src/quarry").unwrap();
+        s.apply(repo.id, &batch).unwrap();
+        s.finish_run(repo.id, &SkipCounts::new()).unwrap();
+    }
+    let queries = [
+        "parse the trigram query for a regex",
+        "store file states for incremental indexing",
+        "reciprocal rank fusion of result lists",
+        "split camelCase identifiers into tokens",
+        "chunk a file by its definitions",
+        "schema migration version",
+    ];
+    let mut overlap = 0.0;
+    for q in queries {
+        let top = |s: &dyn Store| -> Vec<String> {
+            let mut seen = Vec::new();
+            for hit in s
+                .search_lexical(&LexicalQuery {
+                    limit: 50,
+                    ..query(q)
+                })
+                .unwrap()
+            {
+                if !seen.contains(&hit.path) && seen.len() < 10 {
+                    seen.push(hit.path);
+                }
+            }
+            seen
+        };
+        let (a, b) = (top(&sqlite), top(&pg));
+        let shared = a.iter().filter(|p| b.contains(p)).count();
+        overlap += shared as f64 / a.len().max(1) as f64;
+        eprintln!(
+            "{q:?}: {shared}/{} shared; embedded {:?}; postgres {:?}",
+            a.len(),
+            &a[..3.min(a.len())],
+            &b[..3.min(b.len())]
+        );
+    }
+    let overlap = overlap / queries.len() as f64;
+    eprintln!("mean overlap@10 of files: {overlap:.2}");
+    assert!(
+        overlap >= 0.6,
+        "the two stores rank different files: overlap@10 {overlap:.2}"
+    );
+}
