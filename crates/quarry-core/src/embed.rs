@@ -12,6 +12,21 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>>;
 }
 
+/// The key a stored chunk's vector is kept under (every store uses it): the hash of its
+/// embedding text, so a chunk whose text is unchanged is never embedded twice.
+pub fn chunk_embed_hash(path: &str, chunk: &crate::Chunk) -> String {
+    crate::content_hash(
+        embed_text(&EmbedSource {
+            path,
+            kind: &chunk.kind,
+            symbol: chunk.symbol.as_deref(),
+            signature: chunk.signature.as_deref(),
+            text: &chunk.text,
+        })
+        .as_bytes(),
+    )
+}
+
 /// The fields of a chunk that its embedding is made from.
 #[derive(Debug, Clone, Copy)]
 pub struct EmbedSource<'a> {

@@ -13,7 +13,7 @@ pub mod model;
 pub mod store;
 pub mod tokens;
 
-pub use embed::{embed_text, EmbedSource, Embedder};
+pub use embed::{chunk_embed_hash, embed_text, EmbedSource, Embedder};
 pub use hash::{content_hash, mtime_ns};
 pub use language::Language;
 pub use model::{CallSite, Chunk, FileChunks, Symbol};

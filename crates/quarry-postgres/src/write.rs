@@ -121,16 +121,7 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
         let path_tokens = tokens::index_text(&file.path);
         let mut file_body = String::new();
         for chunk in &file.content.chunks {
-            let embed_hash = quarry_core::content_hash(
-                quarry_core::embed_text(&quarry_core::EmbedSource {
-                    path: &file.path,
-                    kind: &chunk.kind,
-                    symbol: chunk.symbol.as_deref(),
-                    signature: chunk.signature.as_deref(),
-                    text: &chunk.text,
-                })
-                .as_bytes(),
-            );
+            let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
             let body_tokens = tokens::index_text(&chunk.text);
             row(
                 &mut chunks,

@@ -449,3 +449,20 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         "the two stores rank different files: overlap@10 {overlap:.2}"
     );
 }
+
+#[test]
+fn postgres_without_pgvector_says_how_to_install_it() {
+    // PostgreSQL 18 looks for extensions where `extension_control_path` says: point it at an
+    // empty folder, as on a server where pgvector was never installed.
+    let empty = tempfile::tempdir().unwrap();
+    let url = format!(
+        "{}?options=-c%20extension_control_path%3D{}",
+        quarry_test_postgres::database("no_vector"),
+        empty.path().display()
+    );
+    let message = format!("{:#}", PgStore::connect(&url).err().expect("no pgvector"));
+    assert!(
+        message.contains("pgvector") && message.contains("install"),
+        "{message}"
+    );
+}

@@ -371,16 +371,7 @@ impl SqliteStore {
                 let path_tokens = tokens::index_text(&file.path);
                 let mut file_body = String::new();
                 for chunk in &file.content.chunks {
-                    let embed_hash = quarry_core::content_hash(
-                        quarry_core::embed_text(&quarry_core::EmbedSource {
-                            path: &file.path,
-                            kind: &chunk.kind,
-                            symbol: chunk.symbol.as_deref(),
-                            signature: chunk.signature.as_deref(),
-                            text: &chunk.text,
-                        })
-                        .as_bytes(),
-                    );
+                    let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
                     insert_chunk.execute(params![
                         file_id,
                         chunk.start_line,
