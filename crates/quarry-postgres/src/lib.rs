@@ -325,9 +325,16 @@ impl Store for PgStore {
             return Ok(false);
         }
         self.transaction(|tx| {
-            let dropped = tx.execute("DELETE FROM embeddings", &[])? > 0;
+            let dropped = tx
+                .query_one("SELECT EXISTS (SELECT 1 FROM embeddings)", &[])?
+                .get::<_, bool>(0);
+            // TRUNCATE, not DELETE: deleted rows stay "recently dead" while any transaction on
+            // the server is older, and the next model's index build would still read them and
+            // fail on their dimension ("expected 4 dimensions, not 8", met with tests running
+            // beside each other on one server).
             tx.batch_execute(
-                "DROP INDEX IF EXISTS embeddings_hnsw; DELETE FROM quarry_meta WHERE key = 'vector_dims';",
+                "DROP INDEX IF EXISTS embeddings_hnsw; TRUNCATE embeddings;
+                 DELETE FROM quarry_meta WHERE key = 'vector_dims';",
             )?;
             tx.execute(
                 "INSERT INTO quarry_meta(key, value) VALUES ('embedding_model', $1)
