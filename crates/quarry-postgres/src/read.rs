@@ -125,22 +125,19 @@ fn rank_weights(w: quarry_core::store::FieldWeights) -> String {
     )
 }
 
-pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
-    if q.terms.is_empty() || q.limit == 0 {
-        return Ok(Vec::new());
-    }
+/// The full-text query behind chunk and file search: `columns` of `from`, ranked by
+/// `ts_rank_cd` over the full-text vector `tsv` (the last column), pre-filtered, best first.
+fn ranked(q: &LexicalQuery, columns: &str, from: &str, tsv: &str, tie: &str) -> (String, Params) {
     let mut params: Params = Vec::new();
     let query = tsquery(&mut params, &q.terms);
-    // Normalisation 1: the rank divided by 1 + the log of the chunk's length, as BM25 weighs
+    // Normalisation 1: the rank divided by 1 + the log of the text's length, as BM25 weighs
     // length.
-    let rank = format!("ts_rank_cd({}, c.tsv, q.query, 1)", rank_weights(q.weights));
+    let rank = format!("ts_rank_cd({}, {tsv}, q.query, 1)", rank_weights(q.weights));
     let mut sql = format!(
         "WITH q AS (SELECT {query} AS query)
-         SELECT {HIT_COLUMNS}, {rank}::float8
-         FROM q, chunks c
-         JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
-         JOIN repos r ON r.id = c.repo_id
-         WHERE c.tsv @@ q.query"
+         SELECT {columns}, {rank}::float8 AS rank
+         FROM q, {from}
+         WHERE {tsv} @@ q.query"
     );
     push_filters(
         &mut sql,
@@ -150,7 +147,25 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
         q.path_glob.as_deref(),
     );
     params.push(Box::new(q.limit as i64));
-    sql.push_str(&format!(" ORDER BY 10 DESC, c.id LIMIT ${}", params.len()));
+    sql.push_str(&format!(
+        " ORDER BY rank DESC, {tie} LIMIT ${}",
+        params.len()
+    ));
+    (sql, params)
+}
+
+pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
+    if q.terms.is_empty() || q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let (sql, params) = ranked(
+        q,
+        HIT_COLUMNS,
+        "chunks c JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
+         JOIN repos r ON r.id = c.repo_id",
+        "c.tsv",
+        "c.id",
+    );
     store.with(|c| {
         c.query(&sql, &refs(&params))
             .map(|rows| rows.iter().map(|r| hit(r, r.get(9))).collect())
@@ -161,24 +176,13 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    let mut params: Params = Vec::new();
-    let query = tsquery(&mut params, &q.terms);
-    let rank = format!("ts_rank_cd({}, f.tsv, q.query, 1)", rank_weights(q.weights));
-    let mut sql = format!(
-        "WITH q AS (SELECT {query} AS query)
-         SELECT r.name, f.path, f.language, {rank}::float8
-         FROM q, files f JOIN repos r ON r.id = f.repo_id
-         WHERE f.tsv @@ q.query"
+    let (sql, params) = ranked(
+        q,
+        "r.name, f.path, f.language",
+        "files f JOIN repos r ON r.id = f.repo_id",
+        "f.tsv",
+        "f.path",
     );
-    push_filters(
-        &mut sql,
-        &mut params,
-        &q.repos,
-        q.language,
-        q.path_glob.as_deref(),
-    );
-    params.push(Box::new(q.limit as i64));
-    sql.push_str(&format!(" ORDER BY 4 DESC, f.path LIMIT ${}", params.len()));
     store.with(|c| {
         c.query(&sql, &refs(&params)).map(|rows| {
             rows.iter()
