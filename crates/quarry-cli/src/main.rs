@@ -435,6 +435,7 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     let mut reports = Vec::new();
     for path in &paths {
         let report = ws.index_repo(path, &opts, &progress)?;
+        ws.keep_file_list(std::path::Path::new(&report.root));
         if !args.json {
             output::print_index_report(&report);
         }

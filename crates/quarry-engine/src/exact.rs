@@ -67,6 +67,15 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// Keeps `root`'s file list for `quarry grep`, so that the first search after `quarry
+    /// index` need not walk; one that cannot be kept is kept by that search instead. Watch
+    /// passes do not call it: they would walk the whole tree again on every change.
+    pub fn keep_file_list(&self, root: &Path) {
+        let _ = quarry_grep::listing::refresh(root, &Self::listing_cache(&self.dir));
+    }
+}
+
 /// The workspace in `dir` when it has an index (exact searches never need one).
 fn workspace(dir: &Path) -> Option<Workspace> {
     Workspace::index_file(dir)

@@ -144,7 +144,6 @@ impl Workspace {
         let name = opts.name.clone().unwrap_or(default_name);
 
         let (mut repo, moved_from) = self.register_repo(&name, &root_str, &|_| false)?;
-        let listing_cache = Workspace::listing_cache(&self.dir);
         let store = self.store_mut();
         if opts.rebuild {
             store.remove_repo(repo.id)?;
@@ -267,9 +266,6 @@ impl Workspace {
         write_result?;
 
         store.finish_run(repo.id, &skipped)?;
-        // The file list `quarry grep` keeps, taken now so that the first search after an index
-        // run need not walk either; one that cannot be taken is taken by that search instead.
-        let _ = quarry_grep::listing::refresh(&root, &listing_cache);
         if !opts.keep_unused_vectors {
             store.prune_vectors()?;
         }

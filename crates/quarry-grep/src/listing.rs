@@ -50,7 +50,7 @@ pub(crate) fn folder_files(
         return Ok(under(root, walk(root, overrides, false)?.files));
     };
     let key = Key::new(root);
-    let file = cache.join(format!("{:016x}.list", key.hash()));
+    let file = key.file_in(cache);
     if let Some(listing) = Listing::read(&file, &key) {
         if listing.still_true(&key.root) {
             return Ok(under(root, listing.files));
@@ -74,7 +74,7 @@ pub fn refresh(root: &Path, cache: &Path) -> Result<()> {
     let key = Key::new(root);
     let listing = walk(root, None, true)?;
     if !listing.racy {
-        listing.write(&cache.join(format!("{:016x}.list", key.hash())), &key)?;
+        listing.write(&key.file_in(cache), &key)?;
     }
     Ok(())
 }
@@ -101,8 +101,12 @@ impl Key {
         Key { root, bytes }
     }
 
-    fn hash(&self) -> u64 {
-        xxhash_rust::xxh3::xxh3_64(&self.bytes)
+    /// The file in `cache` its list is kept in.
+    fn file_in(&self, cache: &Path) -> PathBuf {
+        cache.join(format!(
+            "{:016x}.list",
+            xxhash_rust::xxh3::xxh3_64(&self.bytes)
+        ))
     }
 }
 

@@ -26,8 +26,6 @@ use quarry_core::{
     SymbolRef, TrigramLookup, VectorQuery,
 };
 
-pub use schema::SCHEMA_VERSION;
-
 /// The PostgreSQL store. Reads take `&self` in the `Store` trait and a client needs `&mut`:
 /// the client sits in a `RefCell` (one store, one connection, one thread at a time).
 pub struct PgStore {
@@ -90,11 +88,6 @@ impl PgStore {
             client: RefCell::new(client),
             shown_url,
         })
-    }
-
-    /// The schema version the database holds.
-    pub fn schema_version(&self) -> Result<i64> {
-        schema::version(&mut self.client.borrow_mut())
     }
 
     fn err(&self, e: postgres::Error) -> anyhow::Error {

@@ -7,7 +7,7 @@
 //! `repo_id` (docs/POSTGRES.md) with `repos` as a reference table.
 
 use anyhow::{bail, Context, Result};
-use postgres::Client;
+use postgres::{Client, GenericClient};
 
 /// Held while migrating (any number: it names quarry's migration lock).
 const MIGRATION_LOCK: i64 = 0x7175_6172_7279;
@@ -101,10 +101,10 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The database's schema version (0: none yet).
-pub fn version(client: &mut Client) -> Result<i64> {
+fn version(client: &mut impl GenericClient) -> Result<i64> {
     let exists: bool = client
         .query_one("SELECT to_regclass('quarry_meta') IS NOT NULL", &[])?
         .get(0);
@@ -143,19 +143,7 @@ pub fn migrate(client: &mut Client) -> Result<()> {
         );
     }
     // Another process may have migrated while this one waited for the lock.
-    let exists: bool = tx
-        .query_one("SELECT to_regclass('quarry_meta') IS NOT NULL", &[])?
-        .get(0);
-    let current: i64 = if exists {
-        tx.query_opt(
-            "SELECT value FROM quarry_meta WHERE key = 'schema_version'",
-            &[],
-        )?
-        .map(|r| r.get::<_, String>(0).parse().unwrap_or(0))
-        .unwrap_or(0)
-    } else {
-        0
-    };
+    let current = version(&mut tx)?;
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         tx.batch_execute(sql)
             .with_context(|| format!("quarry schema migration {}", step + 1))?;
