@@ -202,7 +202,7 @@ impl Store for PgStore {
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
         self.transaction(|tx| {
-            for table in ["embeddings", "calls", "symbols", "chunks", "files"] {
+            for table in ["embeddings", "calls", "symbols", "chunks", "files", "fts_totals"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
             }
             tx.execute("DELETE FROM repos WHERE id = $1", &[&repo])?;

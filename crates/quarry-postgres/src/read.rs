@@ -98,59 +98,92 @@ fn hit(r: &postgres::Row, score: f64) -> ChunkHit {
     }
 }
 
-/// The full-text query for `terms`: any of them, a several-word term as a phrase; each term
-/// becomes its own parameter, stemmed by the server as the stored text was.
-fn tsquery(params: &mut Params, terms: &[String]) -> String {
+/// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+
+/// The full-text query behind chunk and file search: `columns` of `table` (aliased `t`, joined
+/// by `joins`), ranked best first by BM25 as the embedded store's FTS5 computes it, so the
+/// two stores order the same candidates alike (docs/POSTGRES.md measures how closely):
+///
+/// - each distinct term of the query is a phrase that a row matches or not;
+/// - a term's IDF is `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), over every row of the
+///   database (`fts_totals`) and every row containing it — counted before the repo, language
+///   and path filters, as FTS5 counts before the join that applies them;
+/// - its frequency in a row is the field-weighted count of its positions (path A, symbols B,
+///   body C: write.rs); a several-word term counts as its rarest word;
+/// - a row's length is its token count (`n_tokens`), against the average over all rows.
+///
+/// Written in SQL rather than with an extension so that any PostgreSQL (and Citus) runs it.
+fn ranked(q: &LexicalQuery, columns: &str, table: &str, joins: &str, tie: &str) -> (String, Params) {
     let mut seen = std::collections::HashSet::new();
-    let parts: Vec<String> = terms
+    let terms: Vec<String> = q
+        .terms
         .iter()
         .filter(|t| seen.insert(t.as_str()))
-        .map(|term| {
-            params.push(Box::new(term.clone()));
-            format!("phraseto_tsquery('quarry', ${})", params.len())
-        })
+        .cloned()
         .collect();
-    format!("({})", parts.join(" || "))
-}
-
-/// `ts_rank_cd`'s weights, {D, C, B, A}: body is C, symbols B, path A (write.rs), scaled so
-/// the largest is 1 as `ts_rank_cd` requires.
-fn rank_weights(w: quarry_core::store::FieldWeights) -> String {
-    let top = w.path.max(w.symbol).max(w.body).max(f64::MIN_POSITIVE);
-    format!(
-        "'{{0, {:.4}, {:.4}, {:.4}}}'::float4[]",
-        w.body / top,
-        w.symbol / top,
-        w.path / top
-    )
-}
-
-/// The full-text query behind chunk and file search: `columns` of `from`, ranked by
-/// `ts_rank_cd` over the full-text vector `tsv` (the last column), pre-filtered, best first.
-fn ranked(q: &LexicalQuery, columns: &str, from: &str, tsv: &str, tie: &str) -> (String, Params) {
-    let mut params: Params = Vec::new();
-    let query = tsquery(&mut params, &q.terms);
-    // Normalisation 1: the rank divided by 1 + the log of the text's length, as BM25 weighs
-    // length.
-    let rank = format!("ts_rank_cd({}, {tsv}, q.query, 1)", rank_weights(q.weights));
-    let mut sql = format!(
-        "WITH q AS (SELECT {query} AS query)
-         SELECT {columns}, {rank}::float8 AS rank
-         FROM q, {from}
-         WHERE {tsv} @@ q.query"
-    );
+    let matched = (1..=terms.len())
+        .map(|k| format!("phraseto_tsquery('quarry', $1[{k}])"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    let w = q.weights;
+    let mut params: Params = vec![
+        Box::new(terms),
+        Box::new(w.path),
+        Box::new(w.symbol),
+        Box::new(w.body),
+    ];
+    let mut filters = String::new();
     push_filters(
-        &mut sql,
+        &mut filters,
         &mut params,
         &q.repos,
         q.language,
         q.path_glob.as_deref(),
     );
     params.push(Box::new(q.limit as i64));
-    sql.push_str(&format!(
-        " ORDER BY rank DESC, {tie} LIMIT ${}",
-        params.len()
-    ));
+    let limit = params.len();
+    let sql = format!(
+        "WITH terms AS MATERIALIZED (
+             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query,
+                    tsvector_to_array(to_tsvector('quarry', t.term)) AS lexemes
+             FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)),
+         candidates AS MATERIALIZED (
+             SELECT t.repo_id, t.id, t.tsv, t.n_tokens, (true {filters}) AS kept
+             FROM {table} t {joins}
+             WHERE t.tsv @@ ({matched})),
+         totals AS (
+             SELECT coalesce(sum(docs), 0)::float8 AS docs,
+                    greatest(coalesce(sum(tokens), 0)::float8 / greatest(sum(docs), 1), 1e-9) AS avgdl
+             FROM fts_totals WHERE kind = '{table}'),
+         idf AS (
+             SELECT terms.i, greatest(ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
+             FROM terms JOIN candidates ON candidates.tsv @@ terms.query, totals
+             GROUP BY terms.i, totals.docs),
+         lexeme_tf AS (
+             SELECT c.repo_id, c.id, c.n_tokens, u.lexeme,
+                    sum(CASE w WHEN 'A' THEN $2::float8 WHEN 'B' THEN $3::float8
+                               WHEN 'C' THEN $4::float8 ELSE 0 END) AS f
+             FROM candidates c, unnest(c.tsv) u, unnest(u.weights) w
+             WHERE c.kept AND u.lexeme = ANY(ARRAY(SELECT unnest(lexemes) FROM terms))
+             GROUP BY c.repo_id, c.id, c.n_tokens, u.lexeme),
+         term_tf AS (
+             SELECT lt.repo_id, lt.id, lt.n_tokens, terms.i, min(lt.f) AS f
+             FROM terms, unnest(terms.lexemes) l JOIN lexeme_tf lt ON lt.lexeme = l
+             GROUP BY lt.repo_id, lt.id, lt.n_tokens, terms.i),
+         scored AS (
+             SELECT tt.repo_id, tt.id,
+                    sum(idf.idf * tt.f * ({k1} + 1)
+                        / (tt.f + {k1} * (1 - {b} + {b} * tt.n_tokens / totals.avgdl))) AS rank
+             FROM term_tf tt JOIN idf USING (i), totals
+             GROUP BY tt.repo_id, tt.id)
+         SELECT {columns}, s.rank::float8
+         FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
+         ORDER BY s.rank DESC, {tie} LIMIT ${limit}",
+        k1 = BM25_K1,
+        b = BM25_B,
+    );
     (sql, params)
 }
 
@@ -160,11 +193,11 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
     }
     let (sql, params) = ranked(
         q,
-        HIT_COLUMNS,
-        "chunks c JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
-         JOIN repos r ON r.id = c.repo_id",
-        "c.tsv",
-        "c.id",
+        &HIT_COLUMNS.replace("c.", "t."),
+        "chunks",
+        "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
+         JOIN repos r ON r.id = t.repo_id",
+        "t.id",
     );
     store.with(|c| {
         c.query(&sql, &refs(&params))
@@ -179,8 +212,9 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
     let (sql, params) = ranked(
         q,
         "r.name, f.path, f.language",
-        "files f JOIN repos r ON r.id = f.repo_id",
-        "f.tsv",
+        "files",
+        // `f` for the filters, which name the file so.
+        "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.id JOIN repos r ON r.id = t.repo_id",
         "f.path",
     );
     store.with(|c| {

@@ -98,6 +98,24 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo_id, hash)
     );
     "#,
+    // 2: what BM25 needs beyond the text vectors: each row's token count, and per repo the
+    // number of rows and tokens (read.rs), kept by the writing transaction (write.rs).
+    r#"
+    ALTER TABLE chunks ADD COLUMN n_tokens integer NOT NULL DEFAULT 0;
+    ALTER TABLE files ADD COLUMN n_tokens integer NOT NULL DEFAULT 0;
+    -- Rows written before this version count their stored positions (at most 256 per word).
+    UPDATE chunks SET n_tokens = (SELECT coalesce(sum(array_length(positions, 1)), 0) FROM unnest(tsv));
+    UPDATE files SET n_tokens = (SELECT coalesce(sum(array_length(positions, 1)), 0) FROM unnest(tsv));
+    CREATE TABLE fts_totals(
+        repo_id bigint NOT NULL,
+        kind text NOT NULL,
+        docs bigint NOT NULL,
+        tokens bigint NOT NULL,
+        PRIMARY KEY (repo_id, kind)
+    );
+    INSERT INTO fts_totals SELECT repo_id, 'chunks', count(*), sum(n_tokens) FROM chunks GROUP BY repo_id;
+    INSERT INTO fts_totals SELECT repo_id, 'files', count(*), sum(n_tokens) FROM files GROUP BY repo_id;
+    "#,
 ];
 
 /// The schema version this build writes.

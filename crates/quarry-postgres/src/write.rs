@@ -61,6 +61,22 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
         .chain(batch.upserts.iter().map(|f| f.path.as_str()))
         .collect();
     if !replaced.is_empty() {
+        // The replaced rows leave BM25's totals with them.
+        for table in ["chunks", "files"] {
+            tx.execute(
+                &format!(
+                    "WITH gone AS (
+                         SELECT t.n_tokens FROM {table} t JOIN files f
+                           ON f.repo_id = t.repo_id AND f.id = {id}
+                         WHERE t.repo_id = $1 AND f.path = ANY($2))
+                     UPDATE fts_totals SET docs = docs - (SELECT count(*) FROM gone),
+                         tokens = tokens - (SELECT coalesce(sum(n_tokens), 0) FROM gone)
+                     WHERE repo_id = $1 AND kind = '{table}'",
+                    id = if table == "files" { "t.id" } else { "t.file_id" },
+                ),
+                &[&repo, &replaced],
+            )?;
+        }
         for table in ["chunks", "symbols", "calls"] {
             tx.execute(
                 &format!(
@@ -107,11 +123,13 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
     tx.batch_execute(
         "CREATE TEMP TABLE stage_files(
              id bigint, path text, language text, hash text, size bigint, mtime_ns bigint,
-             stem text, path_tokens text, symbol_tokens text, body_tokens text) ON COMMIT DROP;
+             stem text, path_tokens text, symbol_tokens text, body_tokens text,
+             n_tokens integer) ON COMMIT DROP;
          CREATE TEMP TABLE stage_chunks(
              id bigint, file_id bigint, start_line integer, end_line integer, symbol text,
              kind text, parent text, signature text, text text, embed_hash text,
-             path_tokens text, symbol_tokens text, body_tokens text) ON COMMIT DROP;",
+             path_tokens text, symbol_tokens text, body_tokens text,
+             n_tokens integer) ON COMMIT DROP;",
     )?;
     let (mut files, mut chunks, mut symbols, mut calls) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -119,10 +137,14 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
     for file in &batch.upserts {
         let file_id = ids.next().unwrap_or_default().to_string();
         let path_tokens = tokens::index_text(&file.path);
+        let path_count = token_count(&path_tokens);
         let mut file_body = String::new();
         for chunk in &file.content.chunks {
             let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
             let body_tokens = tokens::index_text(&chunk.text);
+            let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
+            let chunk_count =
+                path_count + token_count(&symbol_tokens) + token_count(&body_tokens);
             row(
                 &mut chunks,
                 &[
@@ -137,8 +159,9 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
                     Some(&chunk.text),
                     Some(&embed_hash),
                     Some(&path_tokens),
-                    Some(&tokens::index_text(&chunk.symbols.join(" "))),
+                    Some(&symbol_tokens),
                     Some(&body_tokens),
+                    Some(&chunk_count.to_string()),
                 ],
             );
             if !file_body.is_empty() {
@@ -152,6 +175,8 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
             .iter()
             .map(|s| s.name.as_str())
             .collect();
+        let symbol_tokens = tokens::index_text(&file_symbols.join(" "));
+        let file_count = path_count + token_count(&symbol_tokens) + token_count(&file_body);
         row(
             &mut files,
             &[
@@ -163,8 +188,9 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
                 Some(&file.state.mtime_ns.to_string()),
                 Some(&tokens::file_stem_key(&file.path)),
                 Some(&path_tokens),
-                Some(&tokens::index_text(&file_symbols.join(" "))),
+                Some(&symbol_tokens),
                 Some(&file_body),
+                Some(&file_count.to_string()),
             ],
         );
         for s in &file.content.symbols {
@@ -209,21 +235,40 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
     )?;
     tx.execute(
         &format!(
-            "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, tsv)
-             SELECT $1, id, path, language, hash, size, mtime_ns, stem, {TSV} FROM stage_files"
+            "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
+             SELECT $1, id, path, language, hash, size, mtime_ns, stem, n_tokens, {TSV}
+             FROM stage_files"
         ),
         &[&repo],
     )?;
     tx.execute(
         &format!(
             "INSERT INTO chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent,
-                                signature, text, embed_hash, tsv)
+                                signature, text, embed_hash, n_tokens, tsv)
              SELECT $1, id, file_id, start_line, end_line, symbol, kind, parent, signature, text,
-                    embed_hash, {TSV} FROM stage_chunks"
+                    embed_hash, n_tokens, {TSV} FROM stage_chunks"
         ),
         &[&repo],
     )?;
+    for table in ["chunks", "files"] {
+        tx.execute(
+            &format!(
+                "INSERT INTO fts_totals(repo_id, kind, docs, tokens)
+                 SELECT $1, '{table}', count(*), coalesce(sum(n_tokens), 0) FROM stage_{table}
+                 ON CONFLICT (repo_id, kind) DO UPDATE
+                 SET docs = fts_totals.docs + excluded.docs,
+                     tokens = fts_totals.tokens + excluded.tokens"
+            ),
+            &[&repo],
+        )?;
+    }
     Ok(())
+}
+
+/// How many tokens the full-text index stores for `index_text`'s output: the length BM25
+/// weighs, counted as FTS5 counts it.
+fn token_count(index_text: &str) -> usize {
+    index_text.split_ascii_whitespace().count()
 }
 
 /// The weighted full-text vector of a staged row: path A, symbols B, body C (the three
