@@ -82,3 +82,141 @@ fn postgres_a_wrong_url_is_a_clear_error_without_the_password() {
     );
     assert!(!said.contains("hunter2"), "{said}");
 }
+
+/// Git history on PostgreSQL: one repository synced into the embedded store and into
+/// PostgreSQL; every history command answers the same, with the same BM25 scores.
+#[test]
+fn postgres_history_answers_as_the_embedded_store_does() {
+    use common::git::{commit, git, head, init};
+    let embedded = Env::new();
+    let dir = embedded.repo.path();
+    init(dir);
+    embedded.write("auth/session.go", "package auth\n\nfunc Open() {}\n");
+    commit(dir, "Add session handling", "Alice", "2025-01-10T10:00:00Z");
+    embedded.write(
+        "auth/session.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting */ }\n",
+    );
+    embedded.write("README.md", "# demo\n");
+    commit(
+        dir,
+        "Throttle logins with a rate limiter\n\nToken bucket per user.",
+        "Bob",
+        "2025-02-01T10:00:00Z",
+    );
+    git(
+        dir,
+        &["mv", "auth/session.go", "auth/sessions.go"],
+        std::ffi::OsStr::new("Alice"),
+        "2025-03-01T10:00:00Z",
+    );
+    commit(dir, "Rename session file", "Alice", "2025-03-01T10:00:00Z");
+    embedded.write(
+        "auth/sessions.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting, burst 10 */ }\n",
+    );
+    commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
+
+    let url = quarry_test_postgres::database("cli_history");
+    let pg = Env::new();
+    let on_pg = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--db-url", url.as_str()];
+        all.extend_from_slice(args);
+        pg.json(&all)
+    };
+    let repo = embedded.repo_path();
+    for (name, report) in [
+        ("embedded", embedded.json(&["sync", repo])),
+        ("postgres", on_pg(&["sync", repo])),
+    ] {
+        assert_eq!(report["repos"][0]["added"], 4, "{name}: {report}");
+    }
+    assert_eq!(
+        on_pg(&["sync", repo])["repos"][0]["added"],
+        0,
+        "incremental"
+    );
+
+    let commits = |v: &serde_json::Value| -> Vec<(String, String, f64)> {
+        v["commits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|c| {
+                (
+                    c["sha"].as_str().unwrap().to_string(),
+                    c["subject"].as_str().unwrap().to_string(),
+                    c["score"].as_f64().unwrap_or(0.0),
+                )
+            })
+            .collect()
+    };
+    for args in [
+        &["log", "rate limiting", "--mode", "lexical"][..],
+        &["log", "limiters throttled", "--mode", "lexical"],
+        &["log", "rate limiting"],
+        &[
+            "log",
+            "make logins slower for abusers",
+            "--mode",
+            "semantic",
+        ],
+        &["log", "--author", "bob"],
+        &["log", "--since", "2025-02-15"],
+        &["log", "--path", "README.md"],
+        &[
+            "log",
+            "session",
+            "--path",
+            "auth/*",
+            "--until",
+            "2025-03-15",
+        ],
+        &["touches", "auth/sessions.go"],
+        &["touches", "auth"],
+    ] {
+        let (a, b) = (commits(&embedded.json(args)), commits(&on_pg(args)));
+        assert!(
+            !a.is_empty(),
+            "{args:?} found nothing on the embedded store"
+        );
+        assert_eq!(a.len(), b.len(), "{args:?}: {a:?} vs {b:?}");
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!((&x.0, &x.1), (&y.0, &y.1), "{args:?}: {a:?} vs {b:?}");
+            assert!(
+                (x.2 - y.2).abs() <= 1e-3 * x.2.abs().max(1e-9),
+                "{args:?}: scores {a:?} vs {b:?}"
+            );
+        }
+    }
+    let sha = head(dir);
+    let shown = on_pg(&["show", &sha[..8]]);
+    assert_eq!(shown, embedded.json(&["show", &sha[..8]]));
+    assert!(shown.to_string().contains("burst 10"), "{shown}");
+
+    // History rewritten: the amended commit replaces the old one on both.
+    git(
+        dir,
+        &["commit", "-q", "--amend", "-m", "Allow bursts of ten"],
+        std::ffi::OsStr::new("Carol"),
+        "2025-04-01T10:00:00Z",
+    );
+    embedded.json(&["sync", repo]);
+    on_pg(&["sync", repo]);
+    let newest = |v: serde_json::Value| commits(&v)[0].1.clone();
+    assert_eq!(newest(on_pg(&["log"])), "Allow bursts of ten");
+    assert_eq!(
+        commits(&on_pg(&["log", "--author", "carol"])).len(),
+        1,
+        "the old commit is gone"
+    );
+    let status = on_pg(&["status"]);
+    assert_eq!(
+        status.to_string().contains("\"commits\":4"),
+        embedded
+            .json(&["status"])
+            .to_string()
+            .contains("\"commits\":4"),
+        "{status}"
+    );
+}

@@ -87,6 +87,13 @@ pub struct HistoryStats {
     pub embed: bool,
 }
 
+/// Unix seconds as an RFC 3339 date in UTC (`2024-05-01T12:00:00Z`), as quarry shows commit
+/// and index times.
+pub fn format_time(unix: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
 /// Characters of body and of changed lines that go into a commit's embedding text; the model
 /// reads only its first ~128 tokens anyway, so more would cost storage reads, not quality.
 const EMBED_BODY_CHARS: usize = 600;

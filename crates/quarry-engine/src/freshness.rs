@@ -50,7 +50,7 @@ impl Workspace {
                     })
             });
             out.push(Freshness {
-                indexed_at: repo.indexed_at.map(crate::search::format_time),
+                indexed_at: repo.indexed_at.map(quarry_core::history::format_time),
                 files_changed_since: changed,
                 commits: history
                     .iter()

@@ -191,11 +191,6 @@ pub fn rank_files(results: &[SearchResult]) -> Vec<FileResult> {
     files
 }
 
-pub(crate) fn format_time(unix: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
-}
-
 /// Query vectors for the kNN side: the whole query, and for an issue text also its title and
 /// first passages (the model reads ~128 tokens, so most of a long text is otherwise unseen).
 fn query_texts(query: &str, plan: &QueryPlan, passages: usize) -> Vec<String> {
@@ -287,7 +282,7 @@ impl Workspace {
                 .iter()
                 .filter_map(|r| r.indexed_at)
                 .max()
-                .map(format_time),
+                .map(quarry_core::history::format_time),
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
         let query_plan = crate::plan::plan(&request.query);

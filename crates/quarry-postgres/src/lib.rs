@@ -3,13 +3,15 @@
 //! index CI builds once for everyone, a monorepo too big for a laptop.
 //!
 //! Same pipeline: lexical candidates come from PostgreSQL's full-text search over the
-//! code-aware tokens quarry prepares (write.rs), ranked by `ts_rank_cd` with the embedded
-//! store's field weights; kNN from an HNSW index over pgvector's cosine distance; quarry's own
+//! code-aware tokens quarry prepares (write.rs), ranked by BM25 as FTS5 computes it
+//! (bm25.rs); kNN from an HNSW index over pgvector's cosine distance; quarry's own
 //! fusion, boosts and diversification run above the `Store` trait, unchanged. Writes are one
 //! transaction per batch (COPY into staging tables), so a crash mid-ingest leaves nothing
 //! half-visible and the next run resumes; readers are never blocked (MVCC). Every table is
 //! keyed by `repo_id` first, for Citus (schema.rs).
 
+mod bm25;
+mod history;
 mod read;
 mod schema;
 mod write;
@@ -202,7 +204,17 @@ impl Store for PgStore {
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
         self.transaction(|tx| {
-            for table in ["embeddings", "calls", "symbols", "chunks", "files", "fts_totals"] {
+            for table in [
+                "embeddings",
+                "calls",
+                "symbols",
+                "chunks",
+                "files",
+                "fts_totals",
+                "commit_vectors",
+                "commit_files",
+                "commits",
+            ] {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
             }
             tx.execute("DELETE FROM repos WHERE id = $1", &[&repo])?;
@@ -319,14 +331,18 @@ impl Store for PgStore {
         }
         self.transaction(|tx| {
             let dropped = tx
-                .query_one("SELECT EXISTS (SELECT 1 FROM embeddings)", &[])?
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM embeddings)
+                         OR EXISTS (SELECT 1 FROM commit_vectors)",
+                    &[],
+                )?
                 .get::<_, bool>(0);
             // TRUNCATE, not DELETE: deleted rows stay "recently dead" while any transaction on
             // the server is older, and the next model's index build would still read them and
             // fail on their dimension ("expected 4 dimensions, not 8", met with tests running
             // beside each other on one server).
             tx.batch_execute(
-                "DROP INDEX IF EXISTS embeddings_hnsw; TRUNCATE embeddings;
+                "DROP INDEX IF EXISTS embeddings_hnsw; TRUNCATE embeddings, commit_vectors;
                  DELETE FROM quarry_meta WHERE key = 'vector_dims';",
             )?;
             tx.execute(
@@ -416,64 +432,52 @@ impl Store for PgStore {
     }
 }
 
-/// Commit history is not on PostgreSQL yet: every history call says so (the code index works).
-fn no_history<T>() -> Result<T> {
-    bail!(
-        "git history (sync, log, show, touches) is not stored on PostgreSQL yet; \
-         use the embedded store for it (unset store.url)"
-    )
-}
-
 impl quarry_core::history::HistoryStore for PgStore {
-    fn known_commits(&self, _repo: i64) -> Result<HashSet<String>> {
-        Ok(HashSet::new())
+    fn known_commits(&self, repo: i64) -> Result<HashSet<String>> {
+        history::known(self, repo)
     }
-    fn put_commits(&mut self, _repo: i64, _commits: &[CommitRecord]) -> Result<()> {
-        no_history()
+    fn put_commits(&mut self, repo: i64, commits: &[CommitRecord]) -> Result<()> {
+        self.transaction(|tx| history::put(tx, repo, commits))
     }
-    fn drop_commits(&mut self, _repo: i64, _shas: &[String]) -> Result<()> {
-        no_history()
+    fn drop_commits(&mut self, repo: i64, shas: &[String]) -> Result<()> {
+        self.transaction(|tx| history::drop(tx, repo, shas))
     }
-    fn search_commits(&self, _query: &CommitQuery) -> Result<Vec<CommitHit>> {
-        no_history()
+    fn search_commits(&self, query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        history::search(self, query)
     }
     fn commits_by_prefix(
         &self,
-        _prefix: &str,
-        _repos: &[String],
+        prefix: &str,
+        repos: &[String],
     ) -> Result<Vec<(String, CommitRecord)>> {
-        no_history()
+        history::by_prefix(self, prefix, repos)
     }
-    fn touches(&self, _path: &str, _query: &CommitQuery) -> Result<Vec<CommitHit>> {
-        no_history()
+    fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        history::touches(self, path, query)
     }
-    fn set_history_embedding(&mut self, _repo: i64, _on: bool) -> Result<()> {
-        no_history()
+    fn set_history_embedding(&mut self, repo: i64, on: bool) -> Result<()> {
+        history::set_embedding(self, repo, on)
     }
     fn history_stats(&self) -> Result<Vec<HistoryStats>> {
-        Ok(Vec::new())
+        history::stats(self)
     }
-    fn has_commit_vectors(&self, _repos: &[String]) -> Result<bool> {
-        Ok(false)
+    fn has_commit_vectors(&self, repos: &[String]) -> Result<bool> {
+        history::any_vectors(self, repos)
     }
     fn pending_commit_embeddings(
         &self,
-        _limit: usize,
-        _newest: Option<u64>,
+        limit: usize,
+        newest: Option<u64>,
     ) -> Result<Vec<PendingCommit>> {
-        Ok(Vec::new())
+        history::pending(self, limit, newest)
     }
-    fn waiting_commit_embeddings(&self, _newest: Option<u64>) -> Result<u64> {
-        Ok(0)
+    fn waiting_commit_embeddings(&self, newest: Option<u64>) -> Result<u64> {
+        history::waiting(self, newest)
     }
-    fn put_commit_vectors(&mut self, _vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        no_history()
+    fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+        history::put_vectors(self, vectors)
     }
-    fn search_commit_vectors(
-        &self,
-        _vector: &[f32],
-        _query: &CommitQuery,
-    ) -> Result<Vec<CommitHit>> {
-        no_history()
+    fn search_commit_vectors(&self, vector: &[f32], query: &CommitQuery) -> Result<Vec<CommitHit>> {
+        history::search_vectors(self, vector, query)
     }
 }

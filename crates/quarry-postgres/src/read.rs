@@ -1,5 +1,5 @@
 //! Read queries, the PostgreSQL forms of the embedded store's: full-text candidates ranked by
-//! `ts_rank_cd` with the field weights, kNN by pgvector, and the lookups behind symbols,
+//! BM25 (bm25.rs) with the field weights, kNN by pgvector, and the lookups behind symbols,
 //! callers, status and embedding.
 
 use anyhow::Result;
@@ -9,11 +9,12 @@ use quarry_core::{
     SymbolRef, VectorQuery,
 };
 
+use crate::bm25::{self, Bm25};
 use crate::{repo_from_row, vector_text, PgStore, REPO_COLUMNS};
 
-type Params = Vec<Box<dyn ToSql + Sync>>;
+pub(crate) type Params = Vec<Box<dyn ToSql + Sync>>;
 
-fn refs(params: &Params) -> Vec<&(dyn ToSql + Sync)> {
+pub(crate) fn refs(params: &Params) -> Vec<&(dyn ToSql + Sync)> {
     params.iter().map(|p| p.as_ref()).collect()
 }
 
@@ -58,7 +59,7 @@ fn regex_escape(text: &str) -> String {
 }
 
 /// Appends the shared pre-filters (repo names, language, path) for tables aliased `r` and `f`.
-fn push_filters(
+pub(crate) fn push_filters(
     sql: &mut String,
     params: &mut Params,
     repos: &[String],
@@ -98,106 +99,31 @@ fn hit(r: &postgres::Row, score: f64) -> ChunkHit {
     }
 }
 
-/// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
-const BM25_K1: f64 = 1.2;
-const BM25_B: f64 = 0.75;
+/// The weights of the fields stored as A, B, C (write.rs); D is unused.
+fn field_weights(q: &LexicalQuery) -> [f64; 4] {
+    [q.weights.path, q.weights.symbol, q.weights.body, 0.0]
+}
 
-/// The full-text query behind chunk and file search: `columns` of `table` (aliased `t`, joined
-/// by `joins`), ranked best first by BM25 as the embedded store's FTS5 computes it, so the
-/// two stores order the same candidates alike (docs/POSTGRES.md measures how closely):
-///
-/// - each distinct term of the query is a phrase that a row matches or not;
-/// - a term's IDF is `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), over every row of the
-///   database (`fts_totals`) and every row containing it — counted before the repo, language
-///   and path filters, as FTS5 counts before the join that applies them;
-/// - its frequency in a row is the field-weighted count of its positions (path A, symbols B,
-///   body C: write.rs); a several-word term counts as its rarest word;
-/// - a row's length is its token count (`n_tokens`), against the average over all rows.
-///
-/// Written in SQL rather than with an extension so that any PostgreSQL (and Citus) runs it.
-fn ranked(q: &LexicalQuery, columns: &str, table: &str, joins: &str, tie: &str) -> (String, Params) {
-    let mut seen = std::collections::HashSet::new();
-    let terms: Vec<String> = q
-        .terms
-        .iter()
-        .filter(|t| seen.insert(t.as_str()))
-        .cloned()
-        .collect();
-    let matched = (1..=terms.len())
-        .map(|k| format!("phraseto_tsquery('quarry', $1[{k}])"))
-        .collect::<Vec<_>>()
-        .join(" || ");
-    let w = q.weights;
-    let mut params: Params = vec![
-        Box::new(terms),
-        Box::new(w.path),
-        Box::new(w.symbol),
-        Box::new(w.body),
-    ];
-    let mut filters = String::new();
-    push_filters(
-        &mut filters,
-        &mut params,
-        &q.repos,
-        q.language,
-        q.path_glob.as_deref(),
-    );
-    params.push(Box::new(q.limit as i64));
-    let limit = params.len();
-    let sql = format!(
-        "WITH terms AS MATERIALIZED (
-             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query,
-                    tsvector_to_array(to_tsvector('quarry', t.term)) AS lexemes
-             FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)),
-         candidates AS MATERIALIZED (
-             SELECT t.repo_id, t.id, t.tsv, t.n_tokens, (true {filters}) AS kept
-             FROM {table} t {joins}
-             WHERE t.tsv @@ ({matched})),
-         totals AS (
-             SELECT coalesce(sum(docs), 0)::float8 AS docs,
-                    greatest(coalesce(sum(tokens), 0)::float8 / greatest(sum(docs), 1), 1e-9) AS avgdl
-             FROM fts_totals WHERE kind = '{table}'),
-         idf AS (
-             SELECT terms.i, greatest(ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
-             FROM terms JOIN candidates ON candidates.tsv @@ terms.query, totals
-             GROUP BY terms.i, totals.docs),
-         lexeme_tf AS (
-             SELECT c.repo_id, c.id, c.n_tokens, u.lexeme,
-                    sum(CASE w WHEN 'A' THEN $2::float8 WHEN 'B' THEN $3::float8
-                               WHEN 'C' THEN $4::float8 ELSE 0 END) AS f
-             FROM candidates c, unnest(c.tsv) u, unnest(u.weights) w
-             WHERE c.kept AND u.lexeme = ANY(ARRAY(SELECT unnest(lexemes) FROM terms))
-             GROUP BY c.repo_id, c.id, c.n_tokens, u.lexeme),
-         term_tf AS (
-             SELECT lt.repo_id, lt.id, lt.n_tokens, terms.i, min(lt.f) AS f
-             FROM terms, unnest(terms.lexemes) l JOIN lexeme_tf lt ON lt.lexeme = l
-             GROUP BY lt.repo_id, lt.id, lt.n_tokens, terms.i),
-         scored AS (
-             SELECT tt.repo_id, tt.id,
-                    sum(idf.idf * tt.f * ({k1} + 1)
-                        / (tt.f + {k1} * (1 - {b} + {b} * tt.n_tokens / totals.avgdl))) AS rank
-             FROM term_tf tt JOIN idf USING (i), totals
-             GROUP BY tt.repo_id, tt.id)
-         SELECT {columns}, s.rank::float8
-         FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
-         ORDER BY s.rank DESC, {tie} LIMIT ${limit}",
-        k1 = BM25_K1,
-        b = BM25_B,
-    );
-    (sql, params)
+fn push_lexical_filters(sql: &mut String, params: &mut Params, q: &LexicalQuery) {
+    push_filters(sql, params, &q.repos, q.language, q.path_glob.as_deref());
 }
 
 pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    let (sql, params) = ranked(
-        q,
-        &HIT_COLUMNS.replace("c.", "t."),
-        "chunks",
-        "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
-         JOIN repos r ON r.id = t.repo_id",
-        "t.id",
+    let (sql, params) = bm25::ranked(
+        &Bm25 {
+            terms: &q.terms,
+            weights: field_weights(q),
+            table: "chunks",
+            joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
+                    JOIN repos r ON r.id = t.repo_id",
+            columns: &HIT_COLUMNS.replace("c.", "t."),
+            tie: "t.id",
+            limit: q.limit,
+        },
+        |sql, params| push_lexical_filters(sql, params, q),
     );
     store.with(|c| {
         c.query(&sql, &refs(&params))
@@ -209,13 +135,19 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    let (sql, params) = ranked(
-        q,
-        "r.name, f.path, f.language",
-        "files",
-        // `f` for the filters, which name the file so.
-        "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.id JOIN repos r ON r.id = t.repo_id",
-        "f.path",
+    let (sql, params) = bm25::ranked(
+        &Bm25 {
+            terms: &q.terms,
+            weights: field_weights(q),
+            table: "files",
+            // `f` for the filters, which name the file so.
+            joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.id
+                    JOIN repos r ON r.id = t.repo_id",
+            columns: "r.name, f.path, f.language",
+            tie: "f.path",
+            limit: q.limit,
+        },
+        |sql, params| push_lexical_filters(sql, params, q),
     );
     store.with(|c| {
         c.query(&sql, &refs(&params)).map(|rows| {

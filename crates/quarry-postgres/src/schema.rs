@@ -116,6 +116,51 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO fts_totals SELECT repo_id, 'chunks', count(*), sum(n_tokens) FROM chunks GROUP BY repo_id;
     INSERT INTO fts_totals SELECT repo_id, 'files', count(*), sum(n_tokens) FROM files GROUP BY repo_id;
     "#,
+    // 3: git history — commits (BM25 over subject A, body B, changed paths C, patch D), the
+    // files each changed, and one vector per commit.
+    r#"
+    CREATE TABLE commits(
+        repo_id bigint NOT NULL,
+        id bigint NOT NULL,
+        sha text NOT NULL,
+        parents text NOT NULL,
+        author text NOT NULL,
+        email text NOT NULL,
+        author_time bigint NOT NULL,
+        commit_time bigint NOT NULL,
+        subject text NOT NULL,
+        body text NOT NULL,
+        patch text NOT NULL,
+        patch_truncated boolean NOT NULL,
+        files_changed integer NOT NULL,
+        n_tokens integer NOT NULL,
+        tsv tsvector NOT NULL,
+        PRIMARY KEY (repo_id, id),
+        UNIQUE (repo_id, sha)
+    );
+    CREATE INDEX commits_by_id ON commits(id);
+    CREATE INDEX commits_by_sha ON commits(sha text_pattern_ops);
+    CREATE INDEX commits_by_time ON commits(repo_id, author_time);
+    CREATE INDEX commits_tsv ON commits USING gin(tsv);
+    CREATE TABLE commit_files(
+        repo_id bigint NOT NULL,
+        commit_id bigint NOT NULL,
+        ord integer NOT NULL,
+        path text NOT NULL,
+        old_path text,
+        status text NOT NULL,
+        added integer,
+        removed integer
+    );
+    CREATE INDEX commit_files_by_commit ON commit_files(repo_id, commit_id);
+    CREATE INDEX commit_files_by_path ON commit_files(path text_pattern_ops);
+    CREATE TABLE commit_vectors(
+        repo_id bigint NOT NULL,
+        commit_id bigint NOT NULL,
+        vector vector NOT NULL,
+        PRIMARY KEY (repo_id, commit_id)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -32,7 +32,7 @@ fn field(out: &mut Vec<u8>, value: Option<&str>) {
     }
 }
 
-fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
+pub(crate) fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
     for (i, value) in fields.iter().enumerate() {
         if i > 0 {
             out.push(b'\t');
@@ -42,7 +42,7 @@ fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
     out.push(b'\n');
 }
 
-fn copy(tx: &mut Transaction, statement: &str, data: &[u8]) -> Result<()> {
+pub(crate) fn copy(tx: &mut Transaction, statement: &str, data: &[u8]) -> Result<()> {
     if data.is_empty() {
         return Ok(());
     }
@@ -72,7 +72,11 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
                      UPDATE fts_totals SET docs = docs - (SELECT count(*) FROM gone),
                          tokens = tokens - (SELECT coalesce(sum(n_tokens), 0) FROM gone)
                      WHERE repo_id = $1 AND kind = '{table}'",
-                    id = if table == "files" { "t.id" } else { "t.file_id" },
+                    id = if table == "files" {
+                        "t.id"
+                    } else {
+                        "t.file_id"
+                    },
                 ),
                 &[&repo, &replaced],
             )?;
@@ -143,8 +147,7 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
             let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
             let body_tokens = tokens::index_text(&chunk.text);
             let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
-            let chunk_count =
-                path_count + token_count(&symbol_tokens) + token_count(&body_tokens);
+            let chunk_count = path_count + token_count(&symbol_tokens) + token_count(&body_tokens);
             row(
                 &mut chunks,
                 &[
@@ -267,7 +270,7 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
 
 /// How many tokens the full-text index stores for `index_text`'s output: the length BM25
 /// weighs, counted as FTS5 counts it.
-fn token_count(index_text: &str) -> usize {
+pub(crate) fn token_count(index_text: &str) -> usize {
     index_text.split_ascii_whitespace().count()
 }
 

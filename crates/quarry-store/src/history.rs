@@ -12,11 +12,6 @@ use quarry_core::tokens;
 use rusqlite::{params, types::Value, Connection};
 use std::collections::HashSet;
 
-fn format_time(unix: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
-}
-
 /// BM25 weights of subject, body, changed paths, patch.
 const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
 
@@ -63,7 +58,7 @@ pub(crate) fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<Co
         sha: r.get(1)?,
         author: r.get(2)?,
         email: r.get(3)?,
-        date: format_time(r.get(4)?),
+        date: quarry_core::history::format_time(r.get(4)?),
         subject: r.get(5)?,
         files_changed: r.get::<_, i64>(6)? as u32,
         score,
