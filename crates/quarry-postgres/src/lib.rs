@@ -34,6 +34,10 @@ pub struct PgStore {
     client: RefCell<Client>,
     /// The URL without its password, for messages.
     shown_url: String,
+    /// Repos whose chunks this store replaced or deleted since the last prune: only they can
+    /// hold vectors no chunk uses (a whole-database anti-join cost seconds per run at a
+    /// million chunks).
+    pruning: HashSet<i64>,
 }
 
 /// `url` with any password replaced by `***`: in the user part of a URL
@@ -89,6 +93,7 @@ impl PgStore {
         Ok(PgStore {
             client: RefCell::new(client),
             shown_url,
+            pruning: HashSet::new(),
         })
     }
 
@@ -246,7 +251,11 @@ impl Store for PgStore {
     }
 
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
-        self.transaction(|tx| write::apply(tx, repo, batch))
+        self.transaction(|tx| write::apply(tx, repo, batch))?;
+        if !batch.deleted.is_empty() || !batch.upserts.is_empty() {
+            self.pruning.insert(repo);
+        }
+        Ok(())
     }
 
     fn finish_run(&mut self, repo: i64, skipped: &SkipCounts) -> Result<()> {
@@ -268,13 +277,19 @@ impl Store for PgStore {
     }
 
     fn prune_vectors(&mut self) -> Result<u64> {
-        self.with(|c| {
+        if self.pruning.is_empty() {
+            return Ok(0);
+        }
+        let repos: Vec<i64> = self.pruning.iter().copied().collect();
+        let pruned = self.with(|c| {
             c.execute(
-                "DELETE FROM embeddings e WHERE NOT EXISTS
+                "DELETE FROM embeddings e WHERE e.repo_id = ANY($1) AND NOT EXISTS
                    (SELECT 1 FROM chunks c WHERE c.repo_id = e.repo_id AND c.embed_hash = e.hash)",
-                &[],
+                &[&repos],
             )
-        })
+        })?;
+        self.pruning.clear();
+        Ok(pruned)
     }
 
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<ChunkHit>> {

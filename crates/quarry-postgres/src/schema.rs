@@ -160,6 +160,9 @@ const MIGRATIONS: &[&str] = &[
         vector vector NOT NULL,
         PRIMARY KEY (repo_id, commit_id)
     );
+    -- Vectors are found per repo by text hash (kNN's join, pruning).
+    DROP INDEX chunks_by_embed_hash;
+    CREATE INDEX chunks_by_embed_hash ON chunks(repo_id, embed_hash);
     "#,
 ];
 

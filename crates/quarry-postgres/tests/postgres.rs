@@ -216,6 +216,15 @@ fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
         ["gamma.py"]
     );
 
+    // A deleted file's vector is pruned (only the repos this store changed are checked); a
+    // second prune finds nothing.
+    let mut gone = IndexBatch::default();
+    gone.deleted.push("gamma.py".into());
+    store.apply(repo.id, &gone).unwrap();
+    assert_eq!(store.prune_vectors().unwrap(), 1);
+    assert_eq!(store.prune_vectors().unwrap(), 0);
+    assert_eq!(store.coverage(&[]).unwrap().embedded, 2);
+
     // Another dimension is refused with what to do; another model drops the vectors.
     let err = store
         .put_embeddings(&[(vectors[0].0.clone(), unit(&[1.0; 4]))])
@@ -311,6 +320,112 @@ fn postgres_a_batch_cut_off_by_the_server_leaves_nothing_and_the_next_run_resume
     assert_eq!(states.keys().collect::<Vec<_>>(), ["a.py"]);
     again.apply(repo.id, &second).unwrap();
     assert_eq!(again.file_states(repo.id).unwrap().len(), 2);
+}
+
+/// The server ends the connection while a batch is being copied in (pg_stat_progress_copy
+/// shows it): nothing of that batch is visible, the BM25 totals still match the rows, search
+/// answers, and the next run stores the batch.
+#[test]
+fn postgres_a_connection_killed_during_copy_leaves_nothing_half_written() {
+    let url = quarry_test_postgres::database("copy_kill");
+    let mut store = PgStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut first = IndexBatch::default();
+    first.upserts.push(file(
+        "kept.py",
+        "h0",
+        vec![chunk(1, 1, Some("kept"), "def kept(): pass")],
+    ));
+    store.apply(repo.id, &first).unwrap();
+    let big = |attempt: usize| {
+        let mut batch = IndexBatch::default();
+        for f in 0..4000 {
+            batch.upserts.push(file(
+                &format!("big{attempt}_{f}.py"),
+                "h",
+                (0..4)
+                    .map(|c| {
+                        chunk(
+                            c * 10 + 1,
+                            c * 10 + 9,
+                            Some(&format!("handler_{attempt}_{f}_{c}")),
+                            &"def handler(request): return render(request, template) ".repeat(8),
+                        )
+                    })
+                    .collect(),
+            ));
+        }
+        batch
+    };
+    let mut cut = false;
+    for attempt in 0..5 {
+        let batch = big(attempt);
+        let watcher = {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                let started = std::time::Instant::now();
+                while started.elapsed() < std::time::Duration::from_secs(30) {
+                    let killed: Option<bool> = admin
+                        .query_opt(
+                            "SELECT pg_terminate_backend(p.pid) FROM pg_stat_progress_copy p
+                             JOIN pg_stat_activity a ON a.pid = p.pid
+                             WHERE a.datname = current_database() AND a.query LIKE 'COPY stage_%'
+                             LIMIT 1",
+                            &[],
+                        )
+                        .unwrap()
+                        .map(|r| r.get(0));
+                    if killed == Some(true) {
+                        return true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                false
+            })
+        };
+        let applied = store.apply(repo.id, &batch);
+        let killed = watcher.join().unwrap();
+        if killed && applied.is_err() {
+            cut = true;
+            let message = format!("{:#}", applied.unwrap_err());
+            assert!(message.contains("PostgreSQL at"), "{message}");
+            store = PgStore::connect(&url).unwrap();
+            let states = store.file_states(repo.id).unwrap();
+            assert!(
+                !states
+                    .keys()
+                    .any(|p| p.starts_with(&format!("big{attempt}_"))),
+                "part of the cut batch is visible"
+            );
+            // The BM25 totals moved with the rows, not with the cut batch.
+            let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            let row = admin
+                .query_one(
+                    "SELECT (SELECT count(*) FROM chunks), (SELECT coalesce(sum(docs), 0)::bigint
+                     FROM fts_totals WHERE kind = 'chunks')",
+                    &[],
+                )
+                .unwrap();
+            assert_eq!(row.get::<_, i64>(0), row.get::<_, i64>(1));
+            assert_eq!(
+                store.search_lexical(&query("kept")).unwrap()[0].path,
+                "kept.py"
+            );
+            // The next run stores the batch whole.
+            store.apply(repo.id, &batch).unwrap();
+            let states = store.file_states(repo.id).unwrap();
+            assert_eq!(
+                states
+                    .keys()
+                    .filter(|p| p.starts_with(&format!("big{attempt}_")))
+                    .count(),
+                4000
+            );
+            break;
+        }
+    }
+    assert!(cut, "no attempt was caught during its COPY");
 }
 
 #[test]
