@@ -2,6 +2,7 @@
 """PostgreSQL at a million chunks: ingest, HNSW recall and latency, lexical latency.
 
 Usage: bench/pg_scale.py TREE [--copies 50] [--dims 384] [--queries 50] [--quarry PATH]
+       bench/pg_scale.py --vectors-only 1000000 [--clusters 2000] [--dims 384] [--queries 50]
 
 Builds a synthetic corpus the size of a large monorepo from one real tree: TREE is hard-linked
 into COPIES folders and each is indexed by `quarry index --no-embed` into one PostgreSQL database
@@ -12,6 +13,11 @@ built with the statement quarry uses (crates/quarry-postgres/src/lib.rs). Then, 
 random query vectors: the exact top 10 (sequential scan) against HNSW's at several
 `hnsw.ef_search` values — recall@10 and p50/p95 — and the sympy lexical queries of
 bench/postgres_vs_sqlite.py through `quarry search` (a fresh process each).
+
+Uniform random vectors have no structure at all (every cosine is near 0), the worst case for
+any graph index. `--vectors-only N --clusters K` skips the corpus and measures HNSW on N vectors
+drawn around K random centres (each coordinate: the centre's plus uniform noise of half its
+spread), queries drawn the same way: closer to real embeddings, which cluster by topic.
 
 Server settings: maintenance_work_mem 6GB (the graph is built in memory), 2 parallel
 maintenance workers, shared_buffers 4GB; everything else default.
@@ -48,7 +54,9 @@ def timed_top10(server, db, settings, vectors, dims):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("tree")
+    ap.add_argument("tree", nargs="?")
+    ap.add_argument("--vectors-only", type=int, help="no corpus: N clustered vectors, then HNSW")
+    ap.add_argument("--clusters", type=int, default=2000)
     ap.add_argument("--copies", type=int, default=50)
     ap.add_argument("--dims", type=int, default=384)
     ap.add_argument("--queries", type=int, default=50)
@@ -59,6 +67,8 @@ def main():
     settings = {"maintenance_work_mem": "6GB", "max_parallel_maintenance_workers": "2", "shared_buffers": "4GB"}
     with PgServer(settings) as server:
         url = server.create_database("scale")
+        if args.vectors_only:
+            return clustered(server, args)
         trees = tempfile.mkdtemp(prefix="quarry-scale-trees-")
         workspace = ["--index-dir", os.path.join(server.work, "ws"), "--db-url", url]
         try:
@@ -86,24 +96,51 @@ def main():
             FROM (SELECT DISTINCT repo_id, embed_hash FROM chunks) c;""")
         vectors = int(server.psql("scale", "SELECT count(*) FROM embeddings"))
         print(f"random vectors: {vectors:,} x {args.dims} stored in {time.perf_counter() - started:.0f} s")
-        started = time.perf_counter()
-        server.psql("scale", f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw ((vector::vector({args.dims})) vector_cosine_ops)")
-        build = time.perf_counter() - started
-        size = int(server.psql("scale", "SELECT pg_relation_size('embeddings_hnsw')")) / 2**30
-        print(f"HNSW build (m 16, ef_construction 64): {build:.0f} s; index {size:.1f} GiB")
-
-        rng = random.Random(7)
-        queries = [[rng.random() - 0.5 for _ in range(args.dims)] for _ in range(args.queries)]
-        exact, exact_ms = timed_top10(server, "scale", "SET enable_indexscan = off;", queries, args.dims)
-        print(f"\nexact scan: p50 {statistics.median(exact_ms):.0f} ms, p95 {percentile(exact_ms, 0.95):.0f} ms")
-        print(f"{'ef_search':>9} | {'recall@10':>9} | {'p50':>8} {'p95':>8}")
-        for ef in (40, 100, 200, 400):
-            found, ms = timed_top10(server, "scale", f"SET hnsw.ef_search = {ef};", queries, args.dims)
-            recall = statistics.mean(len(a & b) / 10 for a, b in zip(exact, found))
-            print(f"{ef:9} | {recall:9.3f} | {statistics.median(ms):6.1f}ms {percentile(ms, 0.95):6.1f}ms")
-
+        hnsw(server, args, [[rng.random() - 0.5 for _ in range(args.dims)] for _ in range(args.queries)])
         p50, p95, _ = timed_searches(quarry, workspace, QUERIES, 1)
         print(f"\nlexical `quarry search` over {chunks:,} chunks, {len(QUERIES)} queries x 3: p50 {p50:.0f} ms, p95 {p95:.0f} ms")
+
+
+rng = random.Random(7)
+
+
+def clustered(server, args):
+    """N vectors around K centres in a table shaped as quarry's `embeddings` (no chunks), then HNSW."""
+    started = time.perf_counter()
+    server.psql("scale", f"""
+        CREATE EXTENSION vector;
+        CREATE TABLE embeddings(repo_id bigint NOT NULL, hash text NOT NULL, vector vector NOT NULL,
+                                PRIMARY KEY (repo_id, hash));
+        CREATE TEMP TABLE centres AS
+            SELECT k, array(SELECT random() - 0.5 FROM generate_series(1, {args.dims}) WHERE k IS NOT NULL) AS c
+            FROM generate_series(0, {args.clusters - 1}) k;
+        INSERT INTO embeddings(repo_id, hash, vector)
+        SELECT 1, 'v' || i, (SELECT array_agg(centres.c[j] + (random() - 0.5) * 0.5 ORDER BY j)
+                             FROM generate_series(1, {args.dims}) j)::vector
+        FROM generate_series(1, {args.vectors_only}) i JOIN centres ON centres.k = i % {args.clusters};
+        CREATE TABLE query_centres AS SELECT * FROM centres ORDER BY random() LIMIT {args.queries};""")
+    print(f"{args.vectors_only:,} vectors x {args.dims} around {args.clusters} centres stored in "
+          f"{time.perf_counter() - started:.0f} s; {os.cpu_count()} cores")
+    centres = [[float(x) for x in line.strip("{}").split(",")]
+               for line in server.psql("scale", "SELECT c FROM query_centres").splitlines()]
+    queries = [[x + (rng.random() - 0.5) * 0.5 for x in c] for c in centres]
+    hnsw(server, args, queries)
+
+
+def hnsw(server, args, queries):
+    started = time.perf_counter()
+    server.psql("scale", f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw ((vector::vector({args.dims})) vector_cosine_ops)")
+    build = time.perf_counter() - started
+    size = int(server.psql("scale", "SELECT pg_relation_size('embeddings_hnsw')")) / 2**30
+    print(f"HNSW build (m 16, ef_construction 64): {build:.0f} s; index {size:.1f} GiB")
+
+    exact, exact_ms = timed_top10(server, "scale", "SET enable_indexscan = off;", queries, args.dims)
+    print(f"\nexact scan: p50 {statistics.median(exact_ms):.0f} ms, p95 {percentile(exact_ms, 0.95):.0f} ms")
+    print(f"{'ef_search':>9} | {'recall@10':>9} | {'p50':>8} {'p95':>8}")
+    for ef in (40, 100, 200, 400):
+        found, ms = timed_top10(server, "scale", f"SET hnsw.ef_search = {ef};", queries, args.dims)
+        recall = statistics.mean(len(a & b) / 10 for a, b in zip(exact, found))
+        print(f"{ef:9} | {recall:9.3f} | {statistics.median(ms):6.1f}ms {percentile(ms, 0.95):6.1f}ms")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,10 @@ pub(crate) fn ranked(
              SELECT t.i, phraseto_tsquery('quarry', t.term) AS query
              FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)),
          candidates AS MATERIALIZED (
-             SELECT t.repo_id, t.id, t.tsv, t.n_tokens, (true {filters}) AS kept
+             -- `|| ''`: the text vector decompressed once here, not by every term's call below
+             -- (a stored vector stays compressed in the CTE; 40% of a long query's time).
+             SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens,
+                    (true {filters}) AS kept
              FROM {table} t {joins}
              WHERE t.tsv @@ ({matched})),
          totals AS (
@@ -76,11 +79,11 @@ pub(crate) fn ranked(
              FROM fts_totals WHERE kind = '{table}'),
          tf AS MATERIALIZED (
              SELECT c.repo_id, c.id, c.n_tokens, c.kept, terms.i, x.f
-             FROM candidates c CROSS JOIN terms
+             -- Every row containing the term counts for its IDF (as in FTS5), even where the
+             -- term is only in fields weighted 0.
+             FROM candidates c JOIN terms ON c.tsv @@ terms.query
              CROSS JOIN LATERAL (
-                 SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x
-             -- A term only in fields weighted 0 still counts for its IDF, as in FTS5.
-             WHERE x.f > 0 OR c.tsv @@ terms.query),
+                 SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x),
          idf AS (
              SELECT tf.i, greatest(ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
              FROM tf, totals GROUP BY tf.i, totals.docs),
