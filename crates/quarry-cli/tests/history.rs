@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::git::{commit, git, head, init, subjects};
+use common::git::{commit, git, head, session_history, subjects};
 use common::Env;
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -23,32 +23,7 @@ fn shas(v: &Value) -> Vec<String> {
 fn history_is_synced_searched_shown_and_followed_across_renames() {
     let env = Env::new();
     let dir = env.repo.path();
-    init(dir);
-    env.write("auth/session.go", "package auth\n\nfunc Open() {}\n");
-    commit(dir, "Add session handling", "Alice", "2025-01-10T10:00:00Z");
-    env.write(
-        "auth/session.go",
-        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting */ }\n",
-    );
-    env.write("README.md", "# demo\n");
-    commit(
-        dir,
-        "Throttle logins with a rate limiter\n\nToken bucket per user.",
-        "Bob",
-        "2025-02-01T10:00:00Z",
-    );
-    git(
-        dir,
-        &["mv", "auth/session.go", "auth/sessions.go"],
-        OsStr::new("Alice"),
-        "2025-03-01T10:00:00Z",
-    );
-    commit(dir, "Rename session file", "Alice", "2025-03-01T10:00:00Z");
-    env.write(
-        "auth/sessions.go",
-        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting, burst 10 */ }\n",
-    );
-    commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
+    session_history(&env);
 
     // Code indexed, history not synced yet: status and touches say so.
     env.ok(&["index", env.repo_path(), "--no-embed"]);

@@ -87,35 +87,10 @@ fn postgres_a_wrong_url_is_a_clear_error_without_the_password() {
 /// PostgreSQL; every history command answers the same, with the same BM25 scores.
 #[test]
 fn postgres_history_answers_as_the_embedded_store_does() {
-    use common::git::{commit, git, head, init};
+    use common::git::{git, head, session_history};
     let embedded = Env::new();
     let dir = embedded.repo.path();
-    init(dir);
-    embedded.write("auth/session.go", "package auth\n\nfunc Open() {}\n");
-    commit(dir, "Add session handling", "Alice", "2025-01-10T10:00:00Z");
-    embedded.write(
-        "auth/session.go",
-        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting */ }\n",
-    );
-    embedded.write("README.md", "# demo\n");
-    commit(
-        dir,
-        "Throttle logins with a rate limiter\n\nToken bucket per user.",
-        "Bob",
-        "2025-02-01T10:00:00Z",
-    );
-    git(
-        dir,
-        &["mv", "auth/session.go", "auth/sessions.go"],
-        std::ffi::OsStr::new("Alice"),
-        "2025-03-01T10:00:00Z",
-    );
-    commit(dir, "Rename session file", "Alice", "2025-03-01T10:00:00Z");
-    embedded.write(
-        "auth/sessions.go",
-        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting, burst 10 */ }\n",
-    );
-    commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
+    session_history(&embedded);
 
     let url = quarry_test_postgres::database("cli_history");
     let pg = Env::new();

@@ -62,3 +62,36 @@ pub fn subjects(v: &serde_json::Value) -> Vec<String> {
         .map(|c| c["subject"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// The history several tests search: four commits on auth/session.go by Alice, Bob, Alice and
+/// Carol (Jan–Apr 2025), the third renaming it to auth/sessions.go; Bob's adds rate limiting and
+/// a README.
+pub fn session_history(env: &super::Env) {
+    let dir = env.repo.path();
+    init(dir);
+    env.write("auth/session.go", "package auth\n\nfunc Open() {}\n");
+    commit(dir, "Add session handling", "Alice", "2025-01-10T10:00:00Z");
+    env.write(
+        "auth/session.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting */ }\n",
+    );
+    env.write("README.md", "# demo\n");
+    commit(
+        dir,
+        "Throttle logins with a rate limiter\n\nToken bucket per user.",
+        "Bob",
+        "2025-02-01T10:00:00Z",
+    );
+    git(
+        dir,
+        &["mv", "auth/session.go", "auth/sessions.go"],
+        OsStr::new("Alice"),
+        "2025-03-01T10:00:00Z",
+    );
+    commit(dir, "Rename session file", "Alice", "2025-03-01T10:00:00Z");
+    env.write(
+        "auth/sessions.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting, burst 10 */ }\n",
+    );
+    commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
+}
