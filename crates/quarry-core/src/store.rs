@@ -31,6 +31,60 @@ pub struct IndexedFile {
     pub grep_text: Option<String>,
 }
 
+/// The full-text fields of one row, as quarry's code-aware tokens (`tokens::index_text`).
+#[derive(Debug, Clone)]
+pub struct SearchFields {
+    pub path: String,
+    pub symbols: String,
+    pub body: String,
+}
+
+impl SearchFields {
+    /// Tokens in all three fields: the length BM25 weighs.
+    pub fn token_count(&self) -> usize {
+        [&self.path, &self.symbols, &self.body]
+            .iter()
+            .map(|f| crate::tokens::token_count(f))
+            .sum()
+    }
+}
+
+impl IndexedFile {
+    /// What both stores index for full-text search: each chunk's fields (in chunk order),
+    /// then the whole file's (its path, every definition's name, all its chunks' text).
+    pub fn search_fields(&self) -> (Vec<SearchFields>, SearchFields) {
+        let path = crate::tokens::index_text(&self.path);
+        let chunks: Vec<SearchFields> = self
+            .content
+            .chunks
+            .iter()
+            .map(|chunk| SearchFields {
+                path: path.clone(),
+                symbols: crate::tokens::index_text(&chunk.symbols.join(" ")),
+                body: crate::tokens::index_text(&chunk.text),
+            })
+            .collect();
+        let names: Vec<&str> = self
+            .content
+            .symbols
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        let body = chunks
+            .iter()
+            .map(|c| c.body.as_str())
+            .filter(|b| !b.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let file = SearchFields {
+            path,
+            symbols: crate::tokens::index_text(&names.join(" ")),
+            body,
+        };
+        (chunks, file)
+    }
+}
+
 /// One transaction's worth of changes to a repo.
 #[derive(Debug, Default)]
 pub struct IndexBatch {

@@ -76,6 +76,11 @@ pub fn index_text(text: &str) -> String {
     out
 }
 
+/// How many tokens `index_text`'s output holds: the length BM25 weighs (FTS5 counts the same).
+pub fn token_count(index_text: &str) -> usize {
+    index_text.split_ascii_whitespace().count()
+}
+
 /// A file's name as the store indexes it: the last path component without its extension,
 /// lowercase, separators dropped (`src/Sky_Coordinate.py` → `skycoordinate`), so a class, a
 /// function and the file named after it meet whatever the naming convention.

@@ -16,7 +16,7 @@ use quarry_core::tokens;
 
 use crate::bm25::{self, Bm25};
 use crate::read::{path_regex, push_filters, refs, Params};
-use crate::write::{copy, row, token_count};
+use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
 
 /// BM25 weights of subject (A), body (B), changed paths (C) and patch (D): the embedded
@@ -138,7 +138,7 @@ pub fn put(tx: &mut Transaction, repo: i64, commits: &[CommitRecord]) -> Result<
             tokens::index_text(&paths),
             tokens::index_text(&c.patch),
         ];
-        let n_tokens: usize = fields.iter().map(|f| token_count(f)).sum();
+        let n_tokens: usize = fields.iter().map(|f| tokens::token_count(f)).sum();
         row(
             &mut commit_rows,
             &[

@@ -145,14 +145,9 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
     let repo_text = repo.to_string();
     for file in &batch.upserts {
         let file_id = ids.next().unwrap_or_default().to_string();
-        let path_tokens = tokens::index_text(&file.path);
-        let path_count = token_count(&path_tokens);
-        let mut file_body = String::new();
-        for chunk in &file.content.chunks {
+        let (chunk_fields, file_fields) = file.search_fields();
+        for (chunk, fields) in file.content.chunks.iter().zip(chunk_fields) {
             let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
-            let body_tokens = tokens::index_text(&chunk.text);
-            let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
-            let chunk_count = path_count + token_count(&symbol_tokens) + token_count(&body_tokens);
             row(
                 &mut chunks,
                 &[
@@ -166,25 +161,13 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
                     chunk.signature.as_deref(),
                     Some(&chunk.text),
                     Some(&embed_hash),
-                    Some(&path_tokens),
-                    Some(&symbol_tokens),
-                    Some(&body_tokens),
-                    Some(&chunk_count.to_string()),
+                    Some(&fields.path),
+                    Some(&fields.symbols),
+                    Some(&fields.body),
+                    Some(&fields.token_count().to_string()),
                 ],
             );
-            if !file_body.is_empty() {
-                file_body.push(' ');
-            }
-            file_body.push_str(&body_tokens);
         }
-        let file_symbols: Vec<&str> = file
-            .content
-            .symbols
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
-        let symbol_tokens = tokens::index_text(&file_symbols.join(" "));
-        let file_count = path_count + token_count(&symbol_tokens) + token_count(&file_body);
         row(
             &mut files,
             &[
@@ -195,10 +178,10 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
                 Some(&file.state.size.to_string()),
                 Some(&file.state.mtime_ns.to_string()),
                 Some(&tokens::file_stem_key(&file.path)),
-                Some(&path_tokens),
-                Some(&symbol_tokens),
-                Some(&file_body),
-                Some(&file_count.to_string()),
+                Some(&file_fields.path),
+                Some(&file_fields.symbols),
+                Some(&file_fields.body),
+                Some(&file_fields.token_count().to_string()),
             ],
         );
         for s in &file.content.symbols {
@@ -271,12 +254,6 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
         )?;
     }
     Ok(())
-}
-
-/// How many tokens the full-text index stores for `index_text`'s output: the length BM25
-/// weighs, counted as FTS5 counts it.
-pub(crate) fn token_count(index_text: &str) -> usize {
-    index_text.split_ascii_whitespace().count()
 }
 
 /// The weighted full-text vector of a staged row: path A, symbols B, body C (the three

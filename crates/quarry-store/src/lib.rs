@@ -368,9 +368,8 @@ impl SqliteStore {
                 if let Some(text) = &file.grep_text {
                     insert_trigrams.execute(params![file_id, text])?;
                 }
-                let path_tokens = tokens::index_text(&file.path);
-                let mut file_body = String::new();
-                for chunk in &file.content.chunks {
+                let (chunk_fields, file_fields) = file.search_fields();
+                for (chunk, fields) in file.content.chunks.iter().zip(chunk_fields) {
                     let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
                     insert_chunk.execute(params![
                         file_id,
@@ -384,30 +383,18 @@ impl SqliteStore {
                         embed_hash
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
-                    let symbol_tokens = tokens::index_text(&chunk.symbols.join(" "));
-                    let body_tokens = tokens::index_text(&chunk.text);
                     insert_fts.execute(params![
                         chunk_id,
-                        path_tokens,
-                        symbol_tokens,
-                        body_tokens
+                        fields.path,
+                        fields.symbols,
+                        fields.body
                     ])?;
-                    if !file_body.is_empty() {
-                        file_body.push(' ');
-                    }
-                    file_body.push_str(&body_tokens);
                 }
-                let file_symbols: Vec<&str> = file
-                    .content
-                    .symbols
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect();
                 insert_file_fts.execute(params![
                     file_id,
-                    path_tokens,
-                    tokens::index_text(&file_symbols.join(" ")),
-                    file_body
+                    file_fields.path,
+                    file_fields.symbols,
+                    file_fields.body
                 ])?;
                 for s in &file.content.symbols {
                     insert_symbol.execute(params![
