@@ -318,7 +318,12 @@ pub(crate) fn spec(language: Language) -> Option<&'static Spec> {
         Language::CSharp => &CSHARP,
         Language::Ruby => &RUBY,
         Language::Php => &PHP,
-        Language::Markdown | Language::Text => return None,
+        Language::Markdown
+        | Language::Text
+        | Language::Rst
+        | Language::AsciiDoc
+        | Language::Pdf
+        | Language::Notebook => return None,
     })
 }
 

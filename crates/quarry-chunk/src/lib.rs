@@ -11,14 +11,22 @@
 //! Symbols (every definition with its qualified name, kind, lines and signature) feed
 //! navigation: summaries, symbol boosts in ranking, and "who defines X" all read them.
 //!
-//! Markdown is cut by headings; plain text (and any code whose parse fails) by overlapping line
-//! windows. [`chunk_file`] never panics: every input, however broken, yields chunks covering
-//! each non-blank line.
+//! Documents are cut by their headings (Markdown, reStructuredText, AsciiDoc, plain text
+//! titles; a PDF's pages by the headings its extractor found, [`chunk_pdf`]); notebooks cell by
+//! cell; text without headings (and any code whose parse fails) by overlapping line windows.
+//! [`chunk_file`] never panics: every input, however broken, yields chunks covering each
+//! non-blank line.
 
 mod calls;
 mod languages;
 mod markdown;
+mod markup;
+mod notebook;
+mod pdf;
+mod sections;
 mod tree;
+
+pub use pdf::chunk_pdf;
 
 use quarry_core::{Chunk, FileChunks, Language};
 
@@ -82,9 +90,21 @@ pub fn chunk_file(language: Language, text: &str, opts: &ChunkOptions) -> FileCh
     if lines.trim(1, lines.len()).is_none() {
         return FileChunks::default();
     }
+    let by_headings = |headings: Vec<sections::Heading>| {
+        if headings.is_empty() {
+            text_chunks(language, &lines, &opts)
+        } else {
+            sections::chunk(&lines, &opts, &headings, language)
+        }
+    };
     match language {
         Language::Markdown => markdown::chunk(&lines, &opts),
-        Language::Text => text_chunks(Language::Text, &lines, &opts),
+        Language::Rst => by_headings(markup::rst_headings(&lines)),
+        Language::AsciiDoc => by_headings(markup::asciidoc_headings(&lines)),
+        Language::Text => by_headings(markup::text_headings(&lines)),
+        Language::Notebook => notebook::chunk_notebook(text, &opts),
+        // A PDF's text comes page by page (`chunk_pdf`); text handed in here has no pages.
+        Language::Pdf => text_chunks(Language::Pdf, &lines, &opts),
         code => {
             // The tree walk is defensive, but a bug there must cost one file its structure,
             // not the indexer its thread.
@@ -104,7 +124,7 @@ pub fn chunk_file(language: Language, text: &str, opts: &ChunkOptions) -> FileCh
 }
 
 /// Line windows over the whole file, kind `text`, no symbols.
-fn text_chunks(language: Language, lines: &Lines, opts: &ChunkOptions) -> FileChunks {
+pub(crate) fn text_chunks(language: Language, lines: &Lines, opts: &ChunkOptions) -> FileChunks {
     let Some((s, e)) = lines.trim(1, lines.len()) else {
         return FileChunks::default();
     };
@@ -360,6 +380,8 @@ pub(crate) fn finish(
                 language,
                 symbols,
                 text: lines.text(p.start, p.end),
+                page: None,
+                cell: None,
             }
         })
         .collect()

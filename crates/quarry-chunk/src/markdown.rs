@@ -6,106 +6,12 @@
 //! and run for no better result. Setext headings (text underlined with `===`/`---`) are not
 //! recognised; their sections stay part of the enclosing one.
 
-use crate::{finish, windows, ChunkOptions, Ident, Lines, Piece};
-use quarry_core::{FileChunks, Language, Symbol};
-
-struct Heading {
-    line: u32,
-    level: usize,
-    text: String,
-}
+use crate::sections::{self, Heading};
+use crate::{ChunkOptions, Lines};
+use quarry_core::{FileChunks, Language};
 
 pub(crate) fn chunk(lines: &Lines, opts: &ChunkOptions) -> FileChunks {
-    let headings = headings(lines);
-    let n = lines.len();
-    let mut pieces: Vec<Piece> = Vec::new();
-    let mut symbols: Vec<Symbol> = Vec::new();
-    let mut names: Vec<(u32, String)> = Vec::new();
-
-    let preamble_end = headings.first().map_or(n, |h| h.line - 1);
-    let preamble = Ident {
-        symbol: None,
-        kind: "section".to_string(),
-        parent: None,
-        signature: None,
-    };
-    push_section(lines, opts, 1, preamble_end, &preamble, &mut pieces);
-
-    // Open headings, outermost first: the enclosing heading of a new one is the last with a
-    // lower level.
-    let mut stack: Vec<usize> = Vec::new();
-    for (i, h) in headings.iter().enumerate() {
-        while stack.last().is_some_and(|&j| headings[j].level >= h.level) {
-            stack.pop();
-        }
-        let parent = stack
-            .last()
-            .map(|&j| headings[j].text.clone())
-            .filter(|t| !t.is_empty());
-        stack.push(i);
-
-        let section_end = headings.get(i + 1).map_or(n, |next| next.line - 1);
-        // The symbol spans its subsections: up to the next heading of the same or higher level.
-        let symbol_end = headings[i + 1..]
-            .iter()
-            .find(|next| next.level <= h.level)
-            .map_or(n, |next| next.line - 1);
-        let symbol_end = lines.trim(h.line, symbol_end).map_or(h.line, |(_, e)| e);
-        let signature = Some(crate::cap(lines.get(h.line).trim(), 200).to_string());
-        let name = (!h.text.is_empty()).then(|| h.text.clone());
-        if let Some(name) = &name {
-            symbols.push(Symbol {
-                name: name.clone(),
-                kind: "heading".to_string(),
-                parent: parent.clone(),
-                start_line: h.line,
-                end_line: symbol_end,
-                signature: signature.clone(),
-            });
-            names.push((h.line, name.clone()));
-        }
-        let ident = Ident {
-            symbol: name,
-            kind: "section".to_string(),
-            parent,
-            signature,
-        };
-        push_section(lines, opts, h.line, section_end, &ident, &mut pieces);
-    }
-    FileChunks {
-        chunks: finish(pieces, lines, Language::Markdown, &names),
-        symbols,
-        calls: Vec::new(),
-    }
-}
-
-/// A section's lines as one piece, or windows when it is too big; nothing when blank.
-fn push_section(
-    lines: &Lines,
-    opts: &ChunkOptions,
-    s: u32,
-    e: u32,
-    ident: &Ident,
-    out: &mut Vec<Piece>,
-) {
-    let Some((s, e)) = lines.trim(s, e) else {
-        return;
-    };
-    if lines.fits(s, e, opts) {
-        out.push(Piece {
-            start: s,
-            end: e,
-            ident: ident.clone(),
-        });
-    } else {
-        for (start, end) in windows(lines, s, e, opts) {
-            out.push(Piece {
-                start,
-                end,
-                ident: ident.clone(),
-            });
-        }
-    }
+    sections::chunk(lines, opts, &headings(lines), Language::Markdown)
 }
 
 /// ATX headings outside fenced code blocks.
@@ -131,6 +37,7 @@ fn headings(lines: &Lines) -> Vec<Heading> {
         if let Some((level, text)) = atx(line) {
             out.push(Heading {
                 line: n,
+                title_line: n,
                 level,
                 text,
             });

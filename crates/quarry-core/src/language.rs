@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// A language quarry knows how to chunk. `Text` is any other readable file (chunked by
-/// line windows); `Markdown` is split by headings.
+/// A language quarry knows how to chunk. Code languages are cut along a syntax tree; the
+/// documents (`Markdown`, `Rst`, `AsciiDoc`, `Text`, `Pdf`) by their headings (plain text
+/// without headings by line windows); a `Notebook` cell by cell, each in its own language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
@@ -23,10 +24,16 @@ pub enum Language {
     Php,
     Markdown,
     Text,
+    Rst,
+    AsciiDoc,
+    Pdf,
+    /// A Jupyter notebook (`.ipynb`): code cells in the kernel's language, markdown cells as
+    /// Markdown.
+    Notebook,
 }
 
 impl Language {
-    pub const ALL: [Language; 14] = [
+    pub const ALL: [Language; 18] = [
         Language::Rust,
         Language::Python,
         Language::Go,
@@ -41,6 +48,10 @@ impl Language {
         Language::Php,
         Language::Markdown,
         Language::Text,
+        Language::Rst,
+        Language::AsciiDoc,
+        Language::Pdf,
+        Language::Notebook,
     ];
 
     /// The stable name used in the store, in JSON and on the command line (`--lang`).
@@ -60,6 +71,10 @@ impl Language {
             Language::Php => "php",
             Language::Markdown => "markdown",
             Language::Text => "text",
+            Language::Rst => "rst",
+            Language::AsciiDoc => "asciidoc",
+            Language::Pdf => "pdf",
+            Language::Notebook => "notebook",
         }
     }
 
@@ -76,6 +91,10 @@ impl Language {
             "c#" | "cs" => Language::CSharp,
             "rb" => Language::Ruby,
             "md" => Language::Markdown,
+            "rest" | "restructuredtext" => Language::Rst,
+            "adoc" => Language::AsciiDoc,
+            "ipynb" | "jupyter" => Language::Notebook,
+            "txt" => Language::Text,
             other => return Language::ALL.into_iter().find(|l| l.name() == other),
         };
         Some(found)
@@ -104,6 +123,10 @@ impl Language {
             "rb" | "rake" | "gemspec" => Language::Ruby,
             "php" | "phtml" => Language::Php,
             "md" | "markdown" | "mdx" => Language::Markdown,
+            "rst" | "rest" => Language::Rst,
+            "adoc" | "asciidoc" | "asc" => Language::AsciiDoc,
+            "pdf" => Language::Pdf,
+            "ipynb" => Language::Notebook,
             _ => match path.file_name().and_then(|n| n.to_str()) {
                 Some("Rakefile" | "Gemfile") => Language::Ruby,
                 _ => Language::Text,
@@ -113,7 +136,65 @@ impl Language {
 
     /// True for languages chunked by a syntax tree (definitions become chunks and symbols).
     pub fn is_code(self) -> bool {
-        !matches!(self, Language::Markdown | Language::Text)
+        !self.is_docs() && self != Language::Notebook
+    }
+
+    /// True for prose: documents cut by their headings (`--type docs`). A notebook is
+    /// neither code nor docs as a whole; each of its cells is one or the other.
+    pub fn is_docs(self) -> bool {
+        matches!(
+            self,
+            Language::Markdown | Language::Text | Language::Rst | Language::AsciiDoc | Language::Pdf
+        )
+    }
+}
+
+/// What a search covers: code, documents (prose), or both (`--type code|docs|all`). Judged
+/// per chunk, so a notebook's code cells are code and its markdown cells are docs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[derive(schemars::JsonSchema)]
+pub enum ContentType {
+    Code,
+    Docs,
+    #[default]
+    All,
+}
+
+impl ContentType {
+    pub fn from_name(name: &str) -> Option<ContentType> {
+        match name.to_ascii_lowercase().as_str() {
+            "code" => Some(ContentType::Code),
+            "docs" | "doc" | "documents" | "prose" => Some(ContentType::Docs),
+            "all" | "any" => Some(ContentType::All),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ContentType::Code => "code",
+            ContentType::Docs => "docs",
+            ContentType::All => "all",
+        }
+    }
+
+    /// Whether a chunk in `language` belongs.
+    pub fn admits(self, language: Language) -> bool {
+        match self {
+            ContentType::All => true,
+            ContentType::Docs => language.is_docs(),
+            ContentType::Code => !language.is_docs(),
+        }
+    }
+
+    /// The stored language names of documents, for stores that filter in SQL.
+    pub fn docs_language_names() -> Vec<&'static str> {
+        Language::ALL
+            .into_iter()
+            .filter(|l| l.is_docs())
+            .map(Language::name)
+            .collect()
     }
 }
 
@@ -133,6 +214,15 @@ mod tests {
         assert_eq!(Language::detect(Path::new("x.HPP")), Language::Cpp);
         assert_eq!(Language::detect(Path::new("Rakefile")), Language::Ruby);
         assert_eq!(Language::detect(Path::new("LICENSE")), Language::Text);
+        assert_eq!(Language::detect(Path::new("docs/index.rst")), Language::Rst);
+        assert_eq!(Language::detect(Path::new("guide.adoc")), Language::AsciiDoc);
+        assert_eq!(Language::detect(Path::new("paper.PDF")), Language::Pdf);
+        assert_eq!(Language::detect(Path::new("nb.ipynb")), Language::Notebook);
+        assert!(Language::Pdf.is_docs() && !Language::Pdf.is_code());
+        assert!(!Language::Notebook.is_docs() && !Language::Notebook.is_code());
+        assert!(ContentType::Code.admits(Language::Python));
+        assert!(!ContentType::Code.admits(Language::Rst));
+        assert!(ContentType::Docs.admits(Language::Markdown));
         for lang in Language::ALL {
             assert_eq!(Language::from_name(lang.name()), Some(lang));
         }

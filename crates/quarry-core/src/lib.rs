@@ -15,8 +15,8 @@ pub mod tokens;
 
 pub use embed::{chunk_embed_hash, embed_text, EmbedSource, Embedder};
 pub use hash::{content_hash, mtime_ns};
-pub use language::Language;
-pub use model::{CallSite, Chunk, FileChunks, Symbol};
+pub use language::{ContentType, Language};
+pub use model::{CallSite, Chunk, FileChunks, PageHeading, PageText, PagedText, Symbol};
 pub use store::{
     CallRef, ChunkHit, Coverage, FileHit, FileState, IndexedFile, LexicalQuery, PendingEmbedding,
     RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile, TrigramLookup, VectorQuery,

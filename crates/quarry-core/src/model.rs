@@ -23,6 +23,12 @@ pub struct Chunk {
     /// neighbours, nested methods); indexed as the chunk's symbol field.
     pub symbols: Vec<String>,
     pub text: String,
+    /// The PDF page the chunk is on (1-based); its lines are then the page's lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// The notebook cell the chunk is in (1-based); its lines are then the cell's lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
 }
 
 /// A definition in a file. `name` is the bare name; `parent` the enclosing definition's
@@ -63,4 +69,30 @@ pub struct FileChunks {
     pub symbols: Vec<Symbol>,
     /// Call sites, for code files with a grammar.
     pub calls: Vec<CallSite>,
+}
+
+/// A document whose text was extracted page by page (a PDF): what the PDF chunker cuts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PagedText {
+    pub pages: Vec<PageText>,
+}
+
+/// One page's text, its lines as the extractor laid them out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageText {
+    /// 1-based, as a viewer numbers pages.
+    pub number: u32,
+    pub text: String,
+    /// Headings on this page, by line (1-based within `text`).
+    pub headings: Vec<PageHeading>,
+}
+
+/// A heading the extractor found: from the document's outline (bookmarks) or set in a larger
+/// font than the body text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageHeading {
+    pub line: u32,
+    /// 1 = outermost.
+    pub level: usize,
+    pub text: String,
 }

@@ -160,6 +160,8 @@ pub struct LexicalQuery {
     /// Restrict to these repo names (empty: all).
     pub repos: Vec<String>,
     pub language: Option<Language>,
+    /// Code, documents or both, judged by each chunk's language (a file's for file search).
+    pub content: crate::ContentType,
     /// A glob over the repo-relative path (`src/**/*.rs`); a pattern without glob characters
     /// matches paths that contain it.
     pub path_glob: Option<String>,
@@ -175,6 +177,7 @@ pub struct VectorQuery {
     pub vectors: Vec<Vec<f32>>,
     pub repos: Vec<String>,
     pub language: Option<Language>,
+    pub content: crate::ContentType,
     pub path_glob: Option<String>,
     pub limit: usize,
 }
@@ -204,9 +207,17 @@ pub struct ChunkHit {
     pub end_line: u32,
     pub symbol: Option<String>,
     pub kind: String,
+    /// The chunk's own language: a notebook's code cell is in the kernel's language, its
+    /// markdown cells in Markdown.
     pub language: Language,
     pub score: f64,
     pub text: String,
+    /// The PDF page (1-based): the lines are the page's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// The notebook cell (1-based): the lines are the cell's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
 }
 
 /// A file found by whole-file BM25.
