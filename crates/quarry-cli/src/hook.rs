@@ -268,10 +268,9 @@ impl Hook {
         );
         for r in &response.results {
             reason.push_str(&format!(
-                "{}:{}-{}  {}\n",
+                "{}{}  {}\n",
                 scope.path(&r.repo, &r.path),
-                r.start_line,
-                r.end_line,
+                r.position(),
                 r.symbol.as_deref().unwrap_or("")
             ));
         }

@@ -127,6 +127,12 @@ struct IndexArgs {
     /// Skip files larger than this (bytes; K, M and G suffixes accepted).
     #[arg(long, default_value = "1M", value_parser = parse_size)]
     max_file_size: u64,
+    /// Skip PDFs and notebooks larger than this (bytes; K, M and G suffixes accepted).
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    max_document_size: u64,
+    /// Stop reading a PDF after this many seconds (it is skipped as `pdf-timeout`).
+    #[arg(long, default_value_t = 60.0)]
+    pdf_timeout: f64,
     /// Index at most this many files per repo.
     #[arg(long, default_value_t = 200_000)]
     max_files: usize,
@@ -425,9 +431,14 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         discover: DiscoverOptions {
             max_file_size: args.max_file_size,
             max_files: args.max_files,
+            max_document_size: args.max_document_size,
         },
         rebuild: args.rebuild,
         name: args.name,
+        pdf: quarry_engine::PdfLimits {
+            timeout: std::time::Duration::from_secs_f64(args.pdf_timeout.clamp(0.1, 86_400.0)),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let progress = progress::Bars::new();

@@ -249,9 +249,9 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
         }
         writeln!(
             out,
-            "{}:{}  {}  {}",
+            "{}{}  {}  {}",
             style.paint("35", &shown(&r.path)),
-            style.paint("32", &format!("{}-{}", r.start_line, r.end_line)),
+            style.paint("32", &r.position()),
             style.paint("33", r.symbol.as_deref().unwrap_or("-")),
             style.paint("2", &format!("{:.2}", r.score)),
         )?;

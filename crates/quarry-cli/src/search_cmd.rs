@@ -9,10 +9,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use quarry_core::Language;
+use quarry_core::{ContentType, Language};
 use quarry_engine::{EmbedPurpose, Mode, SearchRequest, Workspace};
 
 use crate::{output, parse_language, settings, ModeArg, NothingFound};
+
+fn parse_content_type(s: &str) -> Result<ContentType, String> {
+    ContentType::from_name(s).ok_or_else(|| format!("unknown type `{s}` (known: code, docs, all)"))
+}
 
 #[derive(Args)]
 pub struct SearchArgs {
@@ -38,9 +42,13 @@ pub struct SearchArgs {
     /// Search every repo of the workspace, even when run inside one of them.
     #[arg(long, conflicts_with = "repo")]
     all_repos: bool,
-    /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, markdown, text).
+    /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, markdown, rst, asciidoc, text, pdf, notebook).
     #[arg(long, value_parser = parse_language)]
     lang: Option<Language>,
+    /// code (source, notebooks' code cells), docs (Markdown, reStructuredText, AsciiDoc,
+    /// text, PDF pages, notebooks' markdown cells) or all.
+    #[arg(long = "type", value_parser = parse_content_type, default_value = "all")]
+    content_type: ContentType,
     /// Only paths matching this glob (or containing this text).
     #[arg(long)]
     path: Option<String>,
@@ -132,6 +140,7 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     request.engine = args.engine;
     request.repos = args.repo;
     request.language = args.lang;
+    request.content = args.content_type;
     request.path = args.path;
     request.limit = args.limit;
     request.full_text = args.full_text;

@@ -7,7 +7,7 @@ use crate::{Progress, Workspace};
 use anyhow::{Context, Result};
 use quarry_chunk::ChunkOptions;
 use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts};
-use quarry_core::FileState;
+use quarry_core::{FileState, Language};
 use quarry_sources::{Candidate, DiscoverOptions, FileText};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -26,6 +26,8 @@ pub struct IndexOptions {
     /// Keep vectors that no chunk refers to any more (evaluation walks a repo through many
     /// commits and would otherwise re-embed what an older commit had).
     pub keep_unused_vectors: bool,
+    /// Time, page and text bounds on each PDF's extraction.
+    pub pdf: quarry_sources::pdf::PdfLimits,
 }
 
 /// How many files one write transaction holds: big enough to amortise the commit, small
@@ -78,7 +80,11 @@ enum Outcome {
 }
 
 fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOptions) -> Outcome {
-    match quarry_sources::read_text(&candidate.abs_path, opts.discover.max_file_size) {
+    let max_size = opts.discover.size_limit(candidate.language);
+    if candidate.language == Language::Pdf {
+        return process_pdf(candidate, previous, opts, max_size);
+    }
+    match quarry_sources::read_text_as(&candidate.abs_path, max_size, candidate.language) {
         FileText::Skipped(reason) => Outcome::Skipped(candidate.rel_path.clone(), reason),
         FileText::Text { text, hash, lossy } => {
             let state = FileState {
@@ -101,6 +107,41 @@ fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOpti
                 lossy,
             )
         }
+    }
+}
+
+/// A PDF: its bytes decide whether it changed; its text comes from the bounded extractor,
+/// page by page. It has no trigram row (grep reads text files only).
+fn process_pdf(
+    candidate: &Candidate,
+    previous: Option<&FileState>,
+    opts: &IndexOptions,
+    max_size: u64,
+) -> Outcome {
+    let bytes = match quarry_sources::read_bytes(&candidate.abs_path, max_size) {
+        Ok(bytes) => bytes,
+        Err(reason) => return Outcome::Skipped(candidate.rel_path.clone(), reason),
+    };
+    let state = FileState {
+        hash: quarry_core::content_hash(&bytes),
+        size: candidate.size,
+        mtime_ns: candidate.mtime_ns,
+    };
+    if previous.is_some_and(|p| p.hash == state.hash) {
+        return Outcome::Touched(candidate.rel_path.clone(), state);
+    }
+    match quarry_sources::pdf::extract_bounded(bytes, &opts.pdf) {
+        Ok(pages) => Outcome::Upsert(
+            IndexedFile {
+                path: candidate.rel_path.clone(),
+                language: Language::Pdf,
+                state,
+                content: quarry_chunk::chunk_pdf(&pages, &opts.chunk),
+                grep_text: None,
+            },
+            false,
+        ),
+        Err(reason) => Outcome::Skipped(candidate.rel_path.clone(), reason),
     }
 }
 

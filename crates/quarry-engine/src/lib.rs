@@ -36,6 +36,7 @@ pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
 pub use quarry_rank::{fusion, plan, route as rank_route};
+pub use quarry_sources::pdf::PdfLimits;
 pub use quarry_sources::DiscoverOptions;
 pub use rerank::{language_model, AskResponse, RerankReport};
 pub use search::{Mode, SearchRequest, SearchResponse};

@@ -296,6 +296,8 @@ fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult 
         path: path.to_string(),
         start_line: line,
         end_line: line,
+        page: None,
+        cell: None,
         symbol: None,
         kind: "match".into(),
         language: Language::detect(Path::new(path)),

@@ -4,7 +4,7 @@
 use crate::Workspace;
 use anyhow::{bail, Result};
 use quarry_core::store::FieldWeights;
-use quarry_core::{tokens, ChunkHit, Coverage, Language, LexicalQuery, VectorQuery};
+use quarry_core::{tokens, ChunkHit, ContentType, Coverage, Language, LexicalQuery, VectorQuery};
 pub use quarry_rank::fusion::{self, FusionConfig, FusionMethod, ScoreParts};
 use quarry_rank::plan::QueryPlan;
 use quarry_rank::FileCandidate;
@@ -40,6 +40,8 @@ pub struct SearchRequest {
     /// Only these repos (by name); empty for all.
     pub repos: Vec<String>,
     pub language: Option<Language>,
+    /// Code, documents or both.
+    pub content: ContentType,
     /// Path glob or substring.
     pub path: Option<String>,
     /// Chunks to return.
@@ -68,6 +70,7 @@ impl SearchRequest {
             mode: Mode::Auto,
             repos: Vec::new(),
             language: None,
+            content: ContentType::All,
             path: None,
             limit: DEFAULT_LIMIT,
             full_text: DEFAULT_FULL_TEXT,
@@ -82,12 +85,20 @@ impl SearchRequest {
 /// One ranked chunk.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchResult {
-    /// Stable across re-indexing while the chunk is unchanged: `repo:path:start-end`.
+    /// Stable across re-indexing while the chunk is unchanged: `repo:path:start-end`
+    /// (`repo:path#page=N:start-end` on a PDF page, `#cell=N` in a notebook cell).
     pub id: String,
     pub repo: String,
     pub path: String,
+    /// Lines within the file, or within `page` / `cell` when one is set.
     pub start_line: u32,
     pub end_line: u32,
+    /// The PDF page (1-based).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub page: Option<u32>,
+    /// The notebook cell (1-based).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cell: Option<u32>,
     pub symbol: Option<String>,
     pub kind: String,
     pub language: Language,
@@ -107,11 +118,20 @@ pub struct SearchResult {
 impl From<ChunkHit> for SearchResult {
     fn from(h: ChunkHit) -> Self {
         SearchResult {
-            id: format!("{}:{}:{}-{}", h.repo, h.path, h.start_line, h.end_line),
+            id: format!(
+                "{}:{}{}:{}-{}",
+                h.repo,
+                h.path,
+                location(h.page, h.cell),
+                h.start_line,
+                h.end_line
+            ),
             repo: h.repo,
             path: h.path,
             start_line: h.start_line,
             end_line: h.end_line,
+            page: h.page,
+            cell: h.cell,
             symbol: h.symbol,
             kind: h.kind,
             language: h.language,
@@ -120,6 +140,28 @@ impl From<ChunkHit> for SearchResult {
             text_cut_from: None,
             score_parts: None,
         }
+    }
+}
+
+impl SearchResult {
+    /// Where the chunk is, written after its path: `:12-40` (lines), `#page=3` (a PDF page;
+    /// its lines mean little to a reader), `#cell=2:1-9` (lines of a notebook cell).
+    pub fn position(&self) -> String {
+        match (self.page, self.cell) {
+            (Some(page), _) => format!("#page={page}"),
+            (None, Some(cell)) => format!("#cell={cell}:{}-{}", self.start_line, self.end_line),
+            (None, None) => format!(":{}-{}", self.start_line, self.end_line),
+        }
+    }
+}
+
+/// Where in a file a chunk sits beyond its lines: `#page=N` (a PDF page, as viewers take it
+/// after a file name), `#cell=N` (a notebook cell), or nothing.
+pub fn location(page: Option<u32>, cell: Option<u32>) -> String {
+    match (page, cell) {
+        (Some(page), _) => format!("#page={page}"),
+        (None, Some(cell)) => format!("#cell={cell}"),
+        (None, None) => String::new(),
     }
 }
 
@@ -294,6 +336,7 @@ impl Workspace {
             terms: lexical_terms.clone(),
             repos: request.repos.clone(),
             language: request.language,
+            content: request.content,
             path_glob: request.path.clone(),
             limit,
             weights: request.weights,
@@ -334,6 +377,7 @@ impl Workspace {
                 vectors: query_vectors.clone(),
                 repos: request.repos.clone(),
                 language: request.language,
+                content: request.content,
                 path_glob: request.path.clone(),
                 limit,
             })
@@ -628,6 +672,8 @@ mod tests {
             path: "a.py".into(),
             start_line: 1,
             end_line: 1,
+            page: None,
+            cell: None,
             symbol: None,
             kind: "text".into(),
             language: Language::Python,

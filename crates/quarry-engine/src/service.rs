@@ -35,8 +35,12 @@ pub struct CodeSearchParams {
     /// Only these repos (names from `status`).
     #[serde(alias = "repo")]
     pub repos: Option<Vec<String>>,
-    /// Only this language (rust, python, go, javascript, typescript, java, c, cpp, markdown…).
+    /// Only this language (rust, python, go, javascript, typescript, java, c, cpp, markdown, rst, asciidoc, text, pdf, notebook…).
     pub language: Option<String>,
+    /// `code` (source files, notebooks' code cells), `docs` (Markdown, reStructuredText,
+    /// AsciiDoc, text, PDF pages, notebooks' markdown cells) or `all` [default].
+    #[serde(rename = "type")]
+    pub content_type: Option<quarry_core::ContentType>,
     /// Only paths matching this glob (`src/**/*.rs`) or containing this text.
     pub path: Option<String>,
     /// How many chunks to return (default 16, at most 200); `k` as on the command line.
@@ -273,6 +277,7 @@ impl Service {
                     .ok_or_else(|| bad(format!("unknown language `{name}`")))?,
             ),
         };
+        request.content = p.content_type.unwrap_or_default();
         request.path = p.path;
         request.limit = limit(p.limit, crate::search::DEFAULT_LIMIT);
         request.explain = p.explain.unwrap_or(false);

@@ -18,12 +18,28 @@ pub const MAX_SUMMARY_BYTES: u64 = 4 << 20;
 /// Reads `path` and outlines it; `shown_path` is the name the outline carries. A binary,
 /// unreadable or oversized file is an error that says so.
 pub fn summarize_file(path: &Path, shown_path: &str) -> Result<Outline> {
+    if Language::detect(path) == Language::Pdf {
+        return summarize_pdf(path, shown_path);
+    }
     let text = read_source(path)?;
     Ok(quarry_outline::outline(
         shown_path,
         Language::detect(path),
         &text,
     ))
+}
+
+/// A PDF's outline: its headings with their pages, from the same bounded extraction indexing
+/// runs.
+fn summarize_pdf(path: &Path, shown_path: &str) -> Result<Outline> {
+    let limits = quarry_sources::pdf::PdfLimits::default();
+    let max = quarry_sources::DiscoverOptions::default().max_document_size;
+    let bytes = quarry_sources::read_bytes(path, max).map_err(|reason| {
+        anyhow::anyhow!("cannot summarise {}: {reason} (limit {} MiB)", path.display(), max >> 20)
+    })?;
+    let doc = quarry_sources::pdf::extract_bounded(bytes, &limits)
+        .map_err(|reason| anyhow::anyhow!("cannot summarise {}: {reason}", path.display()))?;
+    Ok(quarry_outline::outline_pdf(shown_path, &doc))
 }
 
 /// A file's text for summarising; binary, unreadable, oversized or not regular files (a

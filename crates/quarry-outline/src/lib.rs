@@ -30,6 +30,9 @@ pub struct Outline {
     pub items: Vec<OutlineItem>,
     /// True when the outline comes from the heuristic (no grammar, or the parse failed).
     pub heuristic: bool,
+    /// A PDF's page count (its items then carry pages, their lines counted within the page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +60,9 @@ pub struct OutlineItem {
     /// interface members), trimmed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<String>,
+    /// The PDF page the heading is on (its lines are then the page's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// Kinds whose direct non-definition lines are listed as members.
@@ -115,6 +121,48 @@ pub fn outline_from_symbols(
         imports,
         items,
         heuristic,
+        pages: None,
+    }
+}
+
+/// A PDF's outline: the headings its extractor found (bookmarks, or larger type), each with
+/// its page and line on the page, nested by level.
+pub fn outline_pdf(path: &str, doc: &quarry_core::PagedText) -> Outline {
+    let mut items: Vec<OutlineItem> = Vec::new();
+    // Open headings: (level, qualified name).
+    let mut open: Vec<(usize, String)> = Vec::new();
+    for page in &doc.pages {
+        for h in &page.headings {
+            while open.last().is_some_and(|(level, _)| *level >= h.level) {
+                open.pop();
+            }
+            let qualified_name = match open.last() {
+                Some((_, parent)) => format!("{parent}.{}", h.text),
+                None => h.text.clone(),
+            };
+            items.push(OutlineItem {
+                name: h.text.clone(),
+                qualified_name: qualified_name.clone(),
+                kind: "heading".into(),
+                start_line: h.line,
+                end_line: h.line,
+                signature: None,
+                doc: None,
+                depth: open.len() as u32,
+                members: Vec::new(),
+                page: Some(page.number),
+            });
+            open.push((h.level, qualified_name));
+        }
+    }
+    Outline {
+        path: path.to_string(),
+        language: Language::Pdf,
+        total_lines: doc.pages.iter().map(|p| p.text.lines().count() as u32).sum(),
+        imports: Vec::new(),
+        items,
+        heuristic: false,
+        pages: Some(doc.pages.len() as u32),
     }
 }
 
@@ -157,6 +205,7 @@ fn items_from_symbols(
             doc,
             depth,
             members,
+            page: None,
         });
     }
     items

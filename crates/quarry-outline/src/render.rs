@@ -54,12 +54,16 @@ fn is_test_module(item: &crate::OutlineItem) -> bool {
 
 pub fn render(outline: &Outline) -> String {
     let mut out = String::new();
+    let size = match outline.pages {
+        Some(pages) => format!("{pages} pages"),
+        None => format!("{} lines", outline.total_lines),
+    };
+    let what = if outline.language.is_docs() { "headings" } else { "definitions" };
     let _ = writeln!(
         out,
-        "{} — {}, {} lines, {} definitions{}",
+        "{} — {}, {size}, {} {what}{}",
         outline.path,
         outline.language.name(),
-        outline.total_lines,
         outline.items.len(),
         if outline.heuristic {
             " (heuristic outline)"
@@ -95,7 +99,9 @@ pub fn render(outline: &Outline) -> String {
             skip_under = None;
         }
         let indent = "  ".repeat(item.depth as usize);
-        if item.start_line == item.end_line {
+        if let Some(page) = item.page {
+            let _ = write!(out, "{indent}p.{page} ");
+        } else if item.start_line == item.end_line {
             let _ = write!(out, "{indent}{} ", item.start_line);
         } else {
             let _ = write!(out, "{indent}{}-{} ", item.start_line, item.end_line);

@@ -360,6 +360,7 @@ pub(crate) fn heuristic_items(lines: &Lines) -> Vec<OutlineItem> {
             doc: None,
             depth: u32::from(line.len() != t.len()),
             members: Vec::new(),
+            page: None,
         });
     }
     items

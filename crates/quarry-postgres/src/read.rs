@@ -5,7 +5,7 @@
 use anyhow::Result;
 use postgres::types::ToSql;
 use quarry_core::{
-    CallRef, ChunkHit, Coverage, FileHit, Language, LexicalQuery, PendingEmbedding, RepoStats,
+    CallRef, ChunkHit, ContentType, Coverage, FileHit, Language, LexicalQuery, PendingEmbedding, RepoStats,
     SymbolRef, VectorQuery,
 };
 
@@ -80,8 +80,33 @@ pub(crate) fn push_filters(
     }
 }
 
-const HIT_COLUMNS: &str =
-    "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, c.text";
+/// Restricts chunks (aliased `chunk`; by each chunk's own language) or, without an alias,
+/// files (by the file's; a notebook is both code and docs) to code or documents.
+pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunk: Option<&str>) {
+    let docs = ContentType::docs_language_names()
+        .iter()
+        .map(|name| format!("'{name}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let language = match chunk {
+        Some(alias) => format!("coalesce({alias}.language, f.language)"),
+        None => "f.language".to_string(),
+    };
+    match content {
+        ContentType::All => {}
+        ContentType::Docs if chunk.is_some() => {
+            sql.push_str(&format!(" AND {language} IN ({docs})"))
+        }
+        ContentType::Docs => sql.push_str(&format!(" AND {language} IN ({docs},'notebook')")),
+        ContentType::Code => sql.push_str(&format!(" AND {language} NOT IN ({docs})")),
+    }
+}
+
+const HIT_COLUMNS: &str = "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, \
+     coalesce(c.language, f.language), c.text, c.page, c.cell";
+
+/// The column after `HIT_COLUMNS`.
+const SCORE_COLUMN: usize = 11;
 
 fn hit(r: &postgres::Row, score: f64) -> ChunkHit {
     let language: String = r.get(7);
@@ -95,6 +120,8 @@ fn hit(r: &postgres::Row, score: f64) -> ChunkHit {
         kind: r.get(6),
         language: Language::from_name(&language).unwrap_or(Language::Text),
         text: r.get(8),
+        page: r.get::<_, Option<i32>>(9).map(|p| p as u32),
+        cell: r.get::<_, Option<i32>>(10).map(|c| c as u32),
         score,
     }
 }
@@ -104,8 +131,10 @@ fn field_weights(q: &LexicalQuery) -> [f64; 4] {
     [q.weights.path, q.weights.symbol, q.weights.body, 0.0]
 }
 
-fn push_lexical_filters(sql: &mut String, params: &mut Params, q: &LexicalQuery) {
+/// The lexical query's filters; `chunk` is the chunk table's alias (none for file search).
+fn push_lexical_filters(sql: &mut String, params: &mut Params, q: &LexicalQuery, chunk: Option<&str>) {
     push_filters(sql, params, &q.repos, q.language, q.path_glob.as_deref());
+    push_content_filter(sql, q.content, chunk);
 }
 
 pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
@@ -123,11 +152,11 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
             tie: "t.id",
             limit: q.limit,
         },
-        |sql, params| push_lexical_filters(sql, params, q),
+        |sql, params| push_lexical_filters(sql, params, q, Some("t")),
     );
     store.with(|c| {
         c.query(&sql, &refs(&params))
-            .map(|rows| rows.iter().map(|r| hit(r, r.get(9))).collect())
+            .map(|rows| rows.iter().map(|r| hit(r, r.get(SCORE_COLUMN))).collect())
     })
 }
 
@@ -147,7 +176,7 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
             tie: "f.path",
             limit: q.limit,
         },
-        |sql, params| push_lexical_filters(sql, params, q),
+        |sql, params| push_lexical_filters(sql, params, q, None),
     );
     store.with(|c| {
         c.query(&sql, &refs(&params)).map(|rows| {
@@ -172,7 +201,7 @@ pub fn vector(store: &PgStore, q: &VectorQuery, dims: usize) -> Result<Vec<Chunk
         return Ok(Vec::new());
     }
     let mut best: std::collections::HashMap<i64, ChunkHit> = std::collections::HashMap::new();
-    let exact = q.language.is_some() || q.path_glob.is_some();
+    let exact = q.language.is_some() || q.path_glob.is_some() || q.content != ContentType::All;
     for v in &q.vectors {
         let mut params: Params = vec![Box::new(vector_text(v))];
         let distance = format!("(e.vector::vector({dims}) <=> $1::text::vector({dims}))");
@@ -207,6 +236,7 @@ pub fn vector(store: &PgStore, q: &VectorQuery, dims: usize) -> Result<Vec<Chunk
             q.language,
             q.path_glob.as_deref(),
         );
+        push_content_filter(&mut sql, q.content, Some("c"));
         params.push(Box::new(q.limit as i64));
         sql.push_str(&format!(
             " ORDER BY {distance}, c.id LIMIT ${}",
@@ -221,7 +251,7 @@ pub fn vector(store: &PgStore, q: &VectorQuery, dims: usize) -> Result<Vec<Chunk
             Ok(rows)
         })?;
         for r in &rows {
-            let score: f64 = r.get(9);
+            let score: f64 = r.get(SCORE_COLUMN);
             let chunk = hit(r, score);
             match best.get(&chunk.id) {
                 Some(known) if known.score >= score => {}
@@ -264,7 +294,7 @@ pub fn file_chunks(store: &PgStore, repo: &str, path: &str) -> Result<Vec<ChunkH
         "SELECT {HIT_COLUMNS} FROM chunks c
          JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
          JOIN repos r ON r.id = c.repo_id
-         WHERE r.name = $1 AND f.path = $2 ORDER BY c.start_line, c.id"
+         WHERE r.name = $1 AND f.path = $2 ORDER BY c.page, c.cell, c.start_line, c.id"
     );
     store.with(|c| {
         c.query(&sql, &[&repo, &path])

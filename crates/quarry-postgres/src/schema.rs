@@ -164,6 +164,13 @@ const MIGRATIONS: &[&str] = &[
     DROP INDEX chunks_by_embed_hash;
     CREATE INDEX chunks_by_embed_hash ON chunks(repo_id, embed_hash);
     "#,
+    // 4: documents beside code: a chunk's own language (NULL: its file's; a notebook's cells
+    // differ), its PDF page and notebook cell. reStructuredText, AsciiDoc, notebooks and
+    // titled text were stored as `text` line windows before: re-read them.
+    r#"
+    ALTER TABLE chunks ADD COLUMN language text, ADD COLUMN page integer, ADD COLUMN cell integer;
+    UPDATE files SET hash = '', mtime_ns = 0 WHERE language = 'text';
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -138,7 +138,7 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
              id bigint, file_id bigint, start_line integer, end_line integer, symbol text,
              kind text, parent text, signature text, text text, embed_hash text,
              path_tokens text, symbol_tokens text, body_tokens text,
-             n_tokens integer) ON COMMIT DROP;",
+             n_tokens integer, language text, page integer, cell integer) ON COMMIT DROP;",
     )?;
     let (mut files, mut chunks, mut symbols, mut calls) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -165,6 +165,9 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
                     Some(&fields.symbols),
                     Some(&fields.body),
                     Some(&fields.token_count().to_string()),
+                    (chunk.language != file.language).then(|| chunk.language.name()),
+                    chunk.page.map(|p| p.to_string()).as_deref(),
+                    chunk.cell.map(|c| c.to_string()).as_deref(),
                 ],
             );
         }
@@ -235,9 +238,9 @@ pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> 
     tx.execute(
         &format!(
             "INSERT INTO chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent,
-                                signature, text, embed_hash, n_tokens, tsv)
+                                signature, text, embed_hash, n_tokens, tsv, language, page, cell)
              SELECT $1, id, file_id, start_line, end_line, symbol, kind, parent, signature, text,
-                    embed_hash, n_tokens, {TSV} FROM stage_chunks"
+                    embed_hash, n_tokens, {TSV}, language, page, cell FROM stage_chunks"
         ),
         &[&repo],
     )?;

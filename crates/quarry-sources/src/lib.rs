@@ -6,6 +6,8 @@
 //! link loop is ever visited. Every file it does not index is counted with the reason, so
 //! `quarry status` can say what was left out and why.
 
+pub mod pdf;
+
 use anyhow::{Context, Result};
 use quarry_core::{content_hash, store::SkipCounts, Language};
 use std::io::Read;
@@ -18,6 +20,9 @@ pub struct DiscoverOptions {
     pub max_file_size: u64,
     /// At most this many files are indexed; the rest are skipped as `max-files`.
     pub max_files: usize,
+    /// PDFs and notebooks larger than this are skipped as `too-large` (they carry fonts,
+    /// images and outputs, so their size says little about their text).
+    pub max_document_size: u64,
 }
 
 impl Default for DiscoverOptions {
@@ -25,6 +30,17 @@ impl Default for DiscoverOptions {
         DiscoverOptions {
             max_file_size: 1024 * 1024,
             max_files: 200_000,
+            max_document_size: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl DiscoverOptions {
+    /// The size limit for a file in `language`.
+    pub fn size_limit(&self, language: Language) -> u64 {
+        match language {
+            Language::Pdf | Language::Notebook => self.max_document_size.max(self.max_file_size),
+            _ => self.max_file_size,
         }
     }
 }
@@ -133,7 +149,8 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
                 continue;
             }
         };
-        if meta.len() > opts.max_file_size {
+        let language = Language::detect(rel);
+        if meta.len() > opts.size_limit(language) {
             skip(reason::TOO_LARGE);
             continue;
         }
@@ -143,7 +160,7 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
         }
         let mtime_ns = quarry_core::mtime_ns(&meta);
         accepted.push(Candidate {
-            language: Language::detect(rel),
+            language,
             rel_path,
             abs_path: path.to_path_buf(),
             size: meta.len(),
@@ -174,28 +191,20 @@ const BINARY_SNIFF_BYTES: usize = 8192;
 /// grew past `max_size` since discovery are skipped; invalid UTF-8 is replaced, not rejected,
 /// so one stray Latin-1 byte does not hide a whole source file from search.
 pub fn read_text(path: &Path, max_size: u64) -> FileText {
-    // Only regular files are read (symlinks followed): the check comes before `open`, which
-    // would block on a FIFO until something writes to it.
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => return FileText::Skipped(reason::NOT_REGULAR),
-        Err(_) => return FileText::Skipped(reason::UNREADABLE),
-    }
-    let mut bytes = Vec::new();
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(_) => return FileText::Skipped(reason::UNREADABLE),
+    read_text_as(path, max_size, Language::Text)
+}
+
+/// [`read_text`] for a file in `language`: a notebook is JSON whose outputs hold long
+/// base64 lines, so it is never judged minified.
+pub fn read_text_as(path: &Path, max_size: u64, language: Language) -> FileText {
+    let bytes = match read_bytes(path, max_size) {
+        Ok(bytes) => bytes,
+        Err(reason) => return FileText::Skipped(reason),
     };
-    if file.take(max_size + 1).read_to_end(&mut bytes).is_err() {
-        return FileText::Skipped(reason::UNREADABLE);
-    }
-    if bytes.len() as u64 > max_size {
-        return FileText::Skipped(reason::TOO_LARGE);
-    }
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return FileText::Skipped(reason::BINARY);
     }
-    if looks_minified(&bytes) {
+    if language != Language::Notebook && looks_minified(&bytes) {
         return FileText::Skipped(reason::MINIFIED);
     }
     let hash = content_hash(&bytes);
@@ -211,6 +220,26 @@ pub fn read_text(path: &Path, max_size: u64) -> FileText {
             lossy: true,
         },
     }
+}
+
+/// A regular file's bytes, at most `max_size` of them, or why it is skipped.
+pub fn read_bytes(path: &Path, max_size: u64) -> Result<Vec<u8>, &'static str> {
+    // Only regular files are read (symlinks followed): the check comes before `open`, which
+    // would block on a FIFO until something writes to it.
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(reason::NOT_REGULAR),
+        Err(_) => return Err(reason::UNREADABLE),
+    }
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(|_| reason::UNREADABLE)?;
+    if file.take(max_size + 1).read_to_end(&mut bytes).is_err() {
+        return Err(reason::UNREADABLE);
+    }
+    if bytes.len() as u64 > max_size {
+        return Err(reason::TOO_LARGE);
+    }
+    Ok(bytes)
 }
 
 /// Lines longer than this are not written by hand.
@@ -246,7 +275,6 @@ fn has_binary_extension(path: &Path) -> bool {
         "tif",
         "tiff",
         "psd",
-        "pdf",
         "zip",
         "gz",
         "tgz",

@@ -41,6 +41,7 @@ fn counts_binary_large_and_max_files() {
     let opts = DiscoverOptions {
         max_file_size: 1024,
         max_files: 2,
+        ..Default::default()
     };
     let found = discover(root, &opts).unwrap();
     assert_eq!(paths(&found), ["a.py", "b.py"]);

@@ -311,8 +311,8 @@ impl SqliteStore {
             let mut insert_trigrams =
                 tx.prepare_cached("INSERT INTO file_trigrams(rowid, text) VALUES (?1, ?2)")?;
             let mut insert_chunk = tx.prepare_cached(
-                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash, language, page, cell)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?;
             let mut insert_fts = tx.prepare_cached(
                 "INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
@@ -380,7 +380,10 @@ impl SqliteStore {
                         chunk.parent,
                         chunk.signature,
                         chunk.text,
-                        embed_hash
+                        embed_hash,
+                        (chunk.language != file.language).then(|| chunk.language.name()),
+                        chunk.page,
+                        chunk.cell
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
                     insert_fts.execute(params![

@@ -176,6 +176,16 @@ const MIGRATIONS: &[&str] = &[
         UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'files_generation';
     END;
     "#,
+    // 10: documents beside code. A chunk may differ in language from its file (a notebook's
+    // code and markdown cells: NULL means the file's), and sits on a PDF page or in a
+    // notebook cell. reStructuredText, AsciiDoc, notebooks and titled plain text were read
+    // as line windows of `text` before: re-read them.
+    r#"
+    ALTER TABLE chunks ADD COLUMN language TEXT;
+    ALTER TABLE chunks ADD COLUMN page INTEGER;
+    ALTER TABLE chunks ADD COLUMN cell INTEGER;
+    UPDATE files SET hash = '', mtime_ns = 0 WHERE language = 'text';
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -2,7 +2,7 @@
 //! per-repo counts behind `quarry status`.
 
 use crate::{repo_from_row, REPO_COLUMNS};
-use quarry_core::{ChunkHit, FileHit, Language, LexicalQuery, RepoStats};
+use quarry_core::{ChunkHit, ContentType, FileHit, Language, LexicalQuery, RepoStats};
 use rusqlite::{types::Value, Connection, OptionalExtension};
 use std::collections::BTreeMap;
 
@@ -56,9 +56,33 @@ pub(crate) fn push_filters(
     }
 }
 
+/// Restricts chunks (`chunks = true`: by each chunk's own language) or files (by the file's;
+/// a notebook is both code and docs) to code or documents.
+pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunks: bool) {
+    let docs = ContentType::docs_language_names()
+        .iter()
+        .map(|name| format!("'{name}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let language = if chunks {
+        "coalesce(c.language, f.language)"
+    } else {
+        "f.language"
+    };
+    match content {
+        ContentType::All => {}
+        ContentType::Docs if chunks => sql.push_str(&format!(" AND {language} IN ({docs})")),
+        ContentType::Docs => sql.push_str(&format!(" AND {language} IN ({docs},'notebook')")),
+        ContentType::Code => sql.push_str(&format!(" AND {language} NOT IN ({docs})")),
+    }
+}
+
 /// The columns `hit_from_row` reads, before a final score column.
-pub(crate) const HIT_COLUMNS: &str =
-    "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, f.language, c.text";
+pub(crate) const HIT_COLUMNS: &str = "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, \
+     coalesce(c.language, f.language), c.text, c.page, c.cell";
+
+/// The column after `HIT_COLUMNS`.
+pub(crate) const SCORE_COLUMN: usize = 11;
 
 /// Reads `HIT_COLUMNS`; the score comes from column `score_at` if given, else 0.
 pub(crate) fn hit_from_row(
@@ -76,6 +100,8 @@ pub(crate) fn hit_from_row(
         kind: r.get(6)?,
         language: Language::from_name(&language).unwrap_or(Language::Text),
         text: r.get(8)?,
+        page: r.get(9)?,
+        cell: r.get(10)?,
         score: match score_at {
             Some(i) => r.get(i)?,
             None => 0.0,
@@ -108,12 +134,13 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
         q.language,
         q.path_glob.as_deref(),
     );
+    push_content_filter(&mut sql, q.content, true);
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
 
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        hit_from_row(r, Some(9))
+        hit_from_row(r, Some(SCORE_COLUMN))
     })?;
     rows.collect()
 }
@@ -143,6 +170,7 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
         q.language,
         q.path_glob.as_deref(),
     );
+    push_content_filter(&mut sql, q.content, false);
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -238,7 +266,7 @@ pub fn file_chunks(conn: &Connection, repo: &str, path: &str) -> rusqlite::Resul
          JOIN files f ON f.id = c.file_id
          JOIN repos r ON r.id = f.repo_id
          WHERE r.name = ?1 AND f.path = ?2
-         ORDER BY c.start_line"
+         ORDER BY c.page, c.cell, c.start_line"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([repo, path], |r| hit_from_row(r, None))?;

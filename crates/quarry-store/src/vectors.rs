@@ -244,6 +244,7 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
         q.language,
         q.path_glob.as_deref(),
     );
+    crate::search::push_content_filter(&mut sql, q.content, true);
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(q.limit);
     for (score, id) in scored {
