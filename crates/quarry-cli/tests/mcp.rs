@@ -94,6 +94,7 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
         .unwrap()
         .input_schema;
     assert!(search_schema["properties"]["query"].is_object());
+    assert!(search_schema["properties"]["type"].is_object(), "{search_schema:?}");
     assert_eq!(search_schema["required"], json!(["query"]));
 
     let found = ok(
@@ -104,6 +105,13 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     .await;
     assert_eq!(found["results"][0]["path"], "app/users.py", "{found}");
     assert_eq!(found["freshness"][0]["files_changed_since"], 0, "{found}");
+    let docs = ok(
+        &client,
+        "search",
+        json!({"query": "retry backoff", "mode": "lexical", "type": "docs"}),
+    )
+    .await;
+    assert_eq!(docs["results"][0]["path"], "docs/guide.md", "{docs}");
     // What a command-line client sends (the Inspector CLI's `--tool-arg limit=1
     // repos=["…"]`): strings that spell the declared types.
     let repo_name = found["results"][0]["repo"].as_str().unwrap().to_string();

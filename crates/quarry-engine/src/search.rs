@@ -430,7 +430,7 @@ impl Workspace {
                 };
                 let ordered = fusion::diversify(
                     ordered,
-                    |(h, _)| (h.repo.as_str(), h.path.as_str()),
+                    |(h, _)| (h.repo.as_str(), h.path.as_str(), h.page),
                     per_file,
                 );
                 let ordered = only_answers(ordered, &request.query, &query_plan, &ranked, cfg);

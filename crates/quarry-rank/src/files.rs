@@ -435,7 +435,9 @@ fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention]) -> f64 {
 
 /// Orders chunks by their file's score plus `chunk_share` of their own (both on the 0..1
 /// scale of the best), so a file's best chunk comes first and a strong chunk of the second
-/// file can precede a weak one of the first. Chunks of files not ranked go last.
+/// file can precede a weak one of the first. Chunks of files not ranked go last. A PDF page
+/// stands for itself: its own score takes the file's place, since a whole book's score says
+/// which book, not which of its pages answers.
 pub fn order_chunks(
     chunks: Vec<(ChunkHit, ScoreParts)>,
     files: &[RankedFile],
@@ -460,7 +462,10 @@ pub fn order_chunks(
         .into_iter()
         .map(|(hit, parts)| {
             let key = (hit.repo.as_str(), hit.path.as_str());
-            let file = file_score.get(&key).copied().unwrap_or(-1.0);
+            let file = match hit.page {
+                Some(_) => hit.score / best_chunk,
+                None => file_score.get(&key).copied().unwrap_or(-1.0),
+            };
             let named = mentions
                 .get(&key)
                 .map_or(0.0, |m| chunk_evidence(&hit, m) * cfg.chunk_evidence_weight);

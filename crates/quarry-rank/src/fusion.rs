@@ -203,18 +203,20 @@ pub fn fuse(
 
 /// Puts at most `max_per_file` results of each file first, in order, and every later result
 /// of a file after them (in order too): a file's fourth chunk is not lost, it waits until
-/// every file has shown its best, so a larger `-k` still reaches it.
+/// every file has shown its best, so a larger `-k` still reaches it. `unit_of` names a
+/// result's repo, path and PDF page: each page of a PDF counts as a file of its own (a
+/// 600-page manual is many documents, and three pages of it must not hide the rest).
 pub fn diversify<T>(
     results: Vec<T>,
-    path_of: impl Fn(&T) -> (&str, &str),
+    unit_of: impl Fn(&T) -> (&str, &str, Option<u32>),
     max_per_file: usize,
 ) -> Vec<T> {
-    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut seen: HashMap<(String, String, Option<u32>), usize> = HashMap::new();
     let (mut first, mut later) = (Vec::new(), Vec::new());
     for r in results {
-        let (repo, path) = path_of(&r);
+        let (repo, path, page) = unit_of(&r);
         let n = seen
-            .entry((repo.to_string(), path.to_string()))
+            .entry((repo.to_string(), path.to_string(), page))
             .or_insert(0);
         *n += 1;
         if *n <= max_per_file {
@@ -245,6 +247,8 @@ mod tests {
             language: Language::Rust,
             score,
             text: String::new(),
+            page: None,
+            cell: None,
         }
     }
 
@@ -330,7 +334,7 @@ mod tests {
         let hits: Vec<ChunkHit> = (0..6)
             .map(|i| hit(i, if i < 4 { "a.rs" } else { "b.rs" }, None, 1.0))
             .collect();
-        let kept = diversify(hits, |h| (h.repo.as_str(), h.path.as_str()), 3);
+        let kept = diversify(hits, |h| (h.repo.as_str(), h.path.as_str(), h.page), 3);
         assert_eq!(
             kept.iter().map(|h| h.id).collect::<Vec<_>>(),
             [0, 1, 2, 4, 5, 3]

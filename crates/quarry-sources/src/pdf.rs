@@ -346,10 +346,21 @@ fn assemble(
                 if wanted.is_empty() {
                     continue;
                 }
-                let found = lines[from..].iter().position(|l| {
+                let matches = |l: &Line| {
                     let have = normalise(&l.text);
-                    !have.is_empty() && (have.contains(&wanted) || wanted.starts_with(&have) && have.len() * 2 >= wanted.len())
-                });
+                    !have.is_empty()
+                        && (have.contains(&wanted)
+                            || wanted.starts_with(&have) && have.len() * 2 >= wanted.len())
+                };
+                // A page's first line is often its running head, which repeats the title
+                // (`11.4. TABLES`): a later line that matches is the heading itself.
+                let found = lines
+                    .iter()
+                    .enumerate()
+                    .skip(from.max(1))
+                    .find(|(_, l)| matches(l))
+                    .or_else(|| lines.iter().enumerate().skip(from).find(|(_, l)| matches(l)))
+                    .map(|(i, _)| i - from);
                 if let Some(i) = found {
                     headings.push(PageHeading {
                         line: (from + i + 1) as u32,
