@@ -188,13 +188,22 @@ impl ContentType {
         }
     }
 
-    /// The stored language names of documents, for stores that filter in SQL.
-    pub fn docs_language_names() -> Vec<&'static str> {
-        Language::ALL
+    /// The SQL condition both stores add to a search (`None` for `All`), over the stored
+    /// language name in `language` (for chunks, the chunk's own, coalesced with its file's).
+    /// For whole files (`files`), a notebook is both code and docs.
+    pub fn sql_condition(self, language: &str, files: bool) -> Option<String> {
+        let docs: Vec<String> = Language::ALL
             .into_iter()
             .filter(|l| l.is_docs())
-            .map(Language::name)
-            .collect()
+            .map(|l| format!("'{}'", l.name()))
+            .collect();
+        let docs = docs.join(",");
+        match self {
+            ContentType::All => None,
+            ContentType::Docs if files => Some(format!("{language} IN ({docs},'notebook')")),
+            ContentType::Docs => Some(format!("{language} IN ({docs})")),
+            ContentType::Code => Some(format!("{language} NOT IN ({docs})")),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! here, so a stage (a PostgreSQL store, a different embedder) can be swapped without touching
 //! the rest.
 
+pub mod conformance;
 pub mod embed;
 pub mod hash;
 pub mod history;

@@ -81,24 +81,15 @@ pub(crate) fn push_filters(
 }
 
 /// Restricts chunks (aliased `chunk`; by each chunk's own language) or, without an alias,
-/// files (by the file's; a notebook is both code and docs) to code or documents.
+/// files (by the file's) to code or documents.
 pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunk: Option<&str>) {
-    let docs = ContentType::docs_language_names()
-        .iter()
-        .map(|name| format!("'{name}'"))
-        .collect::<Vec<_>>()
-        .join(",");
     let language = match chunk {
         Some(alias) => format!("coalesce({alias}.language, f.language)"),
         None => "f.language".to_string(),
     };
-    match content {
-        ContentType::All => {}
-        ContentType::Docs if chunk.is_some() => {
-            sql.push_str(&format!(" AND {language} IN ({docs})"))
-        }
-        ContentType::Docs => sql.push_str(&format!(" AND {language} IN ({docs},'notebook')")),
-        ContentType::Code => sql.push_str(&format!(" AND {language} NOT IN ({docs})")),
+    if let Some(condition) = content.sql_condition(&language, chunk.is_none()) {
+        sql.push_str(" AND ");
+        sql.push_str(&condition);
     }
 }
 

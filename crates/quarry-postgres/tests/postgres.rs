@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts, Store};
-use quarry_core::{Chunk, ContentType, FileChunks, FileState, Language, LexicalQuery, Symbol, VectorQuery};
+use quarry_core::{Chunk, FileChunks, FileState, Language, LexicalQuery, Symbol, VectorQuery};
 use quarry_postgres::PgStore;
 
 fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
@@ -611,57 +611,5 @@ fn postgres_without_pgvector_says_how_to_install_it() {
 #[test]
 fn postgres_chunks_keep_their_page_cell_and_language_and_type_filters_by_them() {
     let mut store = store("documents");
-    let repo = store.ensure_repo("docs", "/src/docs").unwrap().id;
-    let mut markdown_cell = chunk(1, 2, Some("Churn analysis"), "# Churn analysis\nWhich tenants cancelled");
-    markdown_cell.language = Language::Markdown;
-    markdown_cell.cell = Some(1);
-    let mut code_cell = chunk(1, 2, Some("churn_rate"), "def churn_rate(cancelled, total):\n    return cancelled / total");
-    code_cell.cell = Some(2);
-    let mut page = chunk(3, 4, Some("Churn policy"), "Churn policy\nCancelled tenants are archived");
-    page.language = Language::Pdf;
-    page.page = Some(7);
-    let batch = IndexBatch {
-        upserts: vec![
-            file("analysis.ipynb", "h5", vec![markdown_cell, code_cell]),
-            file("docs/policy.pdf", "h4", vec![page]),
-        ],
-        ..Default::default()
-    };
-    store.apply(repo, &batch).unwrap();
-    let search = |content: ContentType| {
-        let mut q = query("churn cancelled");
-        q.content = content;
-        let mut found: Vec<(String, Option<u32>, Option<u32>, Language)> = store
-            .search_lexical(&q)
-            .unwrap()
-            .into_iter()
-            .map(|h| (h.path, h.page, h.cell, h.language))
-            .collect();
-        found.sort_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
-        found
-    };
-    let nb = "analysis.ipynb".to_string();
-    let pdf = "docs/policy.pdf".to_string();
-    assert_eq!(
-        search(ContentType::All),
-        [
-            (nb.clone(), None, Some(1), Language::Markdown),
-            (nb.clone(), None, Some(2), Language::Python),
-            (pdf.clone(), Some(7), None, Language::Pdf),
-        ]
-    );
-    assert_eq!(
-        search(ContentType::Docs),
-        [
-            (nb.clone(), None, Some(1), Language::Markdown),
-            (pdf.clone(), Some(7), None, Language::Pdf),
-        ]
-    );
-    assert_eq!(search(ContentType::Code), [(nb.clone(), None, Some(2), Language::Python)]);
-    let mut q = query("churn cancelled");
-    q.content = ContentType::Code;
-    let files: Vec<String> = store.search_files_lexical(&q).unwrap().into_iter().map(|f| f.path).collect();
-    assert_eq!(files, [nb.clone()]);
-    let chunks = store.file_chunks("docs", "analysis.ipynb").unwrap();
-    assert_eq!(chunks.iter().map(|c| c.cell).collect::<Vec<_>>(), [Some(1), Some(2)]);
+    quarry_core::conformance::chunks_keep_their_place_and_language(&mut store);
 }

@@ -56,24 +56,13 @@ pub(crate) fn push_filters(
     }
 }
 
-/// Restricts chunks (`chunks = true`: by each chunk's own language) or files (by the file's;
-/// a notebook is both code and docs) to code or documents.
+/// Restricts chunks (`chunks = true`: by each chunk's own language) or files (by the file's)
+/// to code or documents.
 pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunks: bool) {
-    let docs = ContentType::docs_language_names()
-        .iter()
-        .map(|name| format!("'{name}'"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let language = if chunks {
-        "coalesce(c.language, f.language)"
-    } else {
-        "f.language"
-    };
-    match content {
-        ContentType::All => {}
-        ContentType::Docs if chunks => sql.push_str(&format!(" AND {language} IN ({docs})")),
-        ContentType::Docs => sql.push_str(&format!(" AND {language} IN ({docs},'notebook')")),
-        ContentType::Code => sql.push_str(&format!(" AND {language} NOT IN ({docs})")),
+    let language = if chunks { "coalesce(c.language, f.language)" } else { "f.language" };
+    if let Some(condition) = content.sql_condition(language, !chunks) {
+        sql.push_str(" AND ");
+        sql.push_str(&condition);
     }
 }
 

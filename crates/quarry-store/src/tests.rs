@@ -1,6 +1,6 @@
 use super::*;
 use quarry_core::store::IndexedFile;
-use quarry_core::{Chunk, ContentType, FileChunks, Language, LexicalQuery, Symbol};
+use quarry_core::{Chunk, FileChunks, Language, LexicalQuery, Symbol};
 
 fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
     Chunk {
@@ -528,58 +528,6 @@ fn trigram_lookup_says_which_files_can_contain_the_literals() {
 
 #[test]
 fn chunks_keep_their_page_cell_and_language_and_type_filters_by_them() {
-    let (_dir, mut store, repo) = fixture();
-    let mut markdown_cell = chunk(1, 2, Some("Churn analysis"), "# Churn analysis\nWhich tenants cancelled");
-    markdown_cell.language = Language::Markdown;
-    markdown_cell.cell = Some(1);
-    let mut code_cell = chunk(1, 2, Some("churn_rate"), "def churn_rate(cancelled, total):\n    return cancelled / total");
-    code_cell.cell = Some(2);
-    let mut page = chunk(3, 4, Some("Churn policy"), "Churn policy\nCancelled tenants are archived");
-    page.language = Language::Pdf;
-    page.page = Some(7);
-    let mut pdf = file("docs/policy.pdf", "h4", vec![page]);
-    pdf.grep_text = None;
-    let batch = IndexBatch {
-        upserts: vec![file("analysis.ipynb", "h5", vec![markdown_cell, code_cell]), pdf],
-        ..Default::default()
-    };
-    store.apply(repo, &batch).unwrap();
-
-    let search = |content: ContentType| {
-        let mut q = query("churn cancelled");
-        q.content = content;
-        let mut found: Vec<(String, Option<u32>, Option<u32>, Language)> = store
-            .search_lexical(&q)
-            .unwrap()
-            .into_iter()
-            .map(|h| (h.path, h.page, h.cell, h.language))
-            .collect();
-        found.sort_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
-        found
-    };
-    let nb = "analysis.ipynb".to_string();
-    let pdf = "docs/policy.pdf".to_string();
-    assert_eq!(
-        search(ContentType::All),
-        [
-            (nb.clone(), None, Some(1), Language::Markdown),
-            (nb.clone(), None, Some(2), Language::Python),
-            (pdf.clone(), Some(7), None, Language::Pdf),
-        ]
-    );
-    assert_eq!(
-        search(ContentType::Docs),
-        [
-            (nb.clone(), None, Some(1), Language::Markdown),
-            (pdf.clone(), Some(7), None, Language::Pdf),
-        ]
-    );
-    assert_eq!(search(ContentType::Code), [(nb.clone(), None, Some(2), Language::Python)]);
-    // Whole files: a notebook is both; a PDF is a document.
-    let mut q = query("churn cancelled");
-    q.content = ContentType::Code;
-    let files: Vec<String> = store.search_files_lexical(&q).unwrap().into_iter().map(|f| f.path).collect();
-    assert_eq!(files, [nb.clone()]);
-    let chunks = store.file_chunks("demo", "analysis.ipynb").unwrap();
-    assert_eq!(chunks.iter().map(|c| c.cell).collect::<Vec<_>>(), [Some(1), Some(2)]);
+    let (_dir, mut store, _) = fixture();
+    quarry_core::conformance::chunks_keep_their_place_and_language(&mut store);
 }
