@@ -26,6 +26,7 @@ mod pdf;
 mod sections;
 mod tree;
 
+pub use notebook::{notebook_cells, Cell};
 pub use pdf::chunk_pdf;
 
 use quarry_core::{Chunk, FileChunks, Language};

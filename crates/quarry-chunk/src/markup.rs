@@ -64,7 +64,10 @@ fn underlined_headings(lines: &Lines, allowed: &str, styles: &mut Styles) -> Vec
         let text = lines.get(i);
         let under = lines.get(i + 1);
         let long_enough = |mark: &str, title: &str| {
-            let (m, t) = (mark.trim_end().chars().count(), title.trim().chars().count());
+            let (m, t) = (
+                mark.trim_end().chars().count(),
+                title.trim().chars().count(),
+            );
             4 * m >= 3 * t
         };
         // Overline, title, underline.
@@ -129,7 +132,11 @@ pub(crate) fn asciidoc_headings(lines: &Lines) -> Vec<Heading> {
             continue;
         }
         if delimiter || line == "```" || line.starts_with("```") && !line[3..].contains('`') {
-            open = Some(if line.starts_with("```") { "```".to_string() } else { line.to_string() });
+            open = Some(if line.starts_with("```") {
+                "```".to_string()
+            } else {
+                line.to_string()
+            });
             continue;
         }
         let marker = line.chars().next().filter(|&c| c == '=' || c == '#');
@@ -141,7 +148,11 @@ pub(crate) fn asciidoc_headings(lines: &Lines) -> Vec<Heading> {
                 line: n,
                 title_line: n,
                 level,
-                text: rest.trim().trim_end_matches(&['=', '#'][..]).trim().to_string(),
+                text: rest
+                    .trim()
+                    .trim_end_matches(&['=', '#'][..])
+                    .trim()
+                    .to_string(),
             });
         }
     }
@@ -153,8 +164,10 @@ pub(crate) fn asciidoc_headings(lines: &Lines) -> Vec<Heading> {
 pub(crate) fn text_headings(lines: &Lines) -> Vec<Heading> {
     let mut styles = Styles(Vec::new());
     let mut out = underlined_headings(lines, "=-~*#^+", &mut styles);
-    let underlined: std::collections::HashSet<u32> =
-        out.iter().flat_map(|h| [h.line, h.title_line, h.title_line + 1]).collect();
+    let underlined: std::collections::HashSet<u32> = out
+        .iter()
+        .flat_map(|h| [h.line, h.title_line, h.title_line + 1])
+        .collect();
     let n = lines.len();
     for i in 1..=n {
         if underlined.contains(&i) {
@@ -203,7 +216,9 @@ fn caps_title(line: &str) -> bool {
     let letters = line.chars().filter(|c| c.is_alphabetic()).count();
     letters >= 4
         && !line.chars().any(|c| c.is_lowercase())
-        && line.chars().all(|c| c.is_alphanumeric() || " -&/:.,()'".contains(c))
+        && line
+            .chars()
+            .all(|c| c.is_alphanumeric() || " -&/:.,()'".contains(c))
 }
 
 #[cfg(test)]
@@ -211,7 +226,10 @@ mod tests {
     use super::*;
 
     fn titles(found: Vec<Heading>) -> Vec<(u32, usize, String)> {
-        found.into_iter().map(|h| (h.line, h.level, h.text)).collect()
+        found
+            .into_iter()
+            .map(|h| (h.line, h.level, h.text))
+            .collect()
     }
 
     #[test]
@@ -229,7 +247,9 @@ mod tests {
             ]
         );
         // A transition (a lone line of dashes) and a short underline are not titles.
-        let found = rst_headings(&Lines::new("Text.\n\n--------\n\nA much longer title\n---\n"));
+        let found = rst_headings(&Lines::new(
+            "Text.\n\n--------\n\nA much longer title\n---\n",
+        ));
         assert!(found.is_empty(), "{found:?}");
     }
 

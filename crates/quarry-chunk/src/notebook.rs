@@ -8,36 +8,57 @@ use crate::{chunk_file, text_chunks, ChunkOptions, Lines};
 use quarry_core::{FileChunks, Language};
 use serde_json::Value;
 
-pub fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileChunks {
-    let Ok(doc) = serde_json::from_str::<Value>(text) else {
-        return text_chunks(Language::Text, &Lines::new(text), &opts.normalized());
-    };
+/// One cell of a notebook: its number (1-based, every cell counted), language and source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub number: u32,
+    pub language: Language,
+    pub source: String,
+}
+
+/// The cells of a notebook's JSON; `None` when `text` is not a notebook.
+pub fn notebook_cells(text: &str) -> Option<Vec<Cell>> {
+    let doc = serde_json::from_str::<Value>(text).ok()?;
     let language = kernel_language(&doc);
     let cells = doc
         .get("cells")
         .or_else(|| doc.pointer("/worksheets/0/cells"))
-        .and_then(Value::as_array);
-    let Some(cells) = cells else {
-        return text_chunks(Language::Text, &Lines::new(text), &opts.normalized());
-    };
-    let mut out = FileChunks::default();
+        .and_then(Value::as_array)?;
+    let mut out = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
-        let number = i as u32 + 1;
-        let kind = cell.get("cell_type").and_then(Value::as_str).unwrap_or("raw");
+        let kind = cell
+            .get("cell_type")
+            .and_then(Value::as_str)
+            .unwrap_or("raw");
         let source = cell.get("source").or_else(|| cell.get("input"));
         let source = match source {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(parts)) => parts.iter().filter_map(Value::as_str).collect(),
             _ => continue,
         };
-        let cell_language = match kind {
+        let language = match kind {
             "code" => language,
             "markdown" | "heading" => Language::Markdown,
             _ => Language::Text,
         };
-        let mut cut = chunk_file(cell_language, &source, opts);
+        out.push(Cell {
+            number: i as u32 + 1,
+            language,
+            source,
+        });
+    }
+    Some(out)
+}
+
+pub fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileChunks {
+    let Some(cells) = notebook_cells(text) else {
+        return text_chunks(Language::Text, &Lines::new(text), &opts.normalized());
+    };
+    let mut out = FileChunks::default();
+    for cell in cells {
+        let mut cut = chunk_file(cell.language, &cell.source, opts);
         for chunk in &mut cut.chunks {
-            chunk.cell = Some(number);
+            chunk.cell = Some(cell.number);
         }
         out.chunks.extend(cut.chunks);
         out.symbols.extend(cut.symbols);
@@ -49,12 +70,15 @@ pub fn chunk_notebook(text: &str, opts: &ChunkOptions) -> FileChunks {
 /// The language of the notebook's code cells: `metadata.language_info.name`, else the
 /// kernel spec's; Python when neither names one quarry knows (Jupyter's default kernel).
 fn kernel_language(doc: &Value) -> Language {
-    ["/metadata/language_info/name", "/metadata/kernelspec/language"]
-        .iter()
-        .filter_map(|p| doc.pointer(p).and_then(Value::as_str))
-        .find_map(Language::from_name)
-        .filter(|l| l.is_code())
-        .unwrap_or(Language::Python)
+    [
+        "/metadata/language_info/name",
+        "/metadata/kernelspec/language",
+    ]
+    .iter()
+    .filter_map(|p| doc.pointer(p).and_then(Value::as_str))
+    .find_map(Language::from_name)
+    .filter(|l| l.is_code())
+    .unwrap_or(Language::Python)
 }
 
 #[cfg(test)]

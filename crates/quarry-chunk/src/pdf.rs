@@ -28,7 +28,10 @@ pub fn chunk_pdf(doc: &PagedText, opts: &ChunkOptions) -> FileChunks {
             .collect();
         let mut cut = sections::chunk(&lines, &opts, &headings, Language::Pdf);
         let first_heading = headings.first().map_or(u32::MAX, |h| h.line);
-        if let Some((s, e)) = lines.trim(1, lines.len()).filter(|&(s, e)| lines.fits(s, e, &opts)) {
+        if let Some((s, e)) = lines
+            .trim(1, lines.len())
+            .filter(|&(s, e)| lines.fits(s, e, &opts))
+        {
             // The page's own first heading names it when the page opens with it; otherwise
             // the section it continues does.
             let (symbol, parent) = match (headings.first(), &open) {
@@ -37,7 +40,8 @@ pub fn chunk_pdf(doc: &PagedText, opts: &ChunkOptions) -> FileChunks {
                 (Some(h), None) => (Some(h.text.clone()), None),
                 (None, None) => (None, None),
             };
-            let names: Vec<(u32, String)> = headings.iter().map(|h| (h.line, h.text.clone())).collect();
+            let names: Vec<(u32, String)> =
+                headings.iter().map(|h| (h.line, h.text.clone())).collect();
             let piece = Piece {
                 start: s,
                 end: e,
@@ -106,7 +110,15 @@ mod tests {
         let got: Vec<(Option<u32>, u32, u32, Option<&str>, &str)> = fc
             .chunks
             .iter()
-            .map(|c| (c.page, c.start_line, c.end_line, c.symbol.as_deref(), c.kind.as_str()))
+            .map(|c| {
+                (
+                    c.page,
+                    c.start_line,
+                    c.end_line,
+                    c.symbol.as_deref(),
+                    c.kind.as_str(),
+                )
+            })
             .collect();
         // Short pages are whole chunks, named by the heading they open with or continue.
         assert_eq!(

@@ -114,4 +114,3 @@ fn push_section(
         }
     }
 }
-

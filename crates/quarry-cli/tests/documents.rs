@@ -11,13 +11,19 @@ use serde_json::Value;
 fn manual() -> Vec<u8> {
     fixture::bytes(fixture::document(
         &[
-            vec![("Operations Manual", 24.0), ("For the people who run the service.", 11.0)],
+            vec![
+                ("Operations Manual", 24.0),
+                ("For the people who run the service.", 11.0),
+            ],
             vec![
                 ("Retry policy", 18.0),
                 ("Clients retry a failed request three times", 11.0),
                 ("with exponential backoff between attempts.", 11.0),
             ],
-            vec![("Storage quotas", 18.0), ("Each tenant may keep forty gigabytes.", 11.0)],
+            vec![
+                ("Storage quotas", 18.0),
+                ("Each tenant may keep forty gigabytes.", 11.0),
+            ],
         ],
         &[],
     ))
@@ -33,7 +39,10 @@ fn documents_repo(env: &Env) {
             "secret",
         ),
     );
-    env.write("docs/scan.pdf", fixture::bytes(fixture::document(&[vec![]], &[])));
+    env.write(
+        "docs/scan.pdf",
+        fixture::bytes(fixture::document(&[vec![]], &[])),
+    );
     env.write(
         "docs/guide.rst",
         "=====\nGuide\n=====\n\nInstallation\n------------\n\nRun the installer with root rights.\n\nCertificate rotation\n--------------------\n\nCertificates are renewed every ninety days by the rotation job.\n",
@@ -65,7 +74,10 @@ fn documents_repo(env: &Env) {
 fn search(env: &Env, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["search", "--mode", "lexical"];
     all.extend_from_slice(args);
-    env.json(&all)["results"].as_array().cloned().unwrap_or_default()
+    env.json(&all)["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -78,7 +90,10 @@ fn a_pdf_answers_with_its_page_and_unreadable_ones_are_counted() {
     assert_eq!(top["page"], 2);
     assert_eq!(top["language"], "pdf");
     assert_eq!(top["symbol"], "Retry policy");
-    assert!(top["id"].as_str().unwrap().contains("docs/manual.pdf#page=2:"));
+    assert!(top["id"]
+        .as_str()
+        .unwrap()
+        .contains("docs/manual.pdf#page=2:"));
 
     let human = env.ok(&["search", "--mode", "lexical", "storage quotas tenant"]);
     assert!(human.contains("docs/manual.pdf#page=3"), "{human}");
@@ -99,7 +114,10 @@ fn markup_and_text_are_cut_at_their_titles_and_a_notebook_by_cells() {
     let rst = search(&env, &["certificate rotation renewed"]);
     assert_eq!(rst[0]["path"], "docs/guide.rst");
     assert_eq!(rst[0]["symbol"], "Certificate rotation");
-    assert_eq!((rst[0]["start_line"].as_u64(), rst[0]["end_line"].as_u64()), (Some(10), Some(13)));
+    assert_eq!(
+        (rst[0]["start_line"].as_u64(), rst[0]["end_line"].as_u64()),
+        (Some(10), Some(13))
+    );
     let adoc = search(&env, &["on-call pages fifteen minutes"]);
     assert_eq!(adoc[0]["symbol"], "Paging rotation");
     let text = search(&env, &["tenant customer account glossary"]);
@@ -125,12 +143,20 @@ fn type_keeps_code_and_documents_apart() {
     let code = search(&env, &["retry backoff attempts", "--type", "code"]);
     let all = search(&env, &["retry backoff attempts"]);
     let paths = |rs: &[Value]| -> Vec<String> {
-        rs.iter().map(|r| r["path"].as_str().unwrap().to_string()).collect()
+        rs.iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
     };
     assert!(paths(&docs).contains(&"docs/manual.pdf".to_string()));
-    assert!(!paths(&docs).contains(&"src/retry.py".to_string()), "{docs:#?}");
+    assert!(
+        !paths(&docs).contains(&"src/retry.py".to_string()),
+        "{docs:#?}"
+    );
     assert_eq!(paths(&code)[0], "src/retry.py");
-    assert!(!paths(&code).iter().any(|p| p.ends_with(".pdf")), "{code:#?}");
+    assert!(
+        !paths(&code).iter().any(|p| p.ends_with(".pdf")),
+        "{code:#?}"
+    );
     assert!(paths(&all).contains(&"src/retry.py".to_string()));
     assert!(paths(&all).contains(&"docs/manual.pdf".to_string()));
     let err = env.fails(&["search", "x", "--type", "pictures"]);
@@ -146,9 +172,20 @@ fn the_summary_of_a_pdf_is_its_headings_with_pages() {
     assert!(out.contains("3 pages, 3 headings"), "{out}");
     assert!(out.contains("p.2 heading Retry policy"), "{out}");
     let json = env.json(&["summary", path.to_str().unwrap()]);
-    let items = json["items"].as_array().or(json["outline"]["items"].as_array()).cloned().unwrap_or_default();
+    let items = json["items"]
+        .as_array()
+        .or(json["outline"]["items"].as_array())
+        .cloned()
+        .unwrap_or_default();
     let pages: Vec<u64> = items.iter().filter_map(|i| i["page"].as_u64()).collect();
     assert_eq!(pages, [1, 2, 3], "{json:#}");
+    let notebook = env.repo.path().join("analysis.ipynb");
+    let out = env.ok(&["summary", notebook.to_str().unwrap()]);
+    assert!(out.contains("cell 1:1-2 # Churn analysis"), "{out}");
+    assert!(
+        out.contains("cell 2:1-2 def churn_rate(cancelled, total)"),
+        "{out}"
+    );
     let broken = env.repo.path().join("docs/locked.pdf");
     let err = env.fails(&["summary", broken.to_str().unwrap()]);
     assert!(err.contains("pdf-encrypted"), "{err}");

@@ -134,13 +134,25 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     assert_eq!(found["results"][0]["path"], "app/users.py", "{found}");
     assert_eq!(found["freshness"][0]["files_changed_since"], 0);
     // `type` keeps code and documents apart.
-    let (_, docs) = get(&server, "/api/search/code?query=retry%20backoff&mode=lexical&type=docs", None);
+    let (_, docs) = get(
+        &server,
+        "/api/search/code?query=retry%20backoff&mode=lexical&type=docs",
+        None,
+    );
     let docs = docs["results"].as_array().unwrap().clone();
     assert_eq!(docs[0]["path"], "docs/guide.md", "{docs:?}");
     assert!(docs.iter().all(|r| r["language"] == "markdown"), "{docs:?}");
-    let (_, code) = get(&server, "/api/search/code?query=retry%20backoff&mode=lexical&type=code", None);
+    let (_, code) = get(
+        &server,
+        "/api/search/code?query=retry%20backoff&mode=lexical&type=code",
+        None,
+    );
     assert!(
-        code["results"].as_array().unwrap().iter().all(|r| r["language"] != "markdown"),
+        code["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["language"] != "markdown"),
         "{code}"
     );
     let (_, commits) = get(
@@ -198,7 +210,11 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
         ("/api/search/code", 400, "query"),
         ("/api/search/code?query=x&limit=lots", 400, "bad parameters"),
         ("/api/search/code?query=x&colour=red", 400, "colour"),
-        ("/api/search/code?query=x&type=pictures", 400, "bad parameters"),
+        (
+            "/api/search/code?query=x&type=pictures",
+            400,
+            "bad parameters",
+        ),
         (
             "/api/search/code?query=x&language=klingon",
             400,

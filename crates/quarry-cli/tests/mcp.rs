@@ -94,7 +94,10 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
         .unwrap()
         .input_schema;
     assert!(search_schema["properties"]["query"].is_object());
-    assert!(search_schema["properties"]["type"].is_object(), "{search_schema:?}");
+    assert!(
+        search_schema["properties"]["type"].is_object(),
+        "{search_schema:?}"
+    );
     assert_eq!(search_schema["required"], json!(["query"]));
 
     let found = ok(

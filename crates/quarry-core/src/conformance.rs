@@ -48,14 +48,29 @@ pub fn chunks_keep_their_place_and_language(store: &mut dyn Store) {
                 "analysis.ipynb",
                 Language::Notebook,
                 vec![
-                    chunk("# Churn analysis\nWhich tenants cancelled", Language::Markdown, None, Some(1)),
-                    chunk("def churn_rate(cancelled, total):\n    return cancelled / total", Language::Python, None, Some(2)),
+                    chunk(
+                        "# Churn analysis\nWhich tenants cancelled",
+                        Language::Markdown,
+                        None,
+                        Some(1),
+                    ),
+                    chunk(
+                        "def churn_rate(cancelled, total):\n    return cancelled / total",
+                        Language::Python,
+                        None,
+                        Some(2),
+                    ),
                 ],
             ),
             file(
                 "docs/policy.pdf",
                 Language::Pdf,
-                vec![chunk("Churn policy\nCancelled tenants are archived", Language::Pdf, Some(7), None)],
+                vec![chunk(
+                    "Churn policy\nCancelled tenants are archived",
+                    Language::Pdf,
+                    Some(7),
+                    None,
+                )],
             ),
         ],
         ..Default::default()
@@ -78,8 +93,18 @@ pub fn chunks_keep_their_place_and_language(store: &mut dyn Store) {
         found.sort_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
         found
     };
-    let markdown_cell = ("analysis.ipynb".to_string(), None, Some(1), Language::Markdown);
-    let code_cell = ("analysis.ipynb".to_string(), None, Some(2), Language::Python);
+    let markdown_cell = (
+        "analysis.ipynb".to_string(),
+        None,
+        Some(1),
+        Language::Markdown,
+    );
+    let code_cell = (
+        "analysis.ipynb".to_string(),
+        None,
+        Some(2),
+        Language::Python,
+    );
     let page = ("docs/policy.pdf".to_string(), Some(7), None, Language::Pdf);
     assert_eq!(
         search(ContentType::All),

@@ -144,7 +144,11 @@ impl Language {
     pub fn is_docs(self) -> bool {
         matches!(
             self,
-            Language::Markdown | Language::Text | Language::Rst | Language::AsciiDoc | Language::Pdf
+            Language::Markdown
+                | Language::Text
+                | Language::Rst
+                | Language::AsciiDoc
+                | Language::Pdf
         )
     }
 }
@@ -224,7 +228,10 @@ mod tests {
         assert_eq!(Language::detect(Path::new("Rakefile")), Language::Ruby);
         assert_eq!(Language::detect(Path::new("LICENSE")), Language::Text);
         assert_eq!(Language::detect(Path::new("docs/index.rst")), Language::Rst);
-        assert_eq!(Language::detect(Path::new("guide.adoc")), Language::AsciiDoc);
+        assert_eq!(
+            Language::detect(Path::new("guide.adoc")),
+            Language::AsciiDoc
+        );
         assert_eq!(Language::detect(Path::new("paper.PDF")), Language::Pdf);
         assert_eq!(Language::detect(Path::new("nb.ipynb")), Language::Notebook);
         assert!(Language::Pdf.is_docs() && !Language::Pdf.is_code());

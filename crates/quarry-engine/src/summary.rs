@@ -35,7 +35,11 @@ fn summarize_pdf(path: &Path, shown_path: &str) -> Result<Outline> {
     let limits = quarry_sources::pdf::PdfLimits::default();
     let max = quarry_sources::DiscoverOptions::default().max_document_size;
     let bytes = quarry_sources::read_bytes(path, max).map_err(|reason| {
-        anyhow::anyhow!("cannot summarise {}: {reason} (limit {} MiB)", path.display(), max >> 20)
+        anyhow::anyhow!(
+            "cannot summarise {}: {reason} (limit {} MiB)",
+            path.display(),
+            max >> 20
+        )
     })?;
     let doc = quarry_sources::pdf::extract_bounded(bytes, &limits)
         .map_err(|reason| anyhow::anyhow!("cannot summarise {}: {reason}", path.display()))?;

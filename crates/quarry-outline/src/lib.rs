@@ -63,6 +63,9 @@ pub struct OutlineItem {
     /// The PDF page the heading is on (its lines are then the page's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// The notebook cell the item is in (its lines are then the cell's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
 }
 
 /// Kinds whose direct non-definition lines are listed as members.
@@ -85,6 +88,11 @@ pub const MAX_MEMBERS: usize = 16;
 
 /// Outlines `text`, the contents of `path` in `language`.
 pub fn outline(path: &str, language: Language, text: &str) -> Outline {
+    if language == Language::Notebook {
+        if let Some(cells) = quarry_chunk::notebook_cells(text) {
+            return outline_notebook(path, text, &cells);
+        }
+    }
     let symbols = if language == Language::Text {
         Vec::new()
     } else {
@@ -125,6 +133,31 @@ pub fn outline_from_symbols(
     }
 }
 
+/// A notebook's outline: each cell's definitions and headings, with the cell they are in (their
+/// lines count within the cell).
+fn outline_notebook(path: &str, text: &str, cells: &[quarry_chunk::Cell]) -> Outline {
+    let mut items = Vec::new();
+    for cell in cells {
+        let inner = outline(path, cell.language, &cell.source);
+        if inner.heuristic {
+            continue;
+        }
+        items.extend(inner.items.into_iter().map(|item| OutlineItem {
+            cell: Some(cell.number),
+            ..item
+        }));
+    }
+    Outline {
+        path: path.to_string(),
+        language: Language::Notebook,
+        total_lines: text.lines().count() as u32,
+        imports: Vec::new(),
+        items,
+        heuristic: false,
+        pages: None,
+    }
+}
+
 /// A PDF's outline: the headings its extractor found (bookmarks, or larger type), each with
 /// its page and line on the page, nested by level.
 pub fn outline_pdf(path: &str, doc: &quarry_core::PagedText) -> Outline {
@@ -151,6 +184,7 @@ pub fn outline_pdf(path: &str, doc: &quarry_core::PagedText) -> Outline {
                 depth: open.len() as u32,
                 members: Vec::new(),
                 page: Some(page.number),
+                cell: None,
             });
             open.push((h.level, qualified_name));
         }
@@ -158,7 +192,11 @@ pub fn outline_pdf(path: &str, doc: &quarry_core::PagedText) -> Outline {
     Outline {
         path: path.to_string(),
         language: Language::Pdf,
-        total_lines: doc.pages.iter().map(|p| p.text.lines().count() as u32).sum(),
+        total_lines: doc
+            .pages
+            .iter()
+            .map(|p| p.text.lines().count() as u32)
+            .sum(),
         imports: Vec::new(),
         items,
         heuristic: false,
@@ -206,6 +244,7 @@ fn items_from_symbols(
             depth,
             members,
             page: None,
+            cell: None,
         });
     }
     items

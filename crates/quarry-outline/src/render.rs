@@ -58,7 +58,11 @@ pub fn render(outline: &Outline) -> String {
         Some(pages) => format!("{pages} pages"),
         None => format!("{} lines", outline.total_lines),
     };
-    let what = if outline.language.is_docs() { "headings" } else { "definitions" };
+    let what = if outline.language.is_docs() {
+        "headings"
+    } else {
+        "definitions"
+    };
     let _ = writeln!(
         out,
         "{} — {}, {size}, {} {what}{}",
@@ -101,6 +105,12 @@ pub fn render(outline: &Outline) -> String {
         let indent = "  ".repeat(item.depth as usize);
         if let Some(page) = item.page {
             let _ = write!(out, "{indent}p.{page} ");
+        } else if let Some(cell) = item.cell {
+            let _ = write!(
+                out,
+                "{indent}cell {cell}:{}-{} ",
+                item.start_line, item.end_line
+            );
         } else if item.start_line == item.end_line {
             let _ = write!(out, "{indent}{} ", item.start_line);
         } else {

@@ -361,6 +361,7 @@ pub(crate) fn heuristic_items(lines: &Lines) -> Vec<OutlineItem> {
             depth: u32::from(line.len() != t.len()),
             members: Vec::new(),
             page: None,
+            cell: None,
         });
     }
     items

@@ -5,8 +5,8 @@
 use anyhow::Result;
 use postgres::types::ToSql;
 use quarry_core::{
-    CallRef, ChunkHit, ContentType, Coverage, FileHit, Language, LexicalQuery, PendingEmbedding, RepoStats,
-    SymbolRef, VectorQuery,
+    CallRef, ChunkHit, ContentType, Coverage, FileHit, Language, LexicalQuery, PendingEmbedding,
+    RepoStats, SymbolRef, VectorQuery,
 };
 
 use crate::bm25::{self, Bm25};
@@ -123,7 +123,12 @@ fn field_weights(q: &LexicalQuery) -> [f64; 4] {
 }
 
 /// The lexical query's filters; `chunk` is the chunk table's alias (none for file search).
-fn push_lexical_filters(sql: &mut String, params: &mut Params, q: &LexicalQuery, chunk: Option<&str>) {
+fn push_lexical_filters(
+    sql: &mut String,
+    params: &mut Params,
+    q: &LexicalQuery,
+    chunk: Option<&str>,
+) {
     push_filters(sql, params, &q.repos, q.language, q.path_glob.as_deref());
     push_content_filter(sql, q.content, chunk);
 }

@@ -8,14 +8,11 @@ use std::time::Instant;
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let show = args
-        .iter()
-        .position(|a| a == "--show")
-        .map(|i| {
-            let n = args[i + 1].parse::<u32>().expect("--show N");
-            args.drain(i..i + 2);
-            n
-        });
+    let show = args.iter().position(|a| a == "--show").map(|i| {
+        let n = args[i + 1].parse::<u32>().expect("--show N");
+        args.drain(i..i + 2);
+        n
+    });
     let (mut pages, mut seconds) = (0usize, 0f64);
     for path in &args {
         let bytes = std::fs::read(path).expect("readable file");
@@ -48,6 +45,9 @@ fn main() {
         }
     }
     if args.len() > 1 && seconds > 0.0 {
-        println!("total: {pages} pages in {seconds:.2} s ({:.0} pages/s)", pages as f64 / seconds);
+        println!(
+            "total: {pages} pages in {seconds:.2} s ({:.0} pages/s)",
+            pages as f64 / seconds
+        );
     }
 }

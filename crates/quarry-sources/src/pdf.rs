@@ -67,17 +67,13 @@ pub fn extract_bounded(bytes: Vec<u8>, limits: &PdfLimits) -> Result<PagedText, 
             let _ = send.send(extract(&bytes, &limits_for_thread));
         });
     if spawned.is_err() {
-        return extract_inline(limits);
+        // No thread to be had (the process is at its limit): better to skip the file than to
+        // risk an unbounded parse on the caller's thread.
+        return Err(reason::TIMEOUT);
     }
     receive
         .recv_timeout(limits.timeout + Duration::from_secs(1))
         .unwrap_or(Err(reason::TIMEOUT))
-}
-
-fn extract_inline(_limits: &PdfLimits) -> Result<PagedText, &'static str> {
-    // No thread to be had (the process is at its limit): better to skip than to risk an
-    // unbounded parse on the caller's thread.
-    Err(reason::TIMEOUT)
 }
 
 thread_local! {
@@ -138,27 +134,27 @@ pub fn extract(bytes: &[u8], limits: &PdfLimits) -> Result<PagedText, &'static s
     if doc.is_encrypted() {
         return Err(reason::ENCRYPTED);
     }
-    let page_numbers: Vec<u32> = quietly(|| doc.get_pages().into_keys().collect::<Vec<u32>>())
-        .ok_or(reason::CORRUPT)?;
+    let page_numbers: Vec<u32> =
+        quietly(|| doc.get_pages().into_keys().collect::<Vec<u32>>()).ok_or(reason::CORRUPT)?;
     let page_numbers: Vec<u32> = page_numbers.into_iter().take(limits.max_pages).collect();
     if page_numbers.is_empty() {
         return Err(reason::CORRUPT);
     }
     let pages: Vec<Option<Result<Vec<Line>, ()>>> = page_pool().install(|| {
         page_numbers
-        .par_iter()
-        .map(|&n| {
-            quietly(|| {
-                let mut lines = LineCollector::new(deadline);
-                match pdf_extract::output_doc_page(&doc, &mut lines, n) {
-                    Ok(()) => Ok(lines.finish()),
-                    Err(_) if lines.timed_out => Err(()),
-                    // A page whose content cannot be read keeps what was read before the error.
-                    Err(_) => Ok(lines.finish()),
-                }
+            .par_iter()
+            .map(|&n| {
+                quietly(|| {
+                    let mut lines = LineCollector::new(deadline);
+                    match pdf_extract::output_doc_page(&doc, &mut lines, n) {
+                        Ok(()) => Ok(lines.finish()),
+                        Err(_) if lines.timed_out => Err(()),
+                        // A page whose content cannot be read keeps what was read before the error.
+                        Err(_) => Ok(lines.finish()),
+                    }
+                })
             })
-        })
-        .collect()
+            .collect()
     });
     if pages.iter().any(|p| matches!(p, Some(Err(())))) || Instant::now() > deadline {
         return Err(reason::TIMEOUT);
@@ -234,7 +230,10 @@ impl LineCollector {
         let line = std::mem::take(&mut self.current);
         let text = line.text.trim_end().to_string();
         if !text.trim().is_empty() {
-            self.lines.push(Line { text, size: line.size });
+            self.lines.push(Line {
+                text,
+                size: line.size,
+            });
         }
         if paragraph && self.lines.last().is_some_and(|l| !l.text.is_empty()) {
             self.lines.push(Line::default());
@@ -359,7 +358,13 @@ fn assemble(
                     .enumerate()
                     .skip(from.max(1))
                     .find(|(_, l)| matches(l))
-                    .or_else(|| lines.iter().enumerate().skip(from).find(|(_, l)| matches(l)))
+                    .or_else(|| {
+                        lines
+                            .iter()
+                            .enumerate()
+                            .skip(from)
+                            .find(|(_, l)| matches(l))
+                    })
                     .map(|(i, _)| i - from);
                 if let Some(i) = found {
                     headings.push(PageHeading {
@@ -381,7 +386,11 @@ fn assemble(
                 }
             }
         }
-        let mut text = lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n");
+        let mut text = lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         if text.len() > budget {
             let mut end = budget;
             while !text.is_char_boundary(end) {
@@ -448,7 +457,9 @@ fn sized_heading(line: &Line, sizes: &[i64]) -> Option<usize> {
 /// them), so no fixture is a binary checked in without the code that made it.
 pub mod fixture {
     use lopdf::content::{Content, Operation};
-    use lopdf::{dictionary, Document, EncryptionState, EncryptionVersion, Object, Permissions, Stream};
+    use lopdf::{
+        dictionary, Document, EncryptionState, EncryptionVersion, Object, Permissions, Stream,
+    };
 
     /// One line of a page: its text and font size in points.
     pub type Line<'a> = (&'a str, f64);
@@ -461,7 +472,8 @@ pub mod fixture {
         let font_id = doc.add_object(dictionary! {
             "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
         });
-        let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
+        let resources_id =
+            doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
         let mut kids = Vec::new();
         for lines in pages {
             let mut ops = vec![Operation::new("BT", vec![])];
@@ -469,12 +481,18 @@ pub mod fixture {
             for (text, size) in lines {
                 y -= size * 1.6;
                 ops.push(Operation::new("Tf", vec!["F1".into(), (*size).into()]));
-                ops.push(Operation::new("Tm", vec![1.into(), 0.into(), 0.into(), 1.into(), 60.into(), y.into()]));
+                ops.push(Operation::new(
+                    "Tm",
+                    vec![1.into(), 0.into(), 0.into(), 1.into(), 60.into(), y.into()],
+                ));
                 ops.push(Operation::new("Tj", vec![Object::string_literal(*text)]));
             }
             ops.push(Operation::new("ET", vec![]));
             let content = Content { operations: ops };
-            let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap_or_default()));
+            let content_id = doc.add_object(Stream::new(
+                dictionary! {},
+                content.encode().unwrap_or_default(),
+            ));
             let page_id = doc.add_object(dictionary! {
                 "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
             });
@@ -499,19 +517,31 @@ pub mod fixture {
     }
 
     /// A flat-or-nested bookmark tree: each entry's parent is the last entry of a lower level.
-    fn outlines(doc: &mut Document, kids: &[Object], entries: &[(usize, &str, u32)]) -> lopdf::ObjectId {
+    fn outlines(
+        doc: &mut Document,
+        kids: &[Object],
+        entries: &[(usize, &str, u32)],
+    ) -> lopdf::ObjectId {
         let root = doc.new_object_id();
         let ids: Vec<lopdf::ObjectId> = entries.iter().map(|_| doc.new_object_id()).collect();
         let parent_of = |i: usize| {
-            (0..i).rev().find(|&j| entries[j].0 < entries[i].0).map_or(root, |j| ids[j])
+            (0..i)
+                .rev()
+                .find(|&j| entries[j].0 < entries[i].0)
+                .map_or(root, |j| ids[j])
         };
         let children = |parent: lopdf::ObjectId| -> Vec<usize> {
-            (0..entries.len()).filter(|&i| parent_of(i) == parent).collect()
+            (0..entries.len())
+                .filter(|&i| parent_of(i) == parent)
+                .collect()
         };
         for (i, (_, title, page)) in entries.iter().enumerate() {
             let siblings = children(parent_of(i));
             let at = siblings.iter().position(|&s| s == i).unwrap_or(0);
-            let page_ref = kids.get(*page as usize - 1).cloned().unwrap_or(Object::Null);
+            let page_ref = kids
+                .get(*page as usize - 1)
+                .cloned()
+                .unwrap_or(Object::Null);
             let mut item = dictionary! {
                 "Title" => Object::string_literal(*title),
                 "Parent" => parent_of(i),
@@ -552,7 +582,10 @@ pub mod fixture {
     /// empty one only restricts what a viewer allows, as most "protected" PDFs do.
     pub fn encrypted(mut doc: Document, user_password: &str) -> Vec<u8> {
         // The file identifier keys the encryption.
-        let id = Object::String(b"quarry-test-pdf!".to_vec(), lopdf::StringFormat::Hexadecimal);
+        let id = Object::String(
+            b"quarry-test-pdf!".to_vec(),
+            lopdf::StringFormat::Hexadecimal,
+        );
         doc.trailer.set("ID", vec![id.clone(), id]);
         let version = EncryptionVersion::V2 {
             document: &doc,

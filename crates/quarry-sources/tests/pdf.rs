@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 fn three_pages() -> lopdf::Document {
     fixture::document(
         &[
-            vec![("Service Manual", 24.0), ("Version 2 of the manual for operators.", 11.0)],
+            vec![
+                ("Service Manual", 24.0),
+                ("Version 2 of the manual for operators.", 11.0),
+            ],
             vec![
                 ("Retry policy", 18.0),
                 ("Clients retry a failed request three times", 11.0),
@@ -15,7 +18,10 @@ fn three_pages() -> lopdf::Document {
                 ("Jitter", 14.0),
                 ("Each wait is randomised by up to twenty percent.", 11.0),
             ],
-            vec![("Timeouts", 18.0), ("A request is abandoned after thirty seconds.", 11.0)],
+            vec![
+                ("Timeouts", 18.0),
+                ("A request is abandoned after thirty seconds.", 11.0),
+            ],
         ],
         &[],
     )
@@ -26,20 +32,37 @@ fn pages_keep_their_numbers_text_and_font_size_headings() {
     let doc = extract(&fixture::bytes(three_pages()), &PdfLimits::default()).unwrap();
     let numbers: Vec<u32> = doc.pages.iter().map(|p| p.number).collect();
     assert_eq!(numbers, [1, 2, 3]);
-    assert!(doc.pages[1].text.contains("exponential backoff"), "{:?}", doc.pages[1].text);
+    assert!(
+        doc.pages[1].text.contains("exponential backoff"),
+        "{:?}",
+        doc.pages[1].text
+    );
     assert!(!doc.pages[0].text.contains("backoff"));
     let headings: Vec<(u32, usize, &str)> = doc
         .pages
         .iter()
-        .flat_map(|p| p.headings.iter().map(move |h| (p.number, h.level, h.text.as_str())))
+        .flat_map(|p| {
+            p.headings
+                .iter()
+                .map(move |h| (p.number, h.level, h.text.as_str()))
+        })
         .collect();
     // Sizes 24, 18 and 14 over an 11-point body: three levels, largest first.
     assert_eq!(
         headings,
-        [(1, 1, "Service Manual"), (2, 2, "Retry policy"), (2, 3, "Jitter"), (3, 2, "Timeouts")]
+        [
+            (1, 1, "Service Manual"),
+            (2, 2, "Retry policy"),
+            (2, 3, "Jitter"),
+            (3, 2, "Timeouts")
+        ]
     );
     let retry = &doc.pages[1];
-    let line = retry.text.lines().nth(retry.headings[0].line as usize - 1).unwrap();
+    let line = retry
+        .text
+        .lines()
+        .nth(retry.headings[0].line as usize - 1)
+        .unwrap();
     assert_eq!(line, "Retry policy");
 }
 
@@ -48,7 +71,11 @@ fn an_outline_names_the_headings_when_the_document_has_one() {
     let doc = fixture::document(
         &[
             vec![("Overview of the system", 11.0), ("Some words here.", 11.0)],
-            vec![("Body text first.", 11.0), ("Error handling", 11.0), ("More words.", 11.0)],
+            vec![
+                ("Body text first.", 11.0),
+                ("Error handling", 11.0),
+                ("More words.", 11.0),
+            ],
         ],
         &[(1, "Overview of the system", 1), (2, "Error handling", 2)],
     );
@@ -64,9 +91,18 @@ fn an_outline_names_the_headings_when_the_document_has_one() {
 
 #[test]
 fn corrupt_truncated_and_foreign_bytes_are_skipped_without_a_panic() {
-    assert_eq!(extract(b"%PDF-1.7\nnot really a pdf", &PdfLimits::default()).unwrap_err(), reason::CORRUPT);
-    assert_eq!(extract(b"", &PdfLimits::default()).unwrap_err(), reason::CORRUPT);
-    assert_eq!(extract(&[0xff; 4096], &PdfLimits::default()).unwrap_err(), reason::CORRUPT);
+    assert_eq!(
+        extract(b"%PDF-1.7\nnot really a pdf", &PdfLimits::default()).unwrap_err(),
+        reason::CORRUPT
+    );
+    assert_eq!(
+        extract(b"", &PdfLimits::default()).unwrap_err(),
+        reason::CORRUPT
+    );
+    assert_eq!(
+        extract(&[0xff; 4096], &PdfLimits::default()).unwrap_err(),
+        reason::CORRUPT
+    );
     // Cut anywhere: an answer every time (what survives, or a reason), never a panic.
     let whole = fixture::bytes(three_pages());
     for cut in (0..whole.len()).step_by(97) {
@@ -80,7 +116,10 @@ fn corrupt_truncated_and_foreign_bytes_are_skipped_without_a_panic() {
 #[test]
 fn a_password_protected_pdf_is_skipped_and_an_owner_locked_one_is_read() {
     let locked = fixture::encrypted(three_pages(), "secret");
-    assert_eq!(extract(&locked, &PdfLimits::default()).unwrap_err(), reason::ENCRYPTED);
+    assert_eq!(
+        extract(&locked, &PdfLimits::default()).unwrap_err(),
+        reason::ENCRYPTED
+    );
     let restricted = fixture::encrypted(three_pages(), "");
     let doc = extract(&restricted, &PdfLimits::default()).unwrap();
     assert!(doc.pages[1].text.contains("exponential backoff"));
@@ -90,7 +129,10 @@ fn a_password_protected_pdf_is_skipped_and_an_owner_locked_one_is_read() {
 fn a_pdf_without_a_text_layer_is_skipped() {
     // Pages that only draw (as a scan's image does): no glyph at all.
     let doc = fixture::document(&[vec![], vec![]], &[]);
-    assert_eq!(extract(&fixture::bytes(doc), &PdfLimits::default()).unwrap_err(), reason::NO_TEXT);
+    assert_eq!(
+        extract(&fixture::bytes(doc), &PdfLimits::default()).unwrap_err(),
+        reason::NO_TEXT
+    );
 }
 
 #[test]

@@ -59,7 +59,11 @@ pub(crate) fn push_filters(
 /// Restricts chunks (`chunks = true`: by each chunk's own language) or files (by the file's)
 /// to code or documents.
 pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunks: bool) {
-    let language = if chunks { "coalesce(c.language, f.language)" } else { "f.language" };
+    let language = if chunks {
+        "coalesce(c.language, f.language)"
+    } else {
+        "f.language"
+    };
     if let Some(condition) = content.sql_condition(language, !chunks) {
         sql.push_str(" AND ");
         sql.push_str(&condition);
@@ -67,7 +71,8 @@ pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunks
 }
 
 /// The columns `hit_from_row` reads, before a final score column.
-pub(crate) const HIT_COLUMNS: &str = "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, \
+pub(crate) const HIT_COLUMNS: &str =
+    "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, \
      coalesce(c.language, f.language), c.text, c.page, c.cell";
 
 /// The column after `HIT_COLUMNS`.
