@@ -112,6 +112,24 @@ pub fn chunks_keep_their_place_and_language(store: &mut dyn Store) {
     );
     assert_eq!(search(ContentType::Docs), [markdown_cell, page]);
     assert_eq!(search(ContentType::Code), [code_cell]);
+    // A language names a chunk's own language or its file's.
+    let by_language = |language: Language| {
+        let mut found: Vec<Option<u32>> = store
+            .search_lexical(&LexicalQuery {
+                language: Some(language),
+                ..query(ContentType::All)
+            })
+            .unwrap()
+            .iter()
+            .map(|h| h.cell.or(h.page))
+            .collect();
+        found.sort();
+        found
+    };
+    assert_eq!(by_language(Language::Python), [Some(2)]);
+    assert_eq!(by_language(Language::Markdown), [Some(1)]);
+    assert_eq!(by_language(Language::Notebook), [Some(1), Some(2)]);
+    assert_eq!(by_language(Language::Pdf), [Some(7)]);
     let files: Vec<String> = store
         .search_files_lexical(&query(ContentType::Code))
         .unwrap()

@@ -48,7 +48,7 @@ fn hit(r: &postgres::Row, score: f64) -> CommitHit {
 
 /// The filters of `q` for `commits c` and `repos r`; `with_path` adds the changed-path one.
 fn push_commit_filters(sql: &mut String, params: &mut Params, q: &CommitQuery, with_path: bool) {
-    push_filters(sql, params, &q.repos, None, None);
+    push_filters(sql, params, &q.repos, None);
     if let Some(since) = q.since {
         params.push(Box::new(since));
         sql.push_str(&format!(" AND c.author_time >= ${}", params.len()));

@@ -58,21 +58,17 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// Appends the shared pre-filters (repo names, language, path) for tables aliased `r` and `f`.
+/// Appends the shared pre-filters (repo names, path) for tables aliased `r` and `f`;
+/// `push_scope` adds language and content type.
 pub(crate) fn push_filters(
     sql: &mut String,
     params: &mut Params,
     repos: &[String],
-    language: Option<Language>,
     path_glob: Option<&str>,
 ) {
     if !repos.is_empty() {
         params.push(Box::new(repos.to_vec()));
         sql.push_str(&format!(" AND r.name = ANY(${})", params.len()));
-    }
-    if let Some(language) = language {
-        params.push(Box::new(language.name().to_string()));
-        sql.push_str(&format!(" AND f.language = ${}", params.len()));
     }
     if let Some(glob) = path_glob {
         params.push(Box::new(path_regex(glob)));
@@ -80,14 +76,31 @@ pub(crate) fn push_filters(
     }
 }
 
-/// Restricts chunks (aliased `chunk`; by each chunk's own language) or, without an alias,
-/// files (by the file's) to code or documents.
-pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunk: Option<&str>) {
-    let language = match chunk {
+/// Restricts a search by language and to code or documents. For chunks (aliased `chunk`)
+/// both are judged by the chunk's own language (`--lang python` also finds a notebook's
+/// Python cells; `--lang notebook` every cell of one); without an alias, files by the file's.
+pub(crate) fn push_scope(
+    sql: &mut String,
+    params: &mut Params,
+    language: Option<Language>,
+    content: ContentType,
+    chunk: Option<&str>,
+) {
+    if let Some(lang) = language {
+        params.push(Box::new(lang.name().to_string()));
+        let n = params.len();
+        match chunk {
+            Some(alias) => sql.push_str(&format!(
+                " AND ({alias}.language = ${n} OR f.language = ${n})"
+            )),
+            None => sql.push_str(&format!(" AND f.language = ${n}")),
+        }
+    }
+    let own = match chunk {
         Some(alias) => format!("coalesce({alias}.language, f.language)"),
         None => "f.language".to_string(),
     };
-    if let Some(condition) = content.sql_condition(&language, chunk.is_none()) {
+    if let Some(condition) = content.sql_condition(&own, chunk.is_none()) {
         sql.push_str(" AND ");
         sql.push_str(&condition);
     }
@@ -129,8 +142,8 @@ fn push_lexical_filters(
     q: &LexicalQuery,
     chunk: Option<&str>,
 ) {
-    push_filters(sql, params, &q.repos, q.language, q.path_glob.as_deref());
-    push_content_filter(sql, q.content, chunk);
+    push_filters(sql, params, &q.repos, q.path_glob.as_deref());
+    push_scope(sql, params, q.language, q.content, chunk);
 }
 
 pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
@@ -225,14 +238,8 @@ pub fn vector(store: &PgStore, q: &VectorQuery, dims: usize) -> Result<Vec<Chunk
              JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
              WHERE true"
         );
-        push_filters(
-            &mut sql,
-            &mut params,
-            &q.repos,
-            q.language,
-            q.path_glob.as_deref(),
-        );
-        push_content_filter(&mut sql, q.content, Some("c"));
+        push_filters(&mut sql, &mut params, &q.repos, q.path_glob.as_deref());
+        push_scope(&mut sql, &mut params, q.language, q.content, Some("c"));
         params.push(Box::new(q.limit as i64));
         sql.push_str(&format!(
             " ORDER BY {distance}, c.id LIMIT ${}",
@@ -276,7 +283,7 @@ pub fn files_by_stem(
     let mut sql = String::from(
         "SELECT r.name, f.path FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.stem = ANY($1)",
     );
-    push_filters(&mut sql, &mut params, repos, None, None);
+    push_filters(&mut sql, &mut params, repos, None);
     params.push(Box::new(limit as i64));
     sql.push_str(&format!(" ORDER BY r.name, f.path LIMIT ${}", params.len()));
     store.with(|c| {
@@ -321,7 +328,7 @@ pub fn callers(
          JOIN repos r ON r.id = c.repo_id
          WHERE c.callee = $1",
     );
-    push_filters(&mut sql, &mut params, repos, None, None);
+    push_filters(&mut sql, &mut params, repos, None);
     params.push(Box::new(limit as i64));
     sql.push_str(&format!(
         " ORDER BY r.name, f.path, c.line LIMIT ${}",
@@ -367,7 +374,7 @@ pub fn definitions(
          JOIN repos r ON r.id = s.repo_id
          WHERE s.name = $1",
     );
-    push_filters(&mut sql, &mut params, repos, None, None);
+    push_filters(&mut sql, &mut params, repos, None);
     params.push(Box::new(limit as i64));
     sql.push_str(&format!(
         " ORDER BY r.name, f.path, s.start_line LIMIT ${}",

@@ -17,7 +17,7 @@ pub fn callers(
          WHERE c.callee = ?1",
     );
     let mut args = vec![Value::Text(name.to_string())];
-    push_filters(&mut sql, &mut args, repos, None, None);
+    push_filters(&mut sql, &mut args, repos, None);
     args.push(Value::Integer(limit as i64));
     sql.push_str(&format!(
         " ORDER BY r.name, f.path, c.line LIMIT ?{}",
@@ -71,7 +71,7 @@ pub fn definitions(
          WHERE s.name = ?1",
     );
     let mut args = vec![Value::Text(name.to_string())];
-    push_filters(&mut sql, &mut args, repos, None, None);
+    push_filters(&mut sql, &mut args, repos, None);
     args.push(Value::Integer(limit as i64));
     sql.push_str(&format!(
         " ORDER BY r.name, f.path, s.start_line LIMIT ?{}",

@@ -17,7 +17,7 @@ const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
 
 /// Filters shared by search and touches; `c` is `commits`, `r` is `repos`.
 pub(crate) fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery) {
-    crate::search::push_filters(sql, args, &q.repos, None, None);
+    crate::search::push_filters(sql, args, &q.repos, None);
     if let Some(since) = q.since {
         args.push(Value::Integer(since));
         sql.push_str(&format!(" AND c.author_time >= ?{}", args.len()));

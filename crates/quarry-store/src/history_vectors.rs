@@ -52,7 +52,7 @@ pub(crate) fn any(conn: &Connection, repos: &[String]) -> rusqlite::Result<bool>
         "SELECT EXISTS(SELECT 1 FROM commit_vectors v
          JOIN commits c ON c.id = v.commit_id JOIN repos r ON r.id = c.repo_id WHERE 1",
     );
-    crate::search::push_filters(&mut sql, &mut args, repos, None, None);
+    crate::search::push_filters(&mut sql, &mut args, repos, None);
     sql.push(')');
     conn.query_row(&sql, rusqlite::params_from_iter(args), |r| r.get(0))
 }

@@ -27,13 +27,12 @@ pub(crate) fn path_pattern(filter: &str) -> String {
     }
 }
 
-/// Appends the pre-filters shared by every search (repo names, language, path) to `sql`,
+/// Appends the pre-filters shared by every search (repo names, path) to `sql`,
 /// binding their values as numbered parameters after those already in `args`.
 pub(crate) fn push_filters(
     sql: &mut String,
     args: &mut Vec<Value>,
     repos: &[String],
-    language: Option<Language>,
     path_glob: Option<&str>,
 ) {
     if !repos.is_empty() {
@@ -46,25 +45,38 @@ pub(crate) fn push_filters(
             .collect();
         sql.push_str(&format!(" AND r.name IN ({})", marks.join(",")));
     }
-    if let Some(lang) = language {
-        args.push(Value::Text(lang.name().to_string()));
-        sql.push_str(&format!(" AND f.language = ?{}", args.len()));
-    }
     if let Some(filter) = path_glob {
         args.push(Value::Text(path_pattern(filter)));
         sql.push_str(&format!(" AND f.path GLOB ?{}", args.len()));
     }
 }
 
-/// Restricts chunks (`chunks = true`: by each chunk's own language) or files (by the file's)
-/// to code or documents.
-pub(crate) fn push_content_filter(sql: &mut String, content: ContentType, chunks: bool) {
-    let language = if chunks {
+/// Restricts a search by language and to code or documents. For chunks (`chunks = true`)
+/// both are judged by the chunk's own language: `--lang python` also finds a notebook's
+/// Python cells, and `--lang notebook` every cell of a notebook (the file's language). For
+/// files, by the file's.
+pub(crate) fn push_scope(
+    sql: &mut String,
+    args: &mut Vec<Value>,
+    language: Option<Language>,
+    content: ContentType,
+    chunks: bool,
+) {
+    if let Some(lang) = language {
+        args.push(Value::Text(lang.name().to_string()));
+        let n = args.len();
+        if chunks {
+            sql.push_str(&format!(" AND (c.language = ?{n} OR f.language = ?{n})"));
+        } else {
+            sql.push_str(&format!(" AND f.language = ?{n}"));
+        }
+    }
+    let own = if chunks {
         "coalesce(c.language, f.language)"
     } else {
         "f.language"
     };
-    if let Some(condition) = content.sql_condition(language, !chunks) {
+    if let Some(condition) = content.sql_condition(own, !chunks) {
         sql.push_str(" AND ");
         sql.push_str(&condition);
     }
@@ -121,14 +133,8 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
          WHERE chunks_fts MATCH ?1"
     );
     let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
-    push_filters(
-        &mut sql,
-        &mut args,
-        &q.repos,
-        q.language,
-        q.path_glob.as_deref(),
-    );
-    push_content_filter(&mut sql, q.content, true);
+    push_filters(&mut sql, &mut args, &q.repos, q.path_glob.as_deref());
+    push_scope(&mut sql, &mut args, q.language, q.content, true);
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
 
@@ -157,14 +163,8 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
          WHERE files_fts MATCH ?1"
     );
     let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
-    push_filters(
-        &mut sql,
-        &mut args,
-        &q.repos,
-        q.language,
-        q.path_glob.as_deref(),
-    );
-    push_content_filter(&mut sql, q.content, false);
+    push_filters(&mut sql, &mut args, &q.repos, q.path_glob.as_deref());
+    push_scope(&mut sql, &mut args, q.language, q.content, false);
     args.push(Value::Integer(q.limit as i64));
     sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -197,7 +197,7 @@ pub fn files_by_stem(
         "SELECT r.name, f.path FROM files f JOIN repos r ON r.id = f.repo_id WHERE f.stem IN ({})",
         marks.join(",")
     );
-    push_filters(&mut sql, &mut args, repos, None, None);
+    push_filters(&mut sql, &mut args, repos, None);
     args.push(Value::Integer(limit as i64));
     sql.push_str(&format!(" ORDER BY r.name, f.path LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;

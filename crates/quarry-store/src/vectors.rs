@@ -126,7 +126,7 @@ fn count_coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Cover
          WHERE 1",
     );
     let mut args = Vec::new();
-    push_filters(&mut sql, &mut args, repos, None, None);
+    push_filters(&mut sql, &mut args, repos, None);
     conn.query_row(&sql, rusqlite::params_from_iter(args), |r| {
         Ok(Coverage {
             total: r.get::<_, i64>(0)? as u64,
@@ -237,14 +237,8 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
          WHERE e.id = ?1"
     );
     let mut args: Vec<Value> = vec![Value::Null];
-    push_filters(
-        &mut sql,
-        &mut args,
-        &q.repos,
-        q.language,
-        q.path_glob.as_deref(),
-    );
-    crate::search::push_content_filter(&mut sql, q.content, true);
+    push_filters(&mut sql, &mut args, &q.repos, q.path_glob.as_deref());
+    crate::search::push_scope(&mut sql, &mut args, q.language, q.content, true);
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(q.limit);
     for (score, id) in scored {
