@@ -60,7 +60,9 @@ fn documents_repo(env: &Env) {
         "metadata": {"language_info": {"name": "python"}},
         "cells": [
             {"cell_type": "markdown", "source": ["# Churn analysis\n", "Which tenants cancelled their plan."]},
-            {"cell_type": "code", "source": ["def churn_rate(cancelled, total):\n", "    return cancelled / total\n"], "outputs": []}
+            {"cell_type": "code", "source": ["def churn_rate(cancelled, total):\n", "    return cancelled / total\n"],
+             // A plot: one long base64 line, as real notebooks carry (never "minified").
+             "outputs": [{"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo".repeat(4000)}}]}
         ]
     });
     env.write("analysis.ipynb", notebook.to_string());
@@ -128,6 +130,9 @@ fn markup_and_text_are_cut_at_their_titles_and_a_notebook_by_cells() {
     assert_eq!(prose[0]["path"], "analysis.ipynb");
     assert_eq!(prose[0]["cell"], 1);
     assert_eq!(prose[0]["language"], "markdown");
+    // No trigram row for a notebook (its outputs are megabytes): grep reads the file.
+    let grep = env.ok(&["grep", "-l", "churn_rate", env.repo_path()]);
+    assert!(grep.contains("analysis.ipynb"), "{grep}");
     let code = search(&env, &["churn rate cancelled", "--type", "code"]);
     assert_eq!(code[0]["path"], "analysis.ipynb");
     assert_eq!(code[0]["cell"], 2);

@@ -102,7 +102,9 @@ fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOpti
                     language: candidate.language,
                     state,
                     content,
-                    grep_text: (!lossy).then_some(text),
+                    // A notebook's JSON is mostly base64 outputs: megabytes of trigrams that
+                    // no one greps for. Without a row, grep reads the file itself.
+                    grep_text: (!lossy && candidate.language != Language::Notebook).then_some(text),
                 },
                 lossy,
             )

@@ -49,12 +49,18 @@ fn summarize_pdf(path: &Path, shown_path: &str) -> Result<Outline> {
 /// A file's text for summarising; binary, unreadable, oversized or not regular files (a
 /// FIFO would block) are errors.
 pub fn read_source(path: &Path) -> Result<String> {
-    match quarry_sources::read_text(path, MAX_SUMMARY_BYTES) {
+    let language = Language::detect(path);
+    // A notebook's size is mostly its outputs: it gets the indexer's document limit.
+    let limit = match language {
+        Language::Notebook => quarry_sources::DiscoverOptions::default().max_document_size,
+        _ => MAX_SUMMARY_BYTES,
+    };
+    match quarry_sources::read_text_as(path, limit, language) {
         FileText::Text { text, .. } => Ok(text),
         FileText::Skipped(reason) => bail!(
             "cannot summarise {}: {reason} (limit {} MiB for too-large files)",
             path.display(),
-            MAX_SUMMARY_BYTES >> 20
+            limit >> 20
         ),
     }
 }
