@@ -120,23 +120,25 @@ pub(crate) fn asciidoc_headings(lines: &Lines) -> Vec<Heading> {
     let mut open: Option<String> = None;
     for n in 1..=lines.len() {
         let line = lines.get(n).trim_end();
-        let delimiter = line.len() >= 4
-            && line
-                .chars()
-                .next()
-                .is_some_and(|c| ASCIIDOC_DELIMITERS.contains(c) && line.chars().all(|d| d == c));
         if let Some(fence) = &open {
             if line == fence {
                 open = None;
             }
             continue;
         }
-        if delimiter || line == "```" || line.starts_with("```") && !line[3..].contains('`') {
-            open = Some(if line.starts_with("```") {
-                "```".to_string()
-            } else {
-                line.to_string()
-            });
+        // A block opens with a delimiter line (closed by the same line) or a Markdown fence
+        // with an info string (closed by three backticks).
+        let delimiter = line.len() >= 4
+            && line
+                .chars()
+                .next()
+                .is_some_and(|c| ASCIIDOC_DELIMITERS.contains(c) && line.chars().all(|d| d == c));
+        if delimiter {
+            open = Some(line.to_string());
+            continue;
+        }
+        if line.starts_with("```") && !line[3..].contains('`') {
+            open = Some("```".to_string());
             continue;
         }
         let marker = line.chars().next().filter(|&c| c == '=' || c == '#');

@@ -175,23 +175,6 @@ impl ContentType {
         }
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            ContentType::Code => "code",
-            ContentType::Docs => "docs",
-            ContentType::All => "all",
-        }
-    }
-
-    /// Whether a chunk in `language` belongs.
-    pub fn admits(self, language: Language) -> bool {
-        match self {
-            ContentType::All => true,
-            ContentType::Docs => language.is_docs(),
-            ContentType::Code => !language.is_docs(),
-        }
-    }
-
     /// The SQL condition both stores add to a search (`None` for `All`), over the stored
     /// language name in `language` (for chunks, the chunk's own, coalesced with its file's).
     /// For whole files (`files`), a notebook is both code and docs.
@@ -236,9 +219,21 @@ mod tests {
         assert_eq!(Language::detect(Path::new("nb.ipynb")), Language::Notebook);
         assert!(Language::Pdf.is_docs() && !Language::Pdf.is_code());
         assert!(!Language::Notebook.is_docs() && !Language::Notebook.is_code());
-        assert!(ContentType::Code.admits(Language::Python));
-        assert!(!ContentType::Code.admits(Language::Rst));
-        assert!(ContentType::Docs.admits(Language::Markdown));
+        let docs = "'markdown','text','rst','asciidoc','pdf'";
+        assert_eq!(
+            ContentType::Code.sql_condition("l", false),
+            Some(format!("l NOT IN ({docs})"))
+        );
+        assert_eq!(
+            ContentType::Docs.sql_condition("l", false),
+            Some(format!("l IN ({docs})"))
+        );
+        assert_eq!(
+            ContentType::Docs.sql_condition("l", true),
+            Some(format!("l IN ({docs},'notebook')"))
+        );
+        assert_eq!(ContentType::All.sql_condition("l", false), None);
+        assert_eq!(ContentType::from_name("DOCS"), Some(ContentType::Docs));
         for lang in Language::ALL {
             assert_eq!(Language::from_name(lang.name()), Some(lang));
         }

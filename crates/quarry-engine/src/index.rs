@@ -79,72 +79,63 @@ enum Outcome {
     Skipped(String, &'static str),
 }
 
-fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOptions) -> Outcome {
-    let max_size = opts.discover.size_limit(candidate.language);
-    if candidate.language == Language::Pdf {
-        return process_pdf(candidate, previous, opts, max_size);
-    }
-    match quarry_sources::read_text_as(&candidate.abs_path, max_size, candidate.language) {
-        FileText::Skipped(reason) => Outcome::Skipped(candidate.rel_path.clone(), reason),
-        FileText::Text { text, hash, lossy } => {
-            let state = FileState {
-                hash,
-                size: candidate.size,
-                mtime_ns: candidate.mtime_ns,
-            };
-            if previous.is_some_and(|p| p.hash == state.hash) {
-                return Outcome::Touched(candidate.rel_path.clone(), state);
-            }
-            let content = quarry_chunk::chunk_file(candidate.language, &text, &opts.chunk);
-            Outcome::Upsert(
-                IndexedFile {
-                    path: candidate.rel_path.clone(),
-                    language: candidate.language,
-                    state,
-                    content,
-                    // A notebook's JSON is mostly base64 outputs: megabytes of trigrams that
-                    // no one greps for. Without a row, grep reads the file itself.
-                    grep_text: (!lossy && candidate.language != Language::Notebook).then_some(text),
-                },
-                lossy,
-            )
-        }
-    }
+/// What reading a file gave, before knowing whether it changed.
+enum Read {
+    /// A PDF's bytes: extracted only when they changed.
+    Pdf(Vec<u8>),
+    Text {
+        text: String,
+        lossy: bool,
+    },
 }
 
-/// A PDF: its bytes decide whether it changed; its text comes from the bounded extractor,
-/// page by page. It has no trigram row (grep reads text files only).
-fn process_pdf(
-    candidate: &Candidate,
-    previous: Option<&FileState>,
-    opts: &IndexOptions,
-    max_size: u64,
-) -> Outcome {
-    let bytes = match quarry_sources::read_bytes(&candidate.abs_path, max_size) {
-        Ok(bytes) => bytes,
-        Err(reason) => return Outcome::Skipped(candidate.rel_path.clone(), reason),
+fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOptions) -> Outcome {
+    let skip = |reason| Outcome::Skipped(candidate.rel_path.clone(), reason);
+    let max_size = opts.discover.size_limit(candidate.language);
+    let (hash, read) = if candidate.language == Language::Pdf {
+        match quarry_sources::read_bytes(&candidate.abs_path, max_size) {
+            Ok(bytes) => (quarry_core::content_hash(&bytes), Read::Pdf(bytes)),
+            Err(reason) => return skip(reason),
+        }
+    } else {
+        match quarry_sources::read_text_as(&candidate.abs_path, max_size, candidate.language) {
+            FileText::Text { text, hash, lossy } => (hash, Read::Text { text, lossy }),
+            FileText::Skipped(reason) => return skip(reason),
+        }
     };
     let state = FileState {
-        hash: quarry_core::content_hash(&bytes),
+        hash,
         size: candidate.size,
         mtime_ns: candidate.mtime_ns,
     };
     if previous.is_some_and(|p| p.hash == state.hash) {
         return Outcome::Touched(candidate.rel_path.clone(), state);
     }
-    match quarry_sources::pdf::extract_bounded(bytes, &opts.pdf) {
-        Ok(pages) => Outcome::Upsert(
-            IndexedFile {
-                path: candidate.rel_path.clone(),
-                language: Language::Pdf,
-                state,
-                content: quarry_chunk::chunk_pdf(&pages, &opts.chunk),
-                grep_text: None,
-            },
-            false,
-        ),
-        Err(reason) => Outcome::Skipped(candidate.rel_path.clone(), reason),
-    }
+    let (content, grep_text, lossy) = match read {
+        // A PDF's text comes from the bounded extractor, page by page; it has no trigram row
+        // (grep reads text files only).
+        Read::Pdf(bytes) => match quarry_sources::pdf::extract_bounded(bytes, &opts.pdf) {
+            Ok(pages) => (quarry_chunk::chunk_pdf(&pages, &opts.chunk), None, false),
+            Err(reason) => return skip(reason),
+        },
+        Read::Text { text, lossy } => {
+            let content = quarry_chunk::chunk_file(candidate.language, &text, &opts.chunk);
+            // A notebook's JSON is mostly base64 outputs: megabytes of trigrams that no one
+            // greps for. Without a row, grep reads the file itself.
+            let grep_text = (!lossy && candidate.language != Language::Notebook).then_some(text);
+            (content, grep_text, lossy)
+        }
+    };
+    Outcome::Upsert(
+        IndexedFile {
+            path: candidate.rel_path.clone(),
+            language: candidate.language,
+            state,
+            content,
+            grep_text,
+        },
+        lossy,
+    )
 }
 
 impl Workspace {

@@ -147,10 +147,14 @@ impl SearchResult {
     /// Where the chunk is, written after its path: `:12-40` (lines), `#page=3` (a PDF page;
     /// its lines mean little to a reader), `#cell=2:1-9` (lines of a notebook cell).
     pub fn position(&self) -> String {
-        match (self.page, self.cell) {
-            (Some(page), _) => format!("#page={page}"),
-            (None, Some(cell)) => format!("#cell={cell}:{}-{}", self.start_line, self.end_line),
-            (None, None) => format!(":{}-{}", self.start_line, self.end_line),
+        match self.page {
+            Some(_) => location(self.page, None),
+            None => format!(
+                "{}:{}-{}",
+                location(None, self.cell),
+                self.start_line,
+                self.end_line
+            ),
         }
     }
 }

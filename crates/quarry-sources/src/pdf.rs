@@ -134,36 +134,35 @@ pub fn extract(bytes: &[u8], limits: &PdfLimits) -> Result<PagedText, &'static s
     if doc.is_encrypted() {
         return Err(reason::ENCRYPTED);
     }
-    let page_numbers: Vec<u32> =
-        quietly(|| doc.get_pages().into_keys().collect::<Vec<u32>>()).ok_or(reason::CORRUPT)?;
-    let page_numbers: Vec<u32> = page_numbers.into_iter().take(limits.max_pages).collect();
+    let page_numbers: Vec<u32> = quietly(|| {
+        doc.get_pages()
+            .into_keys()
+            .take(limits.max_pages)
+            .collect::<Vec<u32>>()
+    })
+    .ok_or(reason::CORRUPT)?;
     if page_numbers.is_empty() {
         return Err(reason::CORRUPT);
     }
-    let pages: Vec<Option<Result<Vec<Line>, ()>>> = page_pool().install(|| {
+    // Each page's lines, or `None` when its glyphs ran past the deadline. A page whose
+    // content cannot be read keeps what was read before the error; one that panics, nothing.
+    let pages: Vec<Option<(u32, Vec<Line>)>> = page_pool().install(|| {
         page_numbers
             .par_iter()
             .map(|&n| {
-                quietly(|| {
+                let read = quietly(|| {
                     let mut lines = LineCollector::new(deadline);
-                    match pdf_extract::output_doc_page(&doc, &mut lines, n) {
-                        Ok(()) => Ok(lines.finish()),
-                        Err(_) if lines.timed_out => Err(()),
-                        // A page whose content cannot be read keeps what was read before the error.
-                        Err(_) => Ok(lines.finish()),
-                    }
-                })
+                    let result = pdf_extract::output_doc_page(&doc, &mut lines, n);
+                    (!(result.is_err() && lines.timed_out)).then(|| lines.finish())
+                });
+                Some((n, read.unwrap_or(Some(Vec::new()))?))
             })
             .collect()
     });
-    if pages.iter().any(|p| matches!(p, Some(Err(())))) || Instant::now() > deadline {
-        return Err(reason::TIMEOUT);
-    }
-    let pages: Vec<(u32, Vec<Line>)> = page_numbers
-        .into_iter()
-        .zip(pages)
-        .map(|(n, lines)| (n, lines.and_then(Result::ok).unwrap_or_default()))
-        .collect();
+    let pages: Vec<(u32, Vec<Line>)> = match pages.into_iter().collect::<Option<_>>() {
+        Some(pages) if Instant::now() <= deadline => pages,
+        _ => return Err(reason::TIMEOUT),
+    };
     let text_chars: usize = pages
         .iter()
         .flat_map(|(_, lines)| lines.iter())
@@ -337,55 +336,10 @@ fn assemble(
         if budget == 0 {
             break;
         }
-        let mut headings = Vec::new();
-        if let Some(entries) = by_page.get(&number) {
-            let mut from = 0;
-            for (level, title) in entries {
-                let wanted = normalise(title);
-                if wanted.is_empty() {
-                    continue;
-                }
-                let matches = |l: &Line| {
-                    let have = normalise(&l.text);
-                    !have.is_empty()
-                        && (have.contains(&wanted)
-                            || wanted.starts_with(&have) && have.len() * 2 >= wanted.len())
-                };
-                // A page's first line is often its running head, which repeats the title
-                // (`11.4. TABLES`): a later line that matches is the heading itself.
-                let found = lines
-                    .iter()
-                    .enumerate()
-                    .skip(from.max(1))
-                    .find(|(_, l)| matches(l))
-                    .or_else(|| {
-                        lines
-                            .iter()
-                            .enumerate()
-                            .skip(from)
-                            .find(|(_, l)| matches(l))
-                    })
-                    .map(|(i, _)| i - from);
-                if let Some(i) = found {
-                    headings.push(PageHeading {
-                        line: (from + i + 1) as u32,
-                        level: *level,
-                        text: lines[from + i].text.trim().to_string(),
-                    });
-                    from += i + 1;
-                }
-            }
-        } else if !sized.is_empty() {
-            for (i, line) in lines.iter().enumerate() {
-                if let Some(level) = sized_heading(line, &sized) {
-                    headings.push(PageHeading {
-                        line: i as u32 + 1,
-                        level,
-                        text: line.text.trim().to_string(),
-                    });
-                }
-            }
-        }
+        let headings = match by_page.get(&number) {
+            Some(entries) => outline_headings(&lines, entries),
+            None => sized_headings(&lines, &sized),
+        };
         let mut text = lines
             .iter()
             .map(|l| l.text.as_str())
@@ -406,6 +360,54 @@ fn assemble(
         });
     }
     out
+}
+
+/// The lines of a page that its outline entries (level, title; in document order) name.
+fn outline_headings(lines: &[Line], entries: &[(usize, String)]) -> Vec<PageHeading> {
+    let normalised: Vec<String> = lines.iter().map(|l| normalise(&l.text)).collect();
+    let mut headings = Vec::new();
+    let mut from = 0;
+    for (level, title) in entries {
+        let wanted = normalise(title);
+        if wanted.is_empty() {
+            continue;
+        }
+        let matches = |i: &usize| {
+            let have = &normalised[*i];
+            !have.is_empty()
+                && (have.contains(&wanted)
+                    || wanted.starts_with(have.as_str()) && have.len() * 2 >= wanted.len())
+        };
+        // A page's first line is often its running head, which repeats the title
+        // (`11.4. TABLES`): a later line that matches is the heading itself.
+        let found = (from.max(1)..lines.len())
+            .find(matches)
+            .or_else(|| (from..lines.len()).find(matches));
+        if let Some(i) = found {
+            headings.push(PageHeading {
+                line: i as u32 + 1,
+                level: *level,
+                text: lines[i].text.trim().to_string(),
+            });
+            from = i + 1;
+        }
+    }
+    headings
+}
+
+/// The lines of a page set in one of the heading `sizes` that read like titles.
+fn sized_headings(lines: &[Line], sizes: &[i64]) -> Vec<PageHeading> {
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            sized_heading(line, sizes).map(|level| PageHeading {
+                line: i as u32 + 1,
+                level,
+                text: line.text.trim().to_string(),
+            })
+        })
+        .collect()
 }
 
 /// Lower-case letters and digits only, for matching an outline title to a line.
