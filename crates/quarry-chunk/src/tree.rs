@@ -34,6 +34,17 @@ struct Def {
 }
 
 impl Def {
+    fn symbol(&self) -> Symbol {
+        Symbol {
+            name: self.name.clone(),
+            kind: self.kind.to_string(),
+            parent: self.parent.clone(),
+            start_line: self.sym_start,
+            end_line: self.sym_end,
+            signature: self.signature.clone(),
+        }
+    }
+
     fn ident(&self) -> Ident {
         Ident {
             symbol: Some(self.qname.clone()),
@@ -79,17 +90,11 @@ pub(crate) fn chunk(
         opts,
     };
     let pieces = cx.level(1, lines.len(), None, &roots);
-    let symbols: Vec<Symbol> = defs
-        .iter()
-        .map(|d| Symbol {
-            name: d.name.clone(),
-            kind: d.kind.to_string(),
-            parent: d.parent.clone(),
-            start_line: d.sym_start,
-            end_line: d.sym_end,
-            signature: d.signature.clone(),
-        })
-        .collect();
+    let mut symbols: Vec<Symbol> = defs.iter().map(Def::symbol).collect();
+    if language == Language::Rust {
+        symbols.extend(macro_items(spec, &tree, text, 0, 0));
+        symbols.sort_by_key(|s| s.start_line);
+    }
     let mut names: Vec<(u32, String)> = defs
         .iter()
         .map(|d| (d.sym_start, d.qname.clone()))
@@ -102,6 +107,72 @@ pub(crate) fn chunk(
         calls,
         names,
     })
+}
+
+/// Macros inside macros are read this deep (`cfg_net! { pin_project! { … } }`).
+const MAX_MACRO_DEPTH: usize = 3;
+/// Words that start an item in a macro body worth parsing again.
+const ITEM_WORDS: &[&str] = &[
+    "struct ", "enum ", "fn ", "trait ", "type ", "union ", "mod ", "impl", "const ", "static ",
+];
+
+/// Rust items declared inside macro invocations (`pin_project! { pub struct BufStream … }`,
+/// `bitflags! { pub struct Flags: u32 … }`, `cfg_net! { pub struct TcpStream … }`).
+/// tree-sitter keeps a macro's body as a flat token tree, so the body is parsed again as Rust
+/// source and its definitions become symbols, their lines shifted to the file's (`line_offset`:
+/// the file line of the body's first line, less one). They are symbols only: the invocation
+/// stays one piece of the file's chunks, so chunking is what it was.
+fn macro_items(spec: &Spec, tree: &Tree, src: &str, line_offset: u32, depth: usize) -> Vec<Symbol> {
+    let mut out = Vec::new();
+    if depth >= MAX_MACRO_DEPTH {
+        return out;
+    }
+    let mut cursor = tree.walk();
+    let mut bodies = Vec::new();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "macro_invocation" {
+            let mut children = node.walk();
+            let body = node
+                .children(&mut children)
+                .find(|c| c.kind() == "token_tree");
+            if let Some(body) = body {
+                bodies.push(body);
+            }
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    for body in bodies {
+        let (start, end) = (body.start_byte() + 1, body.end_byte().saturating_sub(1));
+        let Some(inner) = src.get(start..end.max(start)) else {
+            continue;
+        };
+        if !ITEM_WORDS.iter().any(|w| inner.contains(w)) {
+            continue;
+        }
+        let Some(sub) = parse(Language::Rust, spec, inner, parse_budget(inner.len())) else {
+            continue;
+        };
+        let offset = line_offset + body.start_position().row as u32;
+        let sub_lines = Lines::new(inner);
+        for def in collect(Language::Rust, spec, &sub, inner, &sub_lines) {
+            let mut symbol = def.symbol();
+            symbol.start_line += offset;
+            symbol.end_line += offset;
+            out.push(symbol);
+        }
+        out.extend(macro_items(spec, &sub, inner, offset, depth + 1));
+    }
+    out
 }
 
 thread_local! {

@@ -19,6 +19,10 @@ pub(crate) struct EvalArgs {
     /// Score agentic search's offline variant (a follow-up from the top results' names).
     #[arg(long)]
     agentic: bool,
+    /// Answer each query as `quarry search` does: through the router (a name's definitions,
+    /// a path's files, grep, ast-grep), ranked search for the rest.
+    #[arg(long)]
+    route: bool,
     /// The modes to score, comma-separated (each corpus is indexed once for all of them).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
     mode: Vec<ModeArg>,
@@ -167,6 +171,7 @@ pub(crate) fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         max_queries: args.max_queries,
         weights: args.weights.unwrap_or_default(),
         agentic: args.agentic,
+        route: args.route,
         judge: match &args.judge_model {
             Some(path) => Some(eval::Judge {
                 scorer: std::sync::Arc::new(quarry_llm::GgufRelevanceModel::load(path)?),

@@ -3,7 +3,7 @@
 //! the history commands.
 
 use quarry_engine::agentic::{follow_up_model, AgenticMode};
-use quarry_engine::routing::Engine;
+use quarry_engine::routing::{self, Engine};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -115,14 +115,6 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     let mut ws = Workspace::open_existing(dir)?;
     let config = ws.config()?;
     let mode: Mode = args.mode.into();
-    if mode != Mode::Lexical {
-        if let Some(note) = ws.attach_embedder(EmbedPurpose::Searching)? {
-            if mode != Mode::Auto {
-                anyhow::bail!("{}", note.message);
-            }
-            settings::tell(dir, &note, "searching lexically");
-        }
-    }
     let query = if args.stdin {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
@@ -145,6 +137,13 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     request.limit = args.limit;
     request.full_text = args.full_text;
     request.fusion = config.fusion();
+    // The model loads only for an answer that embeds the query: a name, a path or a pattern
+    // answers in milliseconds without it.
+    let wants_model = args.answer || args.agentic.is_some() || routing::may_embed(&request);
+    let mut model_attached = false;
+    if wants_model {
+        model_attached = attach_model(dir, &mut ws, mode)?;
+    }
     if args.answer {
         return ask(&ws, &config, &request, args.json);
     }
@@ -157,7 +156,18 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         let model = follow_up_model(&config, mode)?;
         ws.search_agentic(&request, model.as_deref())?
     } else {
-        ws.search_with_settings(&request, &config, args.rerank.map(|r| r == RerankArg::Llm))?
+        let rerank = args.rerank.map(|r| r == RerankArg::Llm);
+        let mut response = ws.search_with_settings(&request, &config, rerank)?;
+        let handed_over = response.route.as_ref().is_some_and(|r| r.note.is_some());
+        if handed_over && !model_attached && mode == Mode::Auto && attach_model(dir, &mut ws, mode)?
+        {
+            // An exact route found nothing and ranked search answered lexically: with the
+            // model it answers as any question would.
+            let route = response.route.take();
+            response = ws.search_with_settings(&request, &config, rerank)?;
+            response.route = route;
+        }
+        response
     };
     for warning in &response.warnings {
         eprintln!("quarry: warning: {warning}");
@@ -180,6 +190,22 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// Attaches the embedding model for a search in `mode`; whether it did. In `auto` mode a
+/// missing model or vectors is said once and the search goes on lexically.
+fn attach_model(dir: &std::path::Path, ws: &mut Workspace, mode: Mode) -> Result<bool> {
+    if mode == Mode::Lexical {
+        return Ok(false);
+    }
+    match ws.attach_embedder(EmbedPurpose::Searching)? {
+        None => Ok(true),
+        Some(note) if mode != Mode::Auto => anyhow::bail!("{}", note.message),
+        Some(note) => {
+            settings::tell(dir, &note, "searching lexically");
+            Ok(false)
+        }
+    }
 }
 
 /// `quarry ask`: the model's answer and its checked sources, or the ranked chunks when no model

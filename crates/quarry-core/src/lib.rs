@@ -19,6 +19,7 @@ pub use hash::{content_hash, mtime_ns};
 pub use language::{ContentType, Language};
 pub use model::{CallSite, Chunk, FileChunks, PageHeading, PageText, PagedText, Symbol};
 pub use store::{
-    CallRef, ChunkHit, Coverage, FileHit, FileState, IndexedFile, LexicalQuery, PendingEmbedding,
-    RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile, TrigramLookup, VectorQuery,
+    CallRef, ChunkHit, Coverage, DefinitionQuery, FileHit, FileState, IndexedFile, LexicalQuery,
+    PendingEmbedding, RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile,
+    TrigramLookup, VectorQuery,
 };

@@ -251,6 +251,24 @@ pub struct SymbolRef {
     pub start_line: u32,
     pub end_line: u32,
     pub signature: Option<String>,
+    /// The language of the definition's file.
+    pub language: Language,
+}
+
+/// Definitions of one bare name, with the same pre-filters as a search: a name lookup honours
+/// `--repo`, `--lang`, `--type` and `--path` like every other route.
+#[derive(Debug, Clone, Default)]
+pub struct DefinitionQuery {
+    pub name: String,
+    /// Restrict to these repo names (empty: all).
+    pub repos: Vec<String>,
+    /// The file's language.
+    pub language: Option<Language>,
+    /// Code or documents, judged by the file's language (a notebook is both).
+    pub content: crate::ContentType,
+    /// A glob over the repo-relative path; without glob characters, a substring.
+    pub path_glob: Option<String>,
+    pub limit: usize,
 }
 
 /// The persistence interface every backend implements (code index, vectors, and through
@@ -300,7 +318,16 @@ pub trait Store: crate::history::HistoryStore {
         name: &str,
         repos: &[String],
         limit: usize,
-    ) -> anyhow::Result<Vec<SymbolRef>>;
+    ) -> anyhow::Result<Vec<SymbolRef>> {
+        self.find_definitions(&DefinitionQuery {
+            name: name.to_string(),
+            repos: repos.to_vec(),
+            limit,
+            ..Default::default()
+        })
+    }
+    /// Definitions of `query.name` under the query's filters, by repo, path and line.
+    fn find_definitions(&self, query: &DefinitionQuery) -> anyhow::Result<Vec<SymbolRef>>;
     fn stats(&self) -> anyhow::Result<Vec<RepoStats>>;
 
     /// The fingerprint of the model whose vectors are stored, if any.

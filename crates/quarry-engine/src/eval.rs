@@ -67,6 +67,8 @@ pub struct EvalOptions {
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
     /// Score agentic search's offline variant (follow-ups from the top results' names).
     pub agentic: bool,
+    /// Answer each query through the router, as `quarry search` does.
+    pub route: bool,
     /// A local model that judges each search's top results (the pointwise second stage),
     /// scored beside the first stage at each blend weight.
     pub judge: Option<Judge>,
@@ -310,6 +312,10 @@ fn run_query(
     }
     let mut response = if opts.agentic {
         ws.search_agentic(&request, None)?
+    } else if opts.route {
+        let mut routed = request.clone();
+        routed.mode = Mode::Auto;
+        ws.search_routed(&routed)?
     } else {
         ws.search(&request)?
     };

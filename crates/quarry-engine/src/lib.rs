@@ -14,6 +14,7 @@ pub mod graph;
 pub mod history;
 mod index;
 mod lock;
+mod name_lookup;
 pub mod pointwise;
 mod progress;
 pub mod rerank;

@@ -59,6 +59,19 @@ pub struct RouteReport {
     pub note: Option<String>,
 }
 
+/// Whether answering `request` may embed its query. The exact routes never do (a name, a path,
+/// grep, ast-grep), so a short-lived process answering them need not load the model; when one
+/// finds nothing and hands over to ranked search (`RouteReport::note`), its caller may attach
+/// the model and ask again.
+pub fn may_embed(request: &SearchRequest) -> bool {
+    match (request.mode, request.engine) {
+        (Mode::Lexical, _) => false,
+        (Mode::Semantic | Mode::Hybrid, _) => true,
+        (Mode::Auto, Some(engine)) => engine == Engine::Ranked,
+        (Mode::Auto, None) => classify(&request.query).route() == Route::Ranked,
+    }
+}
+
 impl Workspace {
     /// `request`, routed by what its query is when its mode is `auto`.
     pub fn search_routed(&self, request: &SearchRequest) -> Result<SearchResponse> {
@@ -78,8 +91,16 @@ impl Workspace {
         let exact = match route {
             Route::Ranked => None,
             Route::Symbol => {
+                if let Some(definitions) = self.definition_results(request)? {
+                    if !definitions.is_empty() {
+                        let mut response = self.with_references(request, definitions)?;
+                        response.route = Some(report);
+                        return Ok(response);
+                    }
+                    report.note =
+                        Some("no definition of that name matches; ranked search answered".into());
+                }
                 let mut response = self.search(request)?;
-                self.definitions_first(request, &mut response)?;
                 response.route = Some(report);
                 return Ok(response);
             }
@@ -134,42 +155,50 @@ impl Workspace {
             .collect())
     }
 
-    /// A name's definitions move to the front (fetched when ranked search missed them).
-    fn definitions_first(
+    /// A name's definitions, then its other mentions by lexical rank (never the model: a
+    /// name lookup needs no embedding), each place once.
+    fn with_references(
         &self,
         request: &SearchRequest,
-        response: &mut SearchResponse,
-    ) -> Result<()> {
-        let query = request.query.trim();
-        let last = query.rsplit(['.', ':', '#']).next().unwrap_or(query);
-        let definitions = self.store().definitions(last, &request.repos, 5)?;
-        let mut front = Vec::new();
-        for def in definitions.iter().rev() {
-            let at = response.results.iter().position(|r| {
-                r.repo == def.repo
-                    && r.path == def.path
-                    && r.start_line <= def.start_line
-                    && def.start_line <= r.end_line
-            });
-            match at {
-                Some(i) => front.push(response.results.remove(i)),
-                None => {
-                    let chunks = self.store().file_chunks(&def.repo, &def.path)?;
-                    if let Some(chunk) = chunks
-                        .into_iter()
-                        .find(|c| c.start_line <= def.start_line && def.start_line <= c.end_line)
-                    {
-                        front.push(SearchResult::from(chunk));
-                    }
-                }
-            }
-        }
-        front.reverse();
-        for (i, result) in front.into_iter().enumerate() {
-            response.results.insert(i, result);
-        }
+        definitions: Vec<SearchResult>,
+    ) -> Result<SearchResponse> {
+        let mut lexical = request.clone();
+        lexical.mode = Mode::Lexical;
+        lexical.full_text = usize::MAX;
+        let mut response = self.search(&lexical)?;
+        response.plan = None;
+        response.files.clear();
+        let references: Vec<SearchResult> = std::mem::take(&mut response.results)
+            .into_iter()
+            .filter(|r| {
+                !definitions.iter().any(|d| {
+                    d.repo == r.repo
+                        && d.path == r.path
+                        && d.page == r.page
+                        && r.start_line <= d.end_line
+                        && d.start_line <= r.end_line
+                })
+            })
+            .collect();
+        // Mentions rank below every definition: their BM25 is scaled under the last one's score.
+        let floor = definitions.last().map_or(1.0, |d| d.score) * 0.99;
+        let top = references
+            .iter()
+            .map(|r| r.score)
+            .fold(f64::MIN_POSITIVE, f64::max);
+        let references = references.into_iter().map(|mut r| {
+            r.reason = Some(format!("mentions the name (BM25 {:.2})", r.score));
+            r.score = floor * r.score / top;
+            r
+        });
+        response.results = definitions;
+        response.results.extend(references);
         response.results.truncate(request.limit);
-        Ok(())
+        for r in response.results.iter_mut().skip(request.full_text) {
+            r.text = None;
+        }
+        crate::search::fit_to_budget(&mut response.results);
+        Ok(response)
     }
 
     /// Files whose repo-relative path contains the query (or matches it as a glob): each
@@ -305,6 +334,7 @@ fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult 
         text: Some(text),
         text_cut_from: None,
         score_parts: None,
+        reason: None,
     }
 }
 

@@ -113,6 +113,10 @@ pub struct SearchResult {
     /// How a hybrid score was made.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub score_parts: Option<ScoreParts>,
+    /// Why an exact route put the result here (a definition's evidence, the matched line,
+    /// the path): what its `score` stands for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 impl From<ChunkHit> for SearchResult {
@@ -139,6 +143,7 @@ impl From<ChunkHit> for SearchResult {
             text: Some(h.text),
             text_cut_from: None,
             score_parts: None,
+            reason: None,
         }
     }
 }
@@ -616,7 +621,7 @@ pub const MAX_ANSWER_TEXT_BYTES: usize = 64 * 1024;
 /// Cuts each result's text to `MAX_RESULT_TEXT_BYTES` and the answer's to
 /// `MAX_ANSWER_TEXT_BYTES` (later results lose their text first), at a character boundary,
 /// recording the full size in `text_cut_from`.
-fn fit_to_budget(results: &mut [SearchResult]) {
+pub(crate) fn fit_to_budget(results: &mut [SearchResult]) {
     let mut left = MAX_ANSWER_TEXT_BYTES;
     for r in results.iter_mut() {
         let Some(text) = r.text.as_mut() else {
@@ -685,6 +690,7 @@ mod tests {
             text: Some(text.to_string()),
             text_cut_from: None,
             score_parts: None,
+            reason: None,
         }
     }
 

@@ -327,8 +327,8 @@ impl Store for PgStore {
         read::calls_from(self, repo, path, caller, limit)
     }
 
-    fn definitions(&self, name: &str, repos: &[String], limit: usize) -> Result<Vec<SymbolRef>> {
-        read::definitions(self, name, repos, limit)
+    fn find_definitions(&self, query: &quarry_core::DefinitionQuery) -> Result<Vec<SymbolRef>> {
+        read::definitions(self, query)
     }
 
     fn stats(&self) -> Result<Vec<RepoStats>> {

@@ -363,19 +363,24 @@ pub fn calls_from(
 
 pub fn definitions(
     store: &PgStore,
-    name: &str,
-    repos: &[String],
-    limit: usize,
+    query: &quarry_core::DefinitionQuery,
 ) -> Result<Vec<SymbolRef>> {
-    let mut params: Params = vec![Box::new(name.to_string())];
+    let mut params: Params = vec![Box::new(query.name.clone())];
     let mut sql = String::from(
-        "SELECT r.name, f.path, s.name, s.parent, s.kind, s.start_line, s.end_line, s.signature
+        "SELECT r.name, f.path, s.name, s.parent, s.kind, s.start_line, s.end_line, s.signature,
+                f.language
          FROM symbols s JOIN files f ON f.repo_id = s.repo_id AND f.id = s.file_id
          JOIN repos r ON r.id = s.repo_id
          WHERE s.name = $1",
     );
-    push_filters(&mut sql, &mut params, repos, None);
-    params.push(Box::new(limit as i64));
+    push_filters(
+        &mut sql,
+        &mut params,
+        &query.repos,
+        query.path_glob.as_deref(),
+    );
+    push_scope(&mut sql, &mut params, query.language, query.content, None);
+    params.push(Box::new(query.limit as i64));
     sql.push_str(&format!(
         " ORDER BY r.name, f.path, s.start_line LIMIT ${}",
         params.len()
@@ -386,6 +391,7 @@ pub fn definitions(
                 .map(|r| {
                     let name: String = r.get(2);
                     let parent: Option<String> = r.get(3);
+                    let language: String = r.get(8);
                     SymbolRef {
                         repo: r.get(0),
                         path: r.get(1),
@@ -398,6 +404,8 @@ pub fn definitions(
                         start_line: r.get::<_, i32>(5) as u32,
                         end_line: r.get::<_, i32>(6) as u32,
                         signature: r.get(7),
+                        language: quarry_core::Language::from_name(&language)
+                            .unwrap_or(quarry_core::Language::Text),
                     }
                 })
                 .collect()

@@ -83,6 +83,8 @@ pub struct FileRankConfig {
     /// Within that share, evidence naming the chunk itself (it holds a frame's line, defines
     /// a name the query uses) counts this much beside its fused score.
     pub chunk_evidence_weight: f64,
+    /// Which definition a name means (names.rs): the symbol route's order.
+    pub names: crate::names::NameWeights,
 }
 
 impl Default for FileRankConfig {
@@ -115,6 +117,7 @@ impl Default for FileRankConfig {
             message_repeat: 1.0,
             issue_max_per_file: 10,
             passages: 2,
+            names: crate::names::NameWeights::default(),
         }
     }
 }
@@ -147,6 +150,13 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.issue_max_per_file", "for a whole issue text, chunks of a file shown before every other file's"),
     ("search.message_repeat", "times the fixed parts of an issue's error messages count in BM25, as phrases (whole issue texts only)"),
     ("search.title_repeat", "extra times an issue title's terms count in BM25 (whole issue texts only)"),
+    ("search.name_qualified", "name lookup: a definition matching the query's qualifiers (`Class.method`, `module.func`, `path::Name`)"),
+    ("search.name_exported", "name lookup: a definition a package entry file re-exports (`__init__.py`, `pub use`, `export … from`)"),
+    ("search.name_public", "name lookup: public by the language's convention (added), private (subtracted)"),
+    ("search.name_top_level", "name lookup: a top-level definition, for a bare name"),
+    ("search.name_definition_kind", "name lookup: a type or function (added), an impl block of it (subtracted)"),
+    ("search.name_source", "name lookup: a definition in source, not tests, docs, examples, benchmarks or vendored code"),
+    ("search.name_named_file", "name lookup: a definition whose file is named after it"),
     ("search.chunk_evidence_weight", "within the chunk's share, evidence naming the chunk (a frame's line, a named definition) beside its fused score"),
 ];
 
@@ -174,6 +184,13 @@ impl FileRankConfig {
             "search.prior_data" => &mut self.prior_data,
             "search.chunk_share" => &mut self.chunk_share,
             "search.chunk_evidence_weight" => &mut self.chunk_evidence_weight,
+            "search.name_qualified" => &mut self.names.qualified,
+            "search.name_exported" => &mut self.names.exported,
+            "search.name_public" => &mut self.names.public,
+            "search.name_top_level" => &mut self.names.top_level,
+            "search.name_definition_kind" => &mut self.names.definition_kind,
+            "search.name_source" => &mut self.names.source,
+            "search.name_named_file" => &mut self.names.named_file,
             "search.title_repeat" => &mut self.title_repeat,
             "search.message_repeat" => &mut self.message_repeat,
             _ => return None,

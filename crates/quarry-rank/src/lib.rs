@@ -15,6 +15,7 @@ pub mod cite;
 pub mod files;
 pub mod fusion;
 pub mod issue;
+pub mod names;
 pub mod plan;
 pub mod rerank;
 pub mod role;

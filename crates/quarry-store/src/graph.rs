@@ -61,18 +61,23 @@ pub fn calls_from(
 
 pub fn definitions(
     conn: &Connection,
-    name: &str,
-    repos: &[String],
-    limit: usize,
+    query: &quarry_core::DefinitionQuery,
 ) -> rusqlite::Result<Vec<SymbolRef>> {
     let mut sql = String::from(
-        "SELECT r.name, f.path, s.name, s.parent, s.kind, s.start_line, s.end_line, s.signature
+        "SELECT r.name, f.path, s.name, s.parent, s.kind, s.start_line, s.end_line, s.signature,
+                f.language
          FROM symbols s JOIN files f ON f.id = s.file_id JOIN repos r ON r.id = f.repo_id
          WHERE s.name = ?1",
     );
-    let mut args = vec![Value::Text(name.to_string())];
-    push_filters(&mut sql, &mut args, repos, None);
-    args.push(Value::Integer(limit as i64));
+    let mut args = vec![Value::Text(query.name.clone())];
+    push_filters(
+        &mut sql,
+        &mut args,
+        &query.repos,
+        query.path_glob.as_deref(),
+    );
+    crate::search::push_scope(&mut sql, &mut args, query.language, query.content, false);
+    args.push(Value::Integer(query.limit as i64));
     sql.push_str(&format!(
         " ORDER BY r.name, f.path, s.start_line LIMIT ?{}",
         args.len()
@@ -81,6 +86,7 @@ pub fn definitions(
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         let name: String = r.get(2)?;
         let parent: Option<String> = r.get(3)?;
+        let language: String = r.get(8)?;
         Ok(SymbolRef {
             repo: r.get(0)?,
             path: r.get(1)?,
@@ -93,6 +99,8 @@ pub fn definitions(
             start_line: r.get(5)?,
             end_line: r.get(6)?,
             signature: r.get(7)?,
+            language: quarry_core::Language::from_name(&language)
+                .unwrap_or(quarry_core::Language::Text),
         })
     })?;
     rows.collect()

@@ -607,13 +607,11 @@ impl Store for SqliteStore {
         graph::calls_from(&self.conn, repo, path, caller, limit).map_err(|e| self.err(e))
     }
 
-    fn definitions(
+    fn find_definitions(
         &self,
-        name: &str,
-        repos: &[String],
-        limit: usize,
+        query: &quarry_core::DefinitionQuery,
     ) -> Result<Vec<quarry_core::SymbolRef>> {
-        graph::definitions(&self.conn, name, repos, limit).map_err(|e| self.err(e))
+        graph::definitions(&self.conn, query).map_err(|e| self.err(e))
     }
 
     fn prune_vectors(&mut self) -> Result<u64> {
