@@ -188,7 +188,21 @@ impl<'a> Lines<'a> {
             n -= 1;
         }
         // The block's first paragraph: from its first line with words in it to a line without.
-        let has_words = |t: &&str| t.chars().any(char::is_alphanumeric);
+        // Lint and coverage directives are not descriptions.
+        let has_words = |t: &&str| {
+            t.chars().any(char::is_alphanumeric)
+                && ![
+                    "eslint-",
+                    "@ts-",
+                    "prettier-",
+                    "istanbul ",
+                    "c8 ",
+                    "nolint",
+                    "noqa",
+                ]
+                .iter()
+                .any(|d| t.starts_with(d))
+        };
         let paragraph: Vec<&str> = block
             .iter()
             .rev()
@@ -280,6 +294,12 @@ impl<'a> Lines<'a> {
                 // A multi-line import: `from x import (` … `)`, `use a::{` … `};`, `import (` … `)`.
                 if let Some(b) = open.as_mut() {
                     b.end_line = n;
+                    // Go's `import (` block: one quoted path a line, maybe after an alias.
+                    if language == Language::Go {
+                        if let Some(path) = t.split('"').nth(1).filter(|p| !p.is_empty()) {
+                            b.names.push(path.to_string());
+                        }
+                    }
                 }
                 continuation = !(t.ends_with(')')
                     || t.ends_with("};")
@@ -326,8 +346,7 @@ fn import_name(line: &str, language: Language) -> Option<String> {
     let rest = match language {
         Language::Rust => word(&["use ", "pub use ", "pub(crate) use ", "extern crate "]),
         Language::Python => word(&["import ", "from "]),
-        Language::Go => word(&["import "])
-            .or_else(|| (t.starts_with('"') && line.starts_with('\t')).then_some(t)),
+        Language::Go => word(&["import "]),
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             word(&["import "]).or_else(|| {
                 (t.starts_with("const ") || t.starts_with("var ") || t.starts_with("let "))

@@ -590,3 +590,21 @@ fn a_dense_module_keeps_every_definition_by_name_and_line() {
     );
     assert!(rendered.len() * 4 < text.len(), "{rendered}");
 }
+
+#[test]
+fn go_import_blocks_name_their_paths_and_string_tables_are_not_imports() {
+    let go = "package main\n\nimport (\n\t\"fmt\"\n\tstr \"strings\"\n)\n\nvar cases = map[string]int{\n\t\"happy path\": 1,\n}\n\nfunc main() {\n\tfmt.Println(str.ToUpper(\"x\"))\n}\n";
+    let o = outline("main.go", Language::Go, go);
+    assert_eq!(o.imports.len(), 1, "{:?}", o.imports);
+    assert_eq!((o.imports[0].start_line, o.imports[0].end_line), (3, 6));
+    assert_eq!(o.imports[0].names, ["fmt", "strings"]);
+}
+
+#[test]
+fn lint_directives_are_not_docs() {
+    let ts = "// eslint-disable-next-line @typescript-eslint/no-explicit-any\nexport function parse(input: any): number {\n  return 1;\n}\n\n/** Sums the values. */\n// @ts-ignore\nexport function sum(xs: number[]): number {\n  return 0;\n}\n";
+    let o = outline("a.ts", Language::TypeScript, ts);
+    let doc = |name: &str| o.items.iter().find(|i| i.name == name).unwrap().doc.clone();
+    assert_eq!(doc("parse"), None);
+    assert_eq!(doc("sum").as_deref(), Some("Sums the values."));
+}
