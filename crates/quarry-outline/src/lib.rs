@@ -9,6 +9,7 @@
 //! members), and import blocks. Files the chunker has no grammar for get a heuristic outline of
 //! definition-looking lines.
 
+mod compact;
 mod render;
 mod source;
 
@@ -24,6 +25,8 @@ pub struct Outline {
     pub path: String,
     pub language: Language,
     pub total_lines: u32,
+    /// The file's size in characters: `render` keeps a code file's outline to a share of it.
+    pub total_chars: u32,
     /// Runs of consecutive import lines, each shown as one line.
     pub imports: Vec<ImportBlock>,
     /// Definitions in file order; `depth` gives the nesting.
@@ -52,7 +55,8 @@ pub struct OutlineItem {
     pub start_line: u32,
     pub end_line: u32,
     pub signature: Option<String>,
-    /// First line of the doc comment or docstring.
+    /// First sentence of the doc comment or docstring (its first paragraph, cut at the end of
+    /// the sentence; at most 160 characters).
     pub doc: Option<String>,
     /// 0 for top-level definitions.
     pub depth: u32,
@@ -126,6 +130,7 @@ pub fn outline_from_symbols(
         path: path.to_string(),
         language,
         total_lines,
+        total_chars: text.chars().count() as u32,
         imports,
         items,
         heuristic,
@@ -151,6 +156,7 @@ fn outline_notebook(path: &str, text: &str, cells: &[quarry_chunk::Cell]) -> Out
         path: path.to_string(),
         language: Language::Notebook,
         total_lines: text.lines().count() as u32,
+        total_chars: text.chars().count() as u32,
         imports: Vec::new(),
         items,
         heuristic: false,
@@ -196,6 +202,11 @@ pub fn outline_pdf(path: &str, doc: &quarry_core::PagedText) -> Outline {
             .pages
             .iter()
             .map(|p| p.text.lines().count() as u32)
+            .sum(),
+        total_chars: doc
+            .pages
+            .iter()
+            .map(|p| p.text.chars().count() as u32)
             .sum(),
         imports: Vec::new(),
         items,

@@ -1,59 +1,175 @@
-//! The outline as text for an agent: one line per definition (`start-end signature — doc`),
-//! indented by nesting, type members under their type, imports collapsed to one line.
+//! The outline as text for an agent: a header line, the imports, then one line per definition
+//! (`start-end signature — doc`) indented by nesting, with a type's members under it.
+//!
+//! An outline is worth having only while it is much smaller than its file, so a code file's
+//! outline has a budget in characters: `BUDGET_PERCENT` of the file, at least `MIN_BUDGET`.
+//! Over it, detail goes one step at a time from the largest part of the outline (a top-level
+//! definition with everything inside it, or the imports) until the whole fits, the least needed
+//! detail first: the docs of methods and the nested functions inside functions, then the
+//! parameter types of methods, then methods listed by name and line only, then the top-level
+//! definition's own doc and parameter types. Every top-level definition keeps its line, its
+//! range and its name with its parameter names, and every method its name and line, so an agent
+//! can still ask for the exact lines next; whatever is left out is counted (`… 12 more`,
+//! `(+2 nested)`, `21 definitions: …`, the closing `(shortened …)` line).
 
-use crate::Outline;
+use crate::compact::{
+    clip_words, member_name, members_shown, shorten_signature, trim_member, trim_signature,
+    without_receiver,
+};
+use crate::{ImportBlock, Outline, OutlineItem};
+use quarry_core::Language;
 use std::fmt::Write;
+use std::ops::Range;
 
 /// Longest import line, in characters.
 const MAX_IMPORT_LINE: usize = 200;
 /// Longest doc line shown, in characters.
 const MAX_DOC: usize = 64;
+/// A shorter doc, the step before leaving it out.
+const SHORT_DOC: usize = 40;
+/// A signature longer than this is shown with its parameters by name at every level.
+const MAX_SIGNATURE: usize = 100;
 /// Longest members line (a type's fields on one line), in characters.
 const MAX_MEMBERS_LINE: usize = 240;
+/// Import names shown per block once imports are shortened.
+const SHORT_IMPORTS: usize = 3;
+/// Names listed on one line for the definitions inside a type at the last level.
+const MAX_LISTED: usize = 24;
+/// A code file's outline aims at this share of the file's characters, in percent…
+pub(crate) const BUDGET_PERCENT: usize = 8;
+/// …and may always take this many characters (a short file's top-level lines alone can take
+/// more than the share; they are never left out).
+pub(crate) const MIN_BUDGET: usize = 600;
+/// Detail levels of a top-level definition's part: 0 all of it, `LAST_LEVEL` the least.
+const LAST_LEVEL: u8 = 6;
+/// Detail levels of the imports: 0 the names (up to a line), 1 the first few, 2 counts only
+/// (a block of a few names keeps them).
+const LAST_IMPORT_LEVEL: u8 = 2;
 
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    s.chars().take(max - 1).collect::<String>() + "…"
+/// What a part of the outline left out, for the closing line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Elided {
+    docs: usize,
+    signatures: usize,
+    by_name: usize,
 }
 
-/// A signature without the block opener it ends with.
-fn trim_signature(sig: &str) -> &str {
-    sig.trim_end()
-        .trim_end_matches('{')
-        .trim_end_matches(':')
-        .trim_end()
+struct Part {
+    text: String,
+    chars: usize,
+    elided: Elided,
 }
 
-/// A member line without visibility and the separator it ends with.
-fn trim_member(m: &str) -> &str {
-    let m = m.trim_end_matches([',', ';']).trim();
-    m.strip_prefix("pub ").unwrap_or(m)
-}
-
-/// A Python method's signature without the `self`/`cls` every method has.
-fn without_receiver(sig: &str) -> std::borrow::Cow<'_, str> {
-    for receiver in ["(self, ", "(cls, "] {
-        if sig.contains(receiver) {
-            return sig.replacen(receiver, "(", 1).into();
+impl Part {
+    fn new(text: String, elided: Elided) -> Self {
+        Part {
+            chars: text.chars().count(),
+            text,
+            elided,
         }
     }
-    for receiver in ["(self)", "(cls)"] {
-        if sig.contains(receiver) {
-            return sig.replacen(receiver, "()", 1).into();
-        }
-    }
-    sig.into()
 }
 
-fn is_test_module(item: &crate::OutlineItem) -> bool {
+/// How a type's members are shown.
+#[derive(Clone, Copy)]
+enum Members {
+    /// The first n as written.
+    Full(usize),
+    /// The first n by name.
+    Names(usize),
+    /// How many.
+    Count,
+}
+
+fn is_test_module(item: &OutlineItem) -> bool {
     matches!(item.kind.as_str(), "module" | "mod" | "namespace")
         && (item.name == "tests" || item.name == "test" || item.name.ends_with("_tests"))
 }
 
+fn is_function(item: &OutlineItem) -> bool {
+    matches!(
+        item.kind.as_str(),
+        "function" | "method" | "constructor" | "fn" | "func" | "def" | "sub" | "proc"
+    )
+}
+
+/// The characters `outline`'s text aims at; `None` for documents, notebooks and PDFs, whose
+/// headings are listed whole.
+pub(crate) fn budget(outline: &Outline) -> Option<usize> {
+    (outline.language.is_code() && outline.pages.is_none())
+        .then(|| MIN_BUDGET.max(outline.total_chars as usize * BUDGET_PERCENT / 100))
+}
+
+/// The items each top-level definition spans: it and everything nested in it.
+fn units(items: &[OutlineItem]) -> Vec<Range<usize>> {
+    let mut starts: Vec<usize> = (0..items.len())
+        .filter(|&i| i == 0 || items[i].depth == 0)
+        .collect();
+    starts.push(items.len());
+    starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
 pub fn render(outline: &Outline) -> String {
-    let mut out = String::new();
+    let mut out = header(outline);
+    let language = outline.language;
+    let ranges = units(&outline.items);
+    let unit =
+        |i: usize, level: u8| render_unit(&outline.items[ranges[i].clone()], level, language);
+    let mut parts: Vec<Part> = (0..ranges.len()).map(|i| unit(i, 0)).collect();
+    let mut imports = render_imports(&outline.imports, 0);
+    if let Some(budget) = budget(outline) {
+        let fixed = out.chars().count();
+        let mut levels = vec![0u8; ranges.len()];
+        let mut import_level = 0u8;
+        loop {
+            let total = fixed + imports.chars + parts.iter().map(|p| p.chars).sum::<usize>();
+            if total <= budget {
+                break;
+            }
+            // The largest part that can still give up detail gives up one step.
+            let largest = (0..parts.len())
+                .filter(|&i| levels[i] < LAST_LEVEL)
+                .max_by_key(|&i| (parts[i].chars, std::cmp::Reverse(i)));
+            match largest {
+                Some(i) if import_level == LAST_IMPORT_LEVEL || parts[i].chars >= imports.chars => {
+                    levels[i] += 1;
+                    parts[i] = unit(i, levels[i]);
+                }
+                _ if import_level < LAST_IMPORT_LEVEL => {
+                    import_level += 1;
+                    imports = render_imports(&outline.imports, import_level);
+                }
+                _ => break,
+            }
+        }
+    }
+    out.push_str(&imports.text);
+    let mut elided = Elided::default();
+    for part in &parts {
+        out.push_str(&part.text);
+        elided.docs += part.elided.docs;
+        elided.signatures += part.elided.signatures;
+        elided.by_name += part.elided.by_name;
+    }
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut cuts = Vec::new();
+    if elided.docs > 0 {
+        cuts.push(plural(elided.docs, "doc", "docs") + " left out");
+    }
+    if elided.signatures > 0 {
+        cuts.push(plural(elided.signatures, "signature", "signatures") + " by parameter names");
+    }
+    if elided.by_name > 0 {
+        cuts.push(format!("{} listed by name", elided.by_name));
+    }
+    if !cuts.is_empty() {
+        let _ = writeln!(out, "(shortened: {})", cuts.join(", "));
+    }
+    out
+}
+
+fn header(outline: &Outline) -> String {
     let size = match outline.pages {
         Some(pages) => format!("{pages} pages"),
         None => format!("{} lines", outline.total_lines),
@@ -63,9 +179,8 @@ pub fn render(outline: &Outline) -> String {
     } else {
         "definitions"
     };
-    let _ = writeln!(
-        out,
-        "{} — {}, {size}, {} {what}{}",
+    format!(
+        "{} — {}, {size}, {} {what}{}\n",
         outline.path,
         outline.language.name(),
         outline.items.len(),
@@ -74,78 +189,320 @@ pub fn render(outline: &Outline) -> String {
         } else {
             ""
         }
-    );
-    for block in &outline.imports {
+    )
+}
+
+fn render_imports(blocks: &[ImportBlock], level: u8) -> Part {
+    let mut out = String::new();
+    for block in blocks {
         let mut unique: Vec<&str> = Vec::new();
         for name in &block.names {
             if !unique.contains(&name.as_str()) {
                 unique.push(name);
             }
         }
-        let mut names = unique.join(", ");
-        if names.chars().count() > MAX_IMPORT_LINE {
-            names = names.chars().take(MAX_IMPORT_LINE - 1).collect::<String>() + "…";
-        }
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "{}-{} imports ({}): {names}",
+            "{}-{} imports ({})",
             block.start_line,
             block.end_line,
             block.names.len()
         );
+        let names = match level {
+            0 => clip_words(&unique.join(", "), MAX_IMPORT_LINE),
+            1 if unique.len() > SHORT_IMPORTS => unique[..SHORT_IMPORTS].join(", ") + ", …",
+            // A few names cost no more than a count.
+            _ if unique.len() <= SHORT_IMPORTS => unique.join(", "),
+            _ => String::new(),
+        };
+        if !names.is_empty() {
+            let _ = write!(out, ": {names}");
+        }
+        out.push('\n');
     }
+    Part::new(out, Elided::default())
+}
+
+/// Items nested inside a function (local functions and classes): hidden past level 0, each
+/// function then showing how many it holds.
+fn nested_in_functions(items: &[OutlineItem]) -> (Vec<bool>, Vec<usize>) {
+    let mut hidden = vec![false; items.len()];
+    let mut count = vec![0; items.len()];
+    for i in 0..items.len() {
+        if hidden[i] || !is_function(&items[i]) {
+            continue;
+        }
+        let mut j = i + 1;
+        while j < items.len() && items[j].depth > items[i].depth {
+            hidden[j] = true;
+            count[i] += 1;
+            j += 1;
+        }
+    }
+    (hidden, count)
+}
+
+/// What a top-level definition's part shows at each detail level: the definition's own line
+/// and members, and how the definitions inside it are shown (`None`: by name and line, on one
+/// line). Each level keeps less than the one before; the least needed detail goes first.
+fn level_detail(level: u8) -> (ItemDetail, Option<ItemDetail>) {
+    let top = |doc_max, short_sig, members| ItemDetail {
+        doc_max,
+        short_sig,
+        members,
+        nested: true,
+    };
+    let inner = |doc_max, short_sig, members| {
+        Some(ItemDetail {
+            doc_max,
+            short_sig,
+            members,
+            nested: level > 0,
+        })
+    };
+    match level {
+        0 => (
+            ItemDetail {
+                nested: false,
+                ..top(MAX_DOC, false, Members::Full(8))
+            },
+            inner(MAX_DOC, false, Members::Full(4)),
+        ),
+        1 => (
+            top(MAX_DOC, false, Members::Full(4)),
+            inner(SHORT_DOC, false, Members::Full(2)),
+        ),
+        2 => (
+            top(MAX_DOC, false, Members::Full(4)),
+            inner(0, false, Members::Count),
+        ),
+        3 => (
+            top(MAX_DOC, false, Members::Full(4)),
+            inner(0, true, Members::Count),
+        ),
+        4 => (top(SHORT_DOC, false, Members::Names(4)), None),
+        _ => (top(0, true, Members::Count), None),
+    }
+}
+
+/// A top-level definition and everything in it, at detail `level` (see `level_detail`).
+fn render_unit(items: &[OutlineItem], level: u8, language: Language) -> Part {
+    let top = &items[0];
+    let mut out = String::new();
+    let mut elided = Elided::default();
+    let (hidden, nested) = nested_in_functions(items);
+    let (top_detail, inner_detail) = level_detail(level);
+    // Definitions inside functions are left out past level 0, counted on their function's line.
+    let shown = |i: usize| level == 0 || !hidden[i];
+    let nested_count = |i: usize, detail: &ItemDetail| if detail.nested { nested[i] } else { 0 };
     let mut skip_under: Option<String> = None;
-    for item in &outline.items {
+    let count = nested_count(0, &top_detail);
+    if write_item(
+        &mut out,
+        items,
+        top,
+        &top_detail,
+        count,
+        language,
+        &mut elided,
+    ) {
+        skip_under = Some(format!("{}.", top.qualified_name));
+    }
+    let Some(inner_detail) = inner_detail else {
+        if skip_under.is_none() {
+            list_by_name(&mut out, items, &shown, level, &mut elided);
+        }
+        return Part::new(out, elided);
+    };
+    for (i, item) in items.iter().enumerate().skip(1) {
         if let Some(prefix) = &skip_under {
             if item.qualified_name.starts_with(prefix.as_str()) {
                 continue;
             }
             skip_under = None;
         }
-        let indent = "  ".repeat(item.depth as usize);
-        if let Some(page) = item.page {
-            let _ = write!(out, "{indent}p.{page} ");
-        } else if let Some(cell) = item.cell {
-            let _ = write!(
-                out,
-                "{indent}cell {cell}:{}-{} ",
-                item.start_line, item.end_line
-            );
-        } else if item.start_line == item.end_line {
-            let _ = write!(out, "{indent}{} ", item.start_line);
-        } else {
-            let _ = write!(out, "{indent}{}-{} ", item.start_line, item.end_line);
-        }
-        // Test modules are listed as one line: an agent asks for them by name when it needs them.
-        if is_test_module(item) {
-            let prefix = format!("{}.", item.qualified_name);
-            let inner = outline
-                .items
-                .iter()
-                .filter(|i| i.qualified_name.starts_with(&prefix))
-                .count();
-            let _ = writeln!(out, "{} {} ({inner} definitions)", item.kind, item.name);
-            skip_under = Some(prefix);
+        if !shown(i) {
             continue;
         }
-        match &item.signature {
-            Some(sig) => out.push_str(&without_receiver(trim_signature(sig))),
-            None => {
-                let _ = write!(out, "{} {}", item.kind, item.name);
-            }
-        }
-        if let Some(doc) = &item.doc {
-            let _ = write!(out, " — {}", clip(doc, MAX_DOC));
-        }
-        out.push('\n');
-        if !item.members.is_empty() {
-            let members: Vec<&str> = item.members.iter().map(|m| trim_member(m)).collect();
-            let _ = writeln!(
-                out,
-                "{indent}  {{ {} }}",
-                clip(&members.join("; "), MAX_MEMBERS_LINE)
-            );
+        let count = nested_count(i, &inner_detail);
+        if write_item(
+            &mut out,
+            items,
+            item,
+            &inner_detail,
+            count,
+            language,
+            &mut elided,
+        ) {
+            skip_under = Some(format!("{}.", item.qualified_name));
         }
     }
-    out
+    Part::new(out, elided)
+}
+
+/// The definitions directly inside `items[0]` on one line, by name and start line
+/// (`5 definitions: check 103, to_json 110, …`); deeper ones counted; at the last level at most
+/// `MAX_LISTED` names, the rest counted with their lines.
+fn list_by_name(
+    out: &mut String,
+    items: &[OutlineItem],
+    shown: &dyn Fn(usize) -> bool,
+    level: u8,
+    elided: &mut Elided,
+) {
+    let top = &items[0];
+    let children: Vec<&OutlineItem> = (1..items.len())
+        .filter(|&i| shown(i) && items[i].depth == top.depth + 1)
+        .map(|i| &items[i])
+        .collect();
+    let deeper = (1..items.len())
+        .filter(|&i| shown(i) && items[i].depth > top.depth + 1)
+        .count();
+    if children.is_empty() {
+        return;
+    }
+    let cap = if level >= LAST_LEVEL {
+        MAX_LISTED
+    } else {
+        usize::MAX
+    };
+    let listed: Vec<String> = children
+        .iter()
+        .take(cap)
+        .map(|c| format!("{} {}", c.name, c.start_line))
+        .collect();
+    let indent = "  ".repeat(top.depth as usize + 1);
+    let _ = write!(
+        out,
+        "{indent}{} definition{}: {}",
+        children.len(),
+        if children.len() == 1 { "" } else { "s" },
+        listed.join(", ")
+    );
+    if children.len() > listed.len() {
+        let rest = &children[listed.len()..];
+        let _ = write!(
+            out,
+            ", … {} more (lines {}-{})",
+            rest.len(),
+            rest[0].start_line,
+            rest[rest.len() - 1].end_line
+        );
+    }
+    if deeper > 0 {
+        let _ = write!(out, " (+{deeper} nested)");
+    }
+    out.push('\n');
+    elided.by_name += listed.len();
+    elided.docs += children.iter().filter(|c| c.doc.is_some()).count();
+}
+
+struct ItemDetail {
+    /// Longest doc shown; 0 for none.
+    doc_max: usize,
+    /// Parameters by name only, no return type.
+    short_sig: bool,
+    members: Members,
+    /// Whether definitions nested in functions are left out (and counted on the line).
+    nested: bool,
+}
+
+/// Writes one definition's line (and its members' line); true when it is a test module listed
+/// as one line, whose items the caller skips.
+fn write_item(
+    out: &mut String,
+    items: &[OutlineItem],
+    item: &OutlineItem,
+    detail: &ItemDetail,
+    nested: usize,
+    language: Language,
+    elided: &mut Elided,
+) -> bool {
+    let indent = "  ".repeat(item.depth as usize);
+    if let Some(page) = item.page {
+        let _ = write!(out, "{indent}p.{page} ");
+    } else if let Some(cell) = item.cell {
+        let _ = write!(
+            out,
+            "{indent}cell {cell}:{}-{} ",
+            item.start_line, item.end_line
+        );
+    } else if item.start_line == item.end_line {
+        let _ = write!(out, "{indent}{} ", item.start_line);
+    } else {
+        let _ = write!(out, "{indent}{}-{} ", item.start_line, item.end_line);
+    }
+    // Test modules are listed as one line: an agent asks for them by name when it needs them.
+    if is_test_module(item) {
+        let prefix = format!("{}.", item.qualified_name);
+        let inner = items
+            .iter()
+            .filter(|i| i.qualified_name.starts_with(&prefix))
+            .count();
+        let _ = writeln!(out, "{} {} ({inner} definitions)", item.kind, item.name);
+        return true;
+    }
+    match &item.signature {
+        Some(sig) => {
+            let sig = trim_signature(sig);
+            let sig = if language == Language::Python {
+                without_receiver(sig)
+            } else {
+                sig.into()
+            };
+            let long = sig.chars().count() > MAX_SIGNATURE;
+            match (detail.short_sig || long)
+                .then(|| shorten_signature(&sig, &item.name, language))
+                .flatten()
+            {
+                Some(short) => {
+                    out.push_str(&short);
+                    elided.signatures += 1;
+                }
+                None => out.push_str(&sig),
+            }
+        }
+        None => {
+            let _ = write!(out, "{} {}", item.kind, item.name);
+        }
+    }
+    if nested > 0 {
+        let _ = write!(out, " (+{nested} nested)");
+    }
+    if let Some(doc) = &item.doc {
+        if detail.doc_max > 0 {
+            let _ = write!(out, " — {}", clip_words(doc, detail.doc_max));
+        } else {
+            elided.docs += 1;
+        }
+    }
+    out.push('\n');
+    if !item.members.is_empty() {
+        let line = match detail.members {
+            Members::Full(n) => {
+                let (kept, left) = members_shown(&item.members, n);
+                let mut shown: Vec<&str> = kept.into_iter().map(trim_member).collect();
+                let more = format!("… {left} more");
+                if left > 0 {
+                    shown.push(&more);
+                }
+                clip_words(&shown.join("; "), MAX_MEMBERS_LINE)
+            }
+            Members::Names(n) => {
+                let (kept, left) = members_shown(&item.members, n);
+                let mut shown: Vec<String> =
+                    kept.iter().map(|m| member_name(m, language)).collect();
+                if left > 0 {
+                    shown.push(format!("… {left} more"));
+                }
+                shown.join(", ")
+            }
+            Members::Count => {
+                let (_, left) = members_shown(&item.members, 0);
+                format!("{left} member{}", if left == 1 { "" } else { "s" })
+            }
+        };
+        let _ = writeln!(out, "{indent}  {{ {line} }}");
+    }
+    false
 }

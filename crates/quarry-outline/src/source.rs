@@ -22,6 +22,30 @@ fn clip(s: &str) -> String {
     out
 }
 
+/// Lines of a doc's first paragraph read for its first sentence.
+const PARAGRAPH_LINES: usize = 4;
+
+/// `text` up to the end of its first sentence: a `.`, `?` or `!` followed by spaces and a
+/// capital or digit (so `e.g. this` does not end it), or the whole text.
+fn first_sentence(text: &str) -> &str {
+    for (i, c) in text.char_indices() {
+        if !matches!(c, '.' | '?' | '!') {
+            continue;
+        }
+        let rest = &text[i + 1..];
+        if rest.starts_with(' ')
+            && rest
+                .trim_start_matches(' ')
+                .chars()
+                .next()
+                .is_some_and(|n| n.is_uppercase() || n.is_ascii_digit())
+        {
+            return &text[..=i];
+        }
+    }
+    text
+}
+
 fn is_comment(trimmed: &str) -> bool {
     ["//", "/*", "*", "#", "--", "\"\"\"", "'''"]
         .iter()
@@ -118,12 +142,27 @@ impl<'a> Lines<'a> {
                 .map_or(signature_line + 1, |n| n + 1);
             let first = (body..=end).find(|&n| !self.get(n).trim().is_empty())?;
             let (rest, quote) = docstring_open(self.get(first).trim())?;
-            let text = rest.split(quote).next().unwrap_or("").trim();
-            if !text.is_empty() {
-                return Some(clip(text));
+            // The first paragraph: from the opening quotes to a blank line or the closing ones.
+            let mut paragraph: Vec<&str> = Vec::new();
+            let (mut n, mut line) = (first, rest);
+            loop {
+                let (text, closed) = match line.find(quote) {
+                    Some(at) => (line[..at].trim(), true),
+                    None => (line.trim(), false),
+                };
+                if text.is_empty() && !paragraph.is_empty() {
+                    break;
+                }
+                if !text.is_empty() {
+                    paragraph.push(text);
+                }
+                if closed || paragraph.len() >= PARAGRAPH_LINES || n >= end {
+                    break;
+                }
+                n += 1;
+                line = self.get(n);
             }
-            let next = self.get(first + 1).trim();
-            return (!next.is_empty() && !next.starts_with(quote)).then(|| clip(next));
+            return (!paragraph.is_empty()).then(|| clip(first_sentence(&paragraph.join(" "))));
         }
         // Walk up from the line above the signature over attributes, then over comments.
         let mut n = signature_line.checked_sub(1)?;
@@ -148,13 +187,31 @@ impl<'a> Lines<'a> {
             block.push(n);
             n -= 1;
         }
-        // The block's first line with words in it.
-        block
+        // The block's first paragraph: from its first line with words in it to a line without.
+        // Lint and coverage directives are not descriptions.
+        let has_words = |t: &&str| {
+            t.chars().any(char::is_alphanumeric)
+                && ![
+                    "eslint-",
+                    "@ts-",
+                    "prettier-",
+                    "istanbul ",
+                    "c8 ",
+                    "nolint",
+                    "noqa",
+                ]
+                .iter()
+                .any(|d| t.starts_with(d))
+        };
+        let paragraph: Vec<&str> = block
             .iter()
             .rev()
             .map(|&n| comment_text(self.get(n).trim()))
-            .find(|t| t.chars().any(char::is_alphanumeric))
-            .map(clip)
+            .skip_while(|t| !has_words(t))
+            .take_while(has_words)
+            .take(PARAGRAPH_LINES)
+            .collect();
+        (!paragraph.is_empty()).then(|| clip(first_sentence(&paragraph.join(" "))))
     }
 
     /// The lines directly inside a type that are not part of a nested definition: fields,
@@ -237,6 +294,12 @@ impl<'a> Lines<'a> {
                 // A multi-line import: `from x import (` … `)`, `use a::{` … `};`, `import (` … `)`.
                 if let Some(b) = open.as_mut() {
                     b.end_line = n;
+                    // Go's `import (` block: one quoted path a line, maybe after an alias.
+                    if language == Language::Go {
+                        if let Some(path) = t.split('"').nth(1).filter(|p| !p.is_empty()) {
+                            b.names.push(path.to_string());
+                        }
+                    }
                 }
                 continuation = !(t.ends_with(')')
                     || t.ends_with("};")
@@ -274,13 +337,16 @@ fn import_name(line: &str, language: Language) -> Option<String> {
     if line.starts_with([' ', '\t']) && language != Language::Go {
         return None;
     }
-    let t = line.trim();
+    let mut t = line.trim();
+    if language == Language::Python {
+        // A trailing comment (`import x  # noqa`) is no part of the name.
+        t = t.split(" #").next().unwrap_or(t).trim_end();
+    }
     let word = |prefixes: &[&str]| prefixes.iter().find_map(|p| t.strip_prefix(p));
     let rest = match language {
         Language::Rust => word(&["use ", "pub use ", "pub(crate) use ", "extern crate "]),
         Language::Python => word(&["import ", "from "]),
-        Language::Go => word(&["import "])
-            .or_else(|| (t.starts_with('"') && line.starts_with('\t')).then_some(t)),
+        Language::Go => word(&["import "]),
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             word(&["import "]).or_else(|| {
                 (t.starts_with("const ") || t.starts_with("var ") || t.starts_with("let "))
