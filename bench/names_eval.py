@@ -152,6 +152,23 @@ class Repo:
             json.dump(self.stamp, f)
         log(f"{self.repo}: indexed {self.index_info}")
 
+    def configure(self, settings):
+        """Settings for this run only (`--set KEY=VALUE`, e.g. an ablation); the rest unset."""
+        stale = os.path.join(self.ws, "names_eval.settings.json")
+        if os.path.exists(stale):
+            with open(stale) as f:
+                for key in json.load(f):
+                    subprocess.run([self.quarry, "--index-dir", self.ws, "config", "unset", key],
+                                   capture_output=True)
+        self._set_keys = []
+        for item in settings:
+            key, value = item.split("=", 1)
+            subprocess.run([self.quarry, "--index-dir", self.ws, "config", "set", key, value],
+                           check=True, capture_output=True)
+            self._set_keys.append(key)
+        with open(stale, "w") as f:
+            json.dump(self._set_keys, f)
+
     def search(self, query):
         """(results or None, wall ms, error, route)."""
         cmd = [self.quarry, "--index-dir", self.ws, "search", query, "--json",
@@ -232,6 +249,8 @@ def main():
                     help="parallel searches (default 1: sequential, honest timings)")
     ap.add_argument("--warmup", type=int, default=1,
                     help="unscored searches per repo before timing (default 1)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for this run (repeatable), e.g. search.name_exported=0 for an ablation")
     ap.add_argument("--embed", action="store_true",
                     help="index with embeddings (default: --no-embed)")
     ap.add_argument("--reindex", action="store_true", help="drop the workspaces and index again")
@@ -279,6 +298,7 @@ def main():
     for (repo, commit), group in groups.items():
         rp = Repo(args, quarry, binary_sha, repo, commit)
         rp.prepare()
+        rp.configure(args.set)
         for i in range(args.warmup):
             rp.search(group[i % len(group)]["query"])
 

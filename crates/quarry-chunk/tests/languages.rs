@@ -522,3 +522,36 @@ fn php() {
         ],
     );
 }
+
+#[test]
+fn rust_items_declared_inside_macros_are_definitions() {
+    let text = "pin_project! {\n    /// Buffers both ways.\n    pub struct BufStream<RW> {\n        #[pin]\n        inner: RW,\n    }\n}\n\nbitflags! {\n    pub struct Flags: u32 {\n        const A = 1;\n    }\n}\n\ncfg_net! {\n    pin_project! {\n        pub struct TcpStream { io: u8 }\n    }\n    pub fn connect() {}\n}\n\nfn main() {\n    println!(\"struct {}\", 1);\n}\n";
+    let fc = chunk_checked(Language::Rust, text, &ChunkOptions::default());
+    let found = symbols(&fc);
+    // bitflags' `struct Flags: u32` is not Rust: the parse recovers, and the struct's start
+    // is still right.
+    assert!(
+        found
+            .iter()
+            .any(|s| s.0 == "Flags" && s.1 == "struct" && s.2 == 10),
+        "{found:?}"
+    );
+    for want in [
+        ("TcpStream", "struct", 17, 17),
+        ("connect", "function", 19, 19),
+        ("main", "function", 22, 24),
+    ] {
+        assert!(
+            found.contains(&(want.0.to_string(), want.1, want.2, want.3)),
+            "{want:?} in {found:?}"
+        );
+    }
+    // A macro's items are symbols, not chunk boundaries: the invocation is still one piece.
+    assert!(
+        fc.chunks
+            .iter()
+            .any(|c| c.start_line == 1 && c.end_line >= 7),
+        "{:?}",
+        chunks(&fc)
+    );
+}

@@ -127,11 +127,9 @@ fn a_session_of_reads_and_greps_gets_protocol_answers() {
         .position(|l| l.contains("def requeue_with_backoff"))
         .unwrap()
         + 1;
+    // A module this dense is outlined within its budget: methods by name and line.
     assert!(
-        outline.contains(&format!(
-            "{requeue_line}-{} def requeue_with_backoff(job) — Puts a failed job back",
-            requeue_line + 3
-        )),
+        outline.contains(&format!("requeue_with_backoff {requeue_line}")),
         "{outline}"
     );
     assert!(outline.contains("1-2 imports (2): os, sys"), "{outline}");

@@ -105,6 +105,7 @@ impl Workspace {
                 return Ok(response);
             }
             Route::Path => Some(self.path_results(request)?),
+            Route::Location => Some(self.location_results(request)?),
             Route::GrepLiteral | Route::GrepRegex => Some(self.grep_results(request, route)?),
             Route::Structural => Some(self.structural_results(request)?),
         };
@@ -205,13 +206,14 @@ impl Workspace {
     /// file's first chunk.
     fn path_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
         let wanted = request.query.trim().trim_start_matches("./");
+        let filter = PathFilter::new(request)?;
         let mut results = Vec::new();
         for repo in self.searched_repos(request)? {
             let mut paths: Vec<String> = self
                 .store()
                 .file_states(repo.id)?
                 .into_keys()
-                .filter(|path| path.contains(wanted))
+                .filter(|path| path.contains(wanted) && filter.admits(path))
                 .collect();
             paths.sort();
             for path in paths {
@@ -224,10 +226,58 @@ impl Workspace {
                     .into_iter()
                     .next()
                 {
-                    results.push(SearchResult::from(first));
+                    let mut result = SearchResult::from(first);
+                    result.score = 1.0;
+                    result.reason = Some(format!("path contains `{wanted}`"));
+                    results.push(result);
                 }
             }
         }
+        Ok(Ok(results))
+    }
+
+    /// `path:line[:column]`: the innermost chunk (a definition, where one encloses the line)
+    /// holding that line of each file whose path ends with `path`.
+    fn location_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
+        let Some((wanted, line)) = quarry_rank::route::location(&request.query) else {
+            return Ok(Ok(Vec::new()));
+        };
+        let wanted = wanted.trim_start_matches("./").replace('\\', "/");
+        let filter = PathFilter::new(request)?;
+        let mut results = Vec::new();
+        for repo in self.searched_repos(request)? {
+            let mut paths: Vec<String> = self
+                .store()
+                .file_states(repo.id)?
+                .into_keys()
+                .filter(|p| {
+                    (p == &wanted || p.ends_with(&format!("/{wanted}"))) && filter.admits(p)
+                })
+                .collect();
+            paths.sort();
+            for path in paths {
+                if let Some(result) = enclosing_definition(&repo, &path, line) {
+                    results.push(result);
+                    continue;
+                }
+                let chunk = self
+                    .store()
+                    .file_chunks(&repo.name, &path)?
+                    .into_iter()
+                    .filter(|c| c.page.is_none() && c.start_line <= line && line <= c.end_line)
+                    .max_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)));
+                if let Some(chunk) = chunk {
+                    let mut result = SearchResult::from(chunk);
+                    result.score = 1.0;
+                    result.reason = Some(match &result.symbol {
+                        Some(symbol) => format!("{symbol} encloses line {line}"),
+                        None => format!("holds line {line}"),
+                    });
+                    results.push(result);
+                }
+            }
+        }
+        results.truncate(request.limit);
         Ok(Ok(results))
     }
 
@@ -251,16 +301,24 @@ impl Workspace {
             }
         }
         let roots = self.searched_roots(request)?;
+        let paths = PathFilter::new(request)?;
         let grep = GrepRequest {
             patterns: vec![pattern.to_string()],
-            paths: roots.iter().map(|(_, root)| root.clone()).collect(),
+            paths: roots
+                .iter()
+                .map(|(_, root)| paths.scan_root(request, root))
+                .collect(),
             fixed_strings: literal,
             language: request.language,
             listing_cache: Some(Workspace::listing_cache(&self.dir)),
             ..Default::default()
         };
         let (filter, _) = self.trigram_filter(&grep.requirement())?;
-        let lines = match quarry_grep::scan::matching_lines(&grep, &filter, request.limit) {
+        let lines = match quarry_grep::scan::matching_lines(
+            &grep,
+            &filter,
+            paths.scan_limit(request.limit),
+        ) {
             Ok(lines) => lines,
             Err(e) => return Ok(Err(e)),
         };
@@ -274,8 +332,17 @@ impl Workspace {
                     .ok()?
                     .to_string_lossy()
                     .into_owned();
-                Some(line_result(repo, &path, m.line_number as u32, m.line))
+                if !paths.admits(&path) {
+                    return None;
+                }
+                let mut result = line_result(repo, &path, m.line_number as u32, m.line);
+                result.reason = Some(format!(
+                    "line {} `{pattern}`",
+                    if literal { "contains" } else { "matches" }
+                ));
+                Some(result)
             })
+            .take(request.limit)
             .collect()))
     }
 
@@ -287,7 +354,11 @@ impl Workspace {
             .unwrap_or_else(|| guess_language(&request.query));
         let pattern = request.query.trim();
         let roots = self.searched_roots(request)?;
-        let paths: Vec<PathBuf> = roots.iter().map(|(_, root)| root.clone()).collect();
+        let admitted = PathFilter::new(request)?;
+        let paths: Vec<PathBuf> = roots
+            .iter()
+            .map(|(_, root)| admitted.scan_root(request, root))
+            .collect();
         let filter: IndexedFiles = self
             .trigram_filter(&quarry_grep::structural::requirement(pattern))?
             .0;
@@ -297,7 +368,7 @@ impl Workspace {
             language,
             &paths,
             &filter,
-            request.limit,
+            admitted.scan_limit(request.limit),
             Some(&listing_cache),
         );
         Ok(found.map(|(matches, _)| {
@@ -307,14 +378,143 @@ impl Workspace {
                     let full = PathBuf::from(&m.path);
                     let (repo, root) = roots.iter().find(|(_, root)| full.starts_with(root))?;
                     let path = full.strip_prefix(root).ok()?.to_string_lossy().into_owned();
+                    if !admitted.admits(&path) {
+                        return None;
+                    }
                     let mut result = line_result(repo, &path, m.start_line as u32, m.text);
+                    result.reason = Some(format!("ast-grep match of `{pattern}`"));
                     result.end_line = m.end_line as u32;
                     result.id = format!("{repo}:{path}:{}-{}", m.start_line, m.end_line);
                     result.kind = "structural match".into();
                     Some(result)
                 })
+                .take(request.limit)
                 .collect()
         }))
+    }
+}
+
+/// The innermost definition enclosing `line` of a file, read from the file as it is now
+/// (the index's chunks may merge small neighbours, so their symbol is not always the line's).
+fn enclosing_definition(
+    repo: &quarry_core::RepoInfo,
+    path: &str,
+    line: u32,
+) -> Option<SearchResult> {
+    let full = Path::new(&repo.root).join(path);
+    let language = Language::detect(&full);
+    if !language.is_code() {
+        return None;
+    }
+    let quarry_sources::FileText::Text { text, .. } = quarry_sources::read_text(&full, 4 << 20)
+    else {
+        return None;
+    };
+    let chunks = quarry_chunk::chunk_file(language, &text, &quarry_chunk::ChunkOptions::default());
+    let def = chunks
+        .symbols
+        .iter()
+        .filter(|s| s.start_line <= line && line <= s.end_line)
+        .min_by_key(|s| s.end_line - s.start_line)?;
+    let body: Vec<&str> = text
+        .lines()
+        .skip(def.start_line as usize - 1)
+        .take((def.end_line - def.start_line + 1) as usize)
+        .collect();
+    let name = def.qualified_name();
+    Some(SearchResult {
+        id: format!("{}:{path}:{}-{}", repo.name, def.start_line, def.end_line),
+        repo: repo.name.clone(),
+        path: path.to_string(),
+        start_line: def.start_line,
+        end_line: def.end_line,
+        page: None,
+        cell: None,
+        kind: def.kind.clone(),
+        language,
+        score: 1.0,
+        text: Some(body.join("\n")),
+        text_cut_from: None,
+        score_parts: None,
+        reason: Some(format!("{name} encloses line {line}")),
+        symbol: Some(name),
+    })
+}
+
+/// The request's path, language and content filters, for the routes that list files
+/// themselves (path, grep, ast-grep): the same rules the store applies to ranked search — a
+/// glob over the repo-relative path (`*` crosses folders), or a substring without glob
+/// characters; the language and the code/docs split by the file's language.
+struct PathFilter {
+    glob: Option<globset::GlobMatcher>,
+    substring: Option<String>,
+    language: Option<Language>,
+    content: quarry_core::ContentType,
+}
+
+impl PathFilter {
+    fn new(request: &SearchRequest) -> Result<PathFilter> {
+        let (mut glob, mut substring) = (None, None);
+        if let Some(p) = &request.path {
+            if p.contains(['*', '?', '[']) {
+                glob = Some(globset::Glob::new(p)?.compile_matcher());
+            } else {
+                substring = Some(p.clone());
+            }
+        }
+        Ok(PathFilter {
+            glob,
+            substring,
+            language: request.language,
+            content: request.content,
+        })
+    }
+
+    /// Where under a repo's `root` the files this filter admits can be: the glob's folder
+    /// before its first wildcard (`src/flask/json/*` → `root/src/flask/json`), so a scan
+    /// with a limit reads only there.
+    fn scan_root(&self, request: &SearchRequest, root: &Path) -> PathBuf {
+        let Some(pattern) = request.path.as_deref().filter(|_| self.glob.is_some()) else {
+            return root.to_path_buf();
+        };
+        let literal = &pattern[..pattern.find(['*', '?', '[']).unwrap_or(pattern.len())];
+        match literal.rfind('/') {
+            Some(end) if root.join(&literal[..end]).is_dir() => root.join(&literal[..end]),
+            _ => root.to_path_buf(),
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.glob.is_some()
+            || self.substring.is_some()
+            || self.language.is_some()
+            || self.content != quarry_core::ContentType::All
+    }
+
+    /// Matches to scan for when `limit` must survive the filter.
+    fn scan_limit(&self, limit: usize) -> usize {
+        if self.is_set() {
+            limit.saturating_mul(20).max(1_000)
+        } else {
+            limit
+        }
+    }
+
+    fn admits(&self, path: &str) -> bool {
+        let language = Language::detect(Path::new(path));
+        self.glob.as_ref().is_none_or(|g| g.is_match(path))
+            && self
+                .substring
+                .as_ref()
+                .is_none_or(|s| path.contains(s.as_str()))
+            && self.language.is_none_or(|l| l == language)
+            && match self.content {
+                quarry_core::ContentType::All => true,
+                quarry_core::ContentType::Code => !language.is_docs(),
+                quarry_core::ContentType::Docs => {
+                    language.is_docs() || language == Language::Notebook
+                }
+            }
     }
 }
 

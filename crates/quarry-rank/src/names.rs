@@ -153,7 +153,9 @@ pub fn rank_definitions(
             // Python's `@overload` stubs, TypeScript's overload signatures: the same name
             // bound again later in the same scope of the same file is the one in effect.
             let rebound = defs.iter().any(|o| {
-                o.path == d.path && o.qualified_name == d.qualified_name && o.start_line > d.start_line
+                o.path == d.path
+                    && o.qualified_name == d.qualified_name
+                    && o.start_line > d.start_line
             });
             if rebound {
                 points -= weights.definition_kind;

@@ -14,6 +14,8 @@ pub enum QueryClass {
     Identifier,
     /// A file or folder: `src/flask/app.py`, `sympy/core/`, `conftest.py`.
     Path,
+    /// A place in a file as tools print it: `ctx.py:395`, `src/app.py:12:5`.
+    Location,
     /// Exact text to find as written: a quoted string, an error message, a code fragment
     /// (`evaluate=False`, `x.unwrap()`, `"connection refused"`).
     Literal,
@@ -35,6 +37,8 @@ pub enum Route {
     Symbol,
     /// Files whose path matches.
     Path,
+    /// The definition enclosing a line of a file.
+    Location,
     /// grep, literal (`-F`).
     GrepLiteral,
     /// grep, regular expression.
@@ -50,6 +54,7 @@ impl QueryClass {
         match self {
             QueryClass::Identifier => Route::Symbol,
             QueryClass::Path => Route::Path,
+            QueryClass::Location => Route::Location,
             QueryClass::Literal => Route::GrepLiteral,
             QueryClass::Regex => Route::GrepRegex,
             QueryClass::Structural => Route::Structural,
@@ -80,6 +85,9 @@ pub fn classify(query: &str) -> QueryClass {
         return QueryClass::Literal;
     }
     if words.len() == 1 {
+        if location(q).is_some() {
+            return QueryClass::Location;
+        }
         if is_path(q) {
             return QueryClass::Path;
         }
@@ -90,6 +98,9 @@ pub fn classify(query: &str) -> QueryClass {
     if looks_like_regex(q) {
         return QueryClass::Regex;
     }
+    if is_code_fragment(&words) {
+        return QueryClass::Literal;
+    }
     if is_prose(&words) {
         return if words.len() >= 25 || q.matches(". ").count() >= 2 {
             QueryClass::IssueText
@@ -98,6 +109,87 @@ pub fn classify(query: &str) -> QueryClass {
         };
     }
     QueryClass::Literal
+}
+
+/// `path:line` or `path:line:column` (a file with an extension, a line number): the file and
+/// the line.
+pub fn location(q: &str) -> Option<(&str, u32)> {
+    let mut parts = q.trim().splitn(3, ':');
+    let path = parts.next()?;
+    let line: u32 = parts.next()?.parse().ok()?;
+    if let Some(column) = parts.next() {
+        column.parse::<u32>().ok()?;
+    }
+    let file = path.rsplit(['/', '\\']).next()?;
+    let has_extension = file.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    (has_extension && line > 0 && is_path(path)).then_some((path, line))
+}
+
+/// A short statement written as code, not words: a keyword that starts statements in the
+/// languages quarry reads, then a name with a code shape (`raise ValueError`, `import
+/// numpy.linalg`, `return self._cache`, `impl Display for`): grep -F finds it as written.
+/// Prose that happens to start with such a word (`import data from csv`) goes on as a question.
+fn is_code_fragment(words: &[&str]) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "raise",
+        "throw",
+        "import",
+        "from",
+        "return",
+        "yield",
+        "await",
+        "def",
+        "class",
+        "fn",
+        "func",
+        "impl",
+        "struct",
+        "enum",
+        "trait",
+        "let",
+        "const",
+        "var",
+        "pub",
+        "use",
+        "new",
+        "assert",
+        "except",
+        "catch",
+        "#include",
+        "#define",
+        "package",
+        "interface",
+        "extends",
+        "if",
+        "elif",
+        "while",
+        "for",
+        "with",
+        "match",
+    ];
+    const OPERATORS: &[&str] = &[
+        "==", "!=", "=", "+=", "-=", "->", "=>", "&&", "||", ":=", "::",
+    ];
+    if words.len() < 2 || words.len() > 8 {
+        return false;
+    }
+    // `x == y`, `a -> b`: an operator standing alone is code, whatever the words around it.
+    if words.iter().any(|w| OPERATORS.contains(w)) {
+        return true;
+    }
+    if words.len() > 6 || !KEYWORDS.contains(&words[0]) {
+        return false;
+    }
+    let coded = |w: &str| {
+        let inner_capital = w.chars().skip(1).any(char::is_uppercase)
+            && w.chars().next().is_some_and(char::is_alphabetic);
+        w.contains([
+            '_', '.', '(', ')', ':', '=', '<', '>', '"', '\'', '[', '{', ';', '&', '*',
+        ]) || inner_capital
+    };
+    coded(words[1])
 }
 
 /// Metavariables: `$NAME`, `$_`, `$$$`, `$$$ARGS` (a `$` at the end is a regex anchor).
@@ -229,6 +321,13 @@ mod tests {
             ("def $F($$$ARGS):", Structural),
             ("$X.unwrap()", Structural),
             ("console.log($$$)", Structural),
+            ("ctx.py:395", Location),
+            ("src/flask/app.py:12:5", Location),
+            ("raise ValueError", Literal),
+            ("if __name__ == \"__main__\":", Literal),
+            ("import numpy.linalg", Literal),
+            ("import data from a csv file", Question),
+            ("return early when the config is missing", Question),
             ("where do we retry failed uploads", Question),
             ("how is the config file parsed?", Question),
             ("how does url_for build external urls", Question),
