@@ -229,8 +229,8 @@ impl Hook {
             QueryClass::Question | QueryClass::IssueText => {
                 self.answer_question(pattern, event, input)
             }
-            QueryClass::Identifier => self.definition_site(pattern, event),
-            QueryClass::Structural => self.structural_matches(pattern, event),
+            QueryClass::Identifier => self.definition_site(pattern, event, input),
+            QueryClass::Structural => self.structural_matches(pattern, event, input),
             class => Ok(Decision::Allow(format!("{class:?} pattern: grep's job"))),
         }
     }
@@ -248,15 +248,7 @@ impl Hook {
         let mut request = quarry_engine::SearchRequest::new(question);
         request.limit = 12;
         request.full_text = 0;
-        request.repos = scope.repos.clone();
-        // A Grep `path` inside an indexed repo narrows the search to that repo and folder.
-        let grep_path = input["path"].as_str().map(|p| scope.absolute(p));
-        if let Some((repo, inside)) = grep_path.and_then(|p| ws.repo_containing(&p).ok().flatten())
-        {
-            request.repos = vec![repo.name];
-            let inside = inside.to_string_lossy().into_owned();
-            request.path = (!inside.is_empty()).then(|| format!("{inside}*"));
-        }
+        scope.narrow(&ws, input, &mut request);
         let response = ws.search(&request)?;
         if response.results.is_empty() {
             return Ok(Decision::Allow("no search results".into()));
@@ -278,14 +270,14 @@ impl Hook {
     }
 
     /// A pattern with metavariables means nothing to grep: ast-grep's matches instead.
-    fn structural_matches(&self, pattern: &str, event: &Value) -> Result<Decision> {
+    fn structural_matches(&self, pattern: &str, event: &Value, input: &Value) -> Result<Decision> {
         let Some(ws) = self.workspace() else {
             return Ok(Decision::Allow("no quarry index".into()));
         };
         let scope = Scope::of(&ws, event)?;
         let mut request = quarry_engine::SearchRequest::new(pattern);
-        request.repos = scope.repos.clone();
         request.limit = 12;
+        scope.narrow(&ws, input, &mut request);
         let response = ws.search_routed(&request)?;
         let answered = response
             .route
@@ -320,27 +312,27 @@ impl Hook {
         Ok(Decision::Deny(reason))
     }
 
-    fn definition_site(&self, name: &str, event: &Value) -> Result<Decision> {
+    fn definition_site(&self, name: &str, event: &Value, input: &Value) -> Result<Decision> {
         let Some(ws) = self.workspace() else {
             return Ok(Decision::Allow("no quarry index".into()));
         };
         let scope = Scope::of(&ws, event)?;
-        let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+        // The symbol route: the definitions the name means, in the order `quarry search`
+        // gives them (its package's re-export first), under the Grep call's path, glob and type.
         let mut request = quarry_engine::SearchRequest::new(name);
-        request.repos = scope.repos.clone();
-        request.mode = quarry_engine::Mode::Lexical;
-        request.limit = 20;
+        request.engine = Some(quarry_engine::routing::Engine::Symbol);
+        request.limit = 3;
         request.full_text = 0;
-        let response = ws.search(&request)?;
+        scope.narrow(&ws, input, &mut request);
+        let response = ws.search_routed(&request)?;
         let sites: Vec<String> = response
             .results
             .iter()
             .filter(|r| {
-                r.symbol
+                r.reason
                     .as_deref()
-                    .is_some_and(|s| s == name || s.rsplit('.').next() == Some(last))
+                    .is_some_and(|w| w.starts_with("definition"))
             })
-            .take(3)
             .map(|r| {
                 format!(
                     "{}:{}-{} ({})",
@@ -403,6 +395,50 @@ impl Scope {
     }
 
     /// A path the agent gave, made absolute against the project folder.
+    /// A search from the hook covers what the Grep call it replaces would: its `path` (a
+    /// folder or file inside an indexed repo narrows to that repo and place), its `glob`
+    /// (`*.py`, over repo-relative paths) and its `type` (ripgrep's: `py`, `rust`, `js`, …).
+    fn narrow(
+        &self,
+        ws: &quarry_engine::Workspace,
+        input: &Value,
+        request: &mut quarry_engine::SearchRequest,
+    ) {
+        request.repos = self.repos.clone();
+        let grep_path = input["path"].as_str().map(|p| self.absolute(p));
+        if let Some((repo, inside)) = grep_path.and_then(|p| ws.repo_containing(&p).ok().flatten())
+        {
+            request.repos = vec![repo.name];
+            let inside = inside.to_string_lossy().into_owned();
+            request.path = (!inside.is_empty()).then(|| format!("{inside}*"));
+        }
+        if let Some(glob) = input["glob"].as_str().filter(|g| !g.is_empty()) {
+            request.path = Some(match request.path.take() {
+                // Both: the folder, then the glob within it.
+                Some(folder) => format!(
+                    "{}{}",
+                    folder.trim_end_matches('*'),
+                    glob.trim_start_matches("**/")
+                ),
+                None => glob.to_string(),
+            });
+        }
+        if let Some(kind) = input["type"].as_str() {
+            let name = match kind {
+                "py" => "python",
+                "rs" => "rust",
+                "js" => "javascript",
+                "ts" => "typescript",
+                "md" | "markdown" => "markdown",
+                "cs" => "csharp",
+                "rb" => "ruby",
+                "c++" => "cpp",
+                other => other,
+            };
+            request.language = quarry_core::Language::from_name(name);
+        }
+    }
+
     fn absolute(&self, path: &str) -> PathBuf {
         match &self.project {
             Some(project) => project.join(path),

@@ -263,6 +263,23 @@ fn a_grep_from_one_project_answers_from_that_repo_only() {
         "{answer}"
     );
     assert!(!answer.contains("app/upload.py"), "{answer}");
+
+    // A name's Grep keeps its path and glob: aimed at the other repo, the definition there;
+    // with a glob no definition matches, Grep answers alone.
+    let ident = session.send(
+        "Grep",
+        json!({"pattern": "retry_failed_upload_later", "path": other.path()}),
+    );
+    let note = ident.unwrap()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(note.contains("lib/more.py:1-"), "{note}");
+    let ident = session.send(
+        "Grep",
+        json!({"pattern": "retry_failed_upload_later", "path": other.path(), "glob": "*.rs"}),
+    );
+    assert_eq!(ident, None, "{ident:?}");
 }
 
 #[test]

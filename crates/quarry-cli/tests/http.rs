@@ -462,10 +462,29 @@ fn code_search_routes_by_the_query_or_by_the_engine_asked() {
     assert_eq!(status, 200, "{json}");
     assert_eq!(json["results"][0]["path"], "net/two.py", "{json}");
     assert_eq!(json["results"][0]["kind"], "structural match", "{json}");
-    // An identifier: its definition first.
+    // An identifier: its definition first, with why.
     let (_, json) = get(&server, "/api/search/code?query=retry_upload", None);
     assert_eq!(json["route"]["route"], "symbol", "{json}");
     assert_eq!(json["results"][0]["symbol"], "retry_upload", "{json}");
+    assert!(
+        json["results"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("definition"),
+        "{json}"
+    );
+    // Filters hold on the exact routes: grep and the symbol table answer only from net/one.py.
+    for query in ["timeout%3D30", "retry_upload", "def%20retry_%5Cw%2B%5C%28"] {
+        let (status, json) = get(
+            &server,
+            &format!("/api/search/code?query={query}&path=net/one.py"),
+            None,
+        );
+        assert_eq!(status, 200, "{json}");
+        for r in json["results"].as_array().unwrap() {
+            assert_eq!(r["path"], "net/one.py", "{query}: {json}");
+        }
+    }
     // An engine that does not exist is a 400 naming the choices.
     let (status, json) = get(&server, "/api/search/code?query=x&engine=telepathy", None);
     assert_eq!(status, 400, "{json}");

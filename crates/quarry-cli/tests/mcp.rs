@@ -108,6 +108,35 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     .await;
     assert_eq!(found["results"][0]["path"], "app/users.py", "{found}");
     assert_eq!(found["freshness"][0]["files_changed_since"], 0, "{found}");
+    // The router's exact routes hold the filters too: a name's definitions, a literal.
+    for query in ["getUserName", "\"getUserName\""] {
+        for (filter, admits) in [
+            (
+                json!({"path": "src/*"}),
+                (|p: &str| p.starts_with("src/")) as fn(&str) -> bool,
+            ),
+            (json!({"type": "docs"}), |p: &str| {
+                p.ends_with(".md") || p.ends_with(".txt")
+            }),
+            (json!({"language": "python"}), |p: &str| p.ends_with(".py")),
+        ] {
+            let mut args = json!({"query": query, "limit": 20});
+            args.as_object_mut()
+                .unwrap()
+                .extend(filter.as_object().unwrap().clone());
+            let found = call(&client, "search", args).await;
+            if found.is_error == Some(true) {
+                continue; // nothing matched: the tool says so
+            }
+            let found: Value = serde_json::from_str(&text(&found)).unwrap();
+            for r in found["results"].as_array().unwrap() {
+                assert!(
+                    admits(r["path"].as_str().unwrap()),
+                    "{query} {filter}: {found}"
+                );
+            }
+        }
+    }
     let docs = ok(
         &client,
         "search",

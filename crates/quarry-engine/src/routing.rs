@@ -12,7 +12,7 @@ use quarry_grep::{GrepRequest, IndexedFiles};
 use quarry_rank::route::{classify, QueryClass, Route};
 use serde::{Deserialize, Serialize};
 
-use crate::search::{Mode, SearchRequest, SearchResponse, SearchResult};
+use crate::search::{Mode, PathFilter, SearchRequest, SearchResponse, SearchResult};
 use crate::Workspace;
 
 /// An engine a caller can ask for by name, instead of letting the router choose.
@@ -75,6 +75,7 @@ pub fn may_embed(request: &SearchRequest) -> bool {
 impl Workspace {
     /// `request`, routed by what its query is when its mode is `auto`.
     pub fn search_routed(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        crate::search::check_request(request)?;
         let (route, class) = match request.engine {
             Some(engine) => (engine.route(), None),
             None if request.mode == Mode::Auto => {
@@ -439,83 +440,6 @@ fn enclosing_definition(
         reason: Some(format!("{name} encloses line {line}")),
         symbol: Some(name),
     })
-}
-
-/// The request's path, language and content filters, for the routes that list files
-/// themselves (path, grep, ast-grep): the same rules the store applies to ranked search — a
-/// glob over the repo-relative path (`*` crosses folders), or a substring without glob
-/// characters; the language and the code/docs split by the file's language.
-struct PathFilter {
-    glob: Option<globset::GlobMatcher>,
-    substring: Option<String>,
-    language: Option<Language>,
-    content: quarry_core::ContentType,
-}
-
-impl PathFilter {
-    fn new(request: &SearchRequest) -> Result<PathFilter> {
-        let (mut glob, mut substring) = (None, None);
-        if let Some(p) = &request.path {
-            if p.contains(['*', '?', '[']) {
-                glob = Some(globset::Glob::new(p)?.compile_matcher());
-            } else {
-                substring = Some(p.clone());
-            }
-        }
-        Ok(PathFilter {
-            glob,
-            substring,
-            language: request.language,
-            content: request.content,
-        })
-    }
-
-    /// Where under a repo's `root` the files this filter admits can be: the glob's folder
-    /// before its first wildcard (`src/flask/json/*` → `root/src/flask/json`), so a scan
-    /// with a limit reads only there.
-    fn scan_root(&self, request: &SearchRequest, root: &Path) -> PathBuf {
-        let Some(pattern) = request.path.as_deref().filter(|_| self.glob.is_some()) else {
-            return root.to_path_buf();
-        };
-        let literal = &pattern[..pattern.find(['*', '?', '[']).unwrap_or(pattern.len())];
-        match literal.rfind('/') {
-            Some(end) if root.join(&literal[..end]).is_dir() => root.join(&literal[..end]),
-            _ => root.to_path_buf(),
-        }
-    }
-
-    fn is_set(&self) -> bool {
-        self.glob.is_some()
-            || self.substring.is_some()
-            || self.language.is_some()
-            || self.content != quarry_core::ContentType::All
-    }
-
-    /// Matches to scan for when `limit` must survive the filter.
-    fn scan_limit(&self, limit: usize) -> usize {
-        if self.is_set() {
-            limit.saturating_mul(20).max(1_000)
-        } else {
-            limit
-        }
-    }
-
-    fn admits(&self, path: &str) -> bool {
-        let language = Language::detect(Path::new(path));
-        self.glob.as_ref().is_none_or(|g| g.is_match(path))
-            && self
-                .substring
-                .as_ref()
-                .is_none_or(|s| path.contains(s.as_str()))
-            && self.language.is_none_or(|l| l == language)
-            && match self.content {
-                quarry_core::ContentType::All => true,
-                quarry_core::ContentType::Code => !language.is_docs(),
-                quarry_core::ContentType::Docs => {
-                    language.is_docs() || language == Language::Notebook
-                }
-            }
-    }
 }
 
 fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult {

@@ -412,9 +412,19 @@ pub fn reexports(
         Language::Python => python_imports(entry_text).iter().any(|(module, names)| {
             names.iter().any(|n| n == name) && python_module_holds(entry_path, module, def_path)
         }),
-        Language::Rust => statements(entry_text, "pub use ")
-            .iter()
-            .any(|s| has_word(s, name) || s.trim_end().ends_with("::*")),
+        // `pub use crate::io::util::{BufStream, …}`: the name, from the definition's module
+        // (its file's stem, or its folder for `mod.rs`), or a glob of that module.
+        Language::Rust => {
+            let mut parts = def_path.rsplit('/');
+            let stem = parts.next().unwrap_or("").trim_end_matches(".rs");
+            let module = match stem {
+                "mod" | "lib" => parts.next().unwrap_or(stem),
+                _ => stem,
+            };
+            statements(entry_text, "pub use ").iter().any(|s| {
+                has_word(s, module) && (has_word(s, name) || s.trim_end().ends_with("::*"))
+            })
+        }
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             statements(entry_text, "export ").iter().any(|s| {
                 (s.contains('{') && has_word(s, name))
@@ -768,7 +778,14 @@ mod tests {
             "url_for",
             "src/flask/app.py"
         ));
-        let lib = "mod io;\npub use crate::io::{BufStream, Other};\n";
+        let lib = "mod io;\npub use crate::io::buf_stream::{BufStream, Other};\n";
+        assert!(!reexports(
+            "src/lib.rs",
+            lib,
+            Language::Rust,
+            "BufStream",
+            "src/net/util.rs"
+        ));
         assert!(reexports(
             "src/lib.rs",
             lib,
