@@ -255,6 +255,9 @@ pub fn print_search(response: &SearchResponse, explain: bool) -> Result<()> {
             style.paint("33", r.symbol.as_deref().unwrap_or("-")),
             style.paint("2", &format!("{:.2}", r.score)),
         )?;
+        if let (true, Some(reason)) = (explain, &r.reason) {
+            writeln!(out, "  why: {reason}")?;
+        }
         if let (true, Some(p)) = (explain, &r.score_parts) {
             let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
             writeln!(

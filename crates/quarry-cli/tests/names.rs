@@ -86,6 +86,13 @@ fn a_name_means_the_definition_its_package_exports() {
         .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
 
+    let explained = env.ok(&["search", "solve", "--explain", "-k", "2"]);
+    assert!(
+        explained
+            .contains("why: definition: function solve; top level; exported by pkg/__init__.py"),
+        "{explained}"
+    );
+
     // A qualified name means its qualifier; a path before `::` means that file.
     let json = env.json(&["search", "SATSolver.solve"]);
     assert_eq!(first(&json).0, "pkg/logic/sat.py", "{json}");
