@@ -61,6 +61,30 @@ fn eval_scores_a_document_corpus() {
     let again = eval("lexical");
     assert_eq!(again[0]["metrics"], report["metrics"]);
 
+    // Through the router (`--route`), as `quarry search` answers: a name, a place, a regex.
+    let routed: String = [
+        ("n1", "is_iterable", "code_3.py"),
+        ("n2", "code_2.py:2", "code_2.py"),
+        ("n3", "iter\\(obj\\)", "code_3.py"),
+    ]
+    .iter()
+    .map(|(id, q, rel)| serde_json::json!({"id": id, "query": q, "repo": "toy", "relevant": [rel], "corpus": "corpus.jsonl"}).to_string() + "\n")
+    .collect();
+    write_file(dir, "routed.jsonl", routed.as_bytes());
+    let by_route = env.json(&[
+        "eval",
+        dir.join("routed.jsonl").to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--route",
+    ]);
+    assert_eq!(
+        by_route["reports"][0]["metrics"]["hit_at_1"], 1.0,
+        "{by_route}"
+    );
+
     // All modes in one run, in the order asked, with the real model: the corpus is embedded
     // once, and the answerable queries are found by each mode.
     let reports = eval("semantic,hybrid,lexical");

@@ -203,6 +203,23 @@ impl Workspace {
         Ok(response)
     }
 
+    /// A repo's indexed paths that `keep` wants and the request's filters admit, sorted.
+    fn indexed_paths(
+        &self,
+        repo: &quarry_core::RepoInfo,
+        filter: &PathFilter,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<Vec<String>> {
+        let mut paths: Vec<String> = self
+            .store()
+            .file_states(repo.id)?
+            .into_keys()
+            .filter(|p| keep(p) && filter.admits(p))
+            .collect();
+        paths.sort();
+        Ok(paths)
+    }
+
     /// Files whose repo-relative path contains the query (or matches it as a glob): each
     /// file's first chunk.
     fn path_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
@@ -210,14 +227,7 @@ impl Workspace {
         let filter = PathFilter::new(request)?;
         let mut results = Vec::new();
         for repo in self.searched_repos(request)? {
-            let mut paths: Vec<String> = self
-                .store()
-                .file_states(repo.id)?
-                .into_keys()
-                .filter(|path| path.contains(wanted) && filter.admits(path))
-                .collect();
-            paths.sort();
-            for path in paths {
+            for path in self.indexed_paths(&repo, &filter, |p| p.contains(wanted))? {
                 if results.len() >= request.limit {
                     return Ok(Ok(results));
                 }
@@ -245,18 +255,11 @@ impl Workspace {
         };
         let wanted = wanted.trim_start_matches("./").replace('\\', "/");
         let filter = PathFilter::new(request)?;
+        let suffix = format!("/{wanted}");
         let mut results = Vec::new();
         for repo in self.searched_repos(request)? {
-            let mut paths: Vec<String> = self
-                .store()
-                .file_states(repo.id)?
-                .into_keys()
-                .filter(|p| {
-                    (p == &wanted || p.ends_with(&format!("/{wanted}"))) && filter.admits(p)
-                })
-                .collect();
-            paths.sort();
-            for path in paths {
+            let named = |p: &str| p == wanted || p.ends_with(&suffix);
+            for path in self.indexed_paths(&repo, &filter, named)? {
                 if let Some(result) = enclosing_definition(&repo, &path, line) {
                     results.push(result);
                     continue;
