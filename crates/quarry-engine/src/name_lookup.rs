@@ -75,13 +75,15 @@ impl Workspace {
                 break;
             }
             let d = &defs[r.index];
-            let key = (d.repo.as_str(), d.path.as_str());
-            if !chunks.contains_key(&key) {
-                chunks.insert(key, self.store().file_chunks(&d.repo, &d.path)?);
-            }
+            let file = match chunks.entry((d.repo.as_str(), d.path.as_str())) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.store().file_chunks(&d.repo, &d.path)?)
+                }
+            };
             // The innermost chunk holding the definition's first line: a method split out of
             // its class is its own chunk; overlapping pieces of one definition are one result.
-            let Some(chunk) = chunks[&key]
+            let Some(chunk) = file
                 .iter()
                 .filter(|c| {
                     c.page.is_none() && c.start_line <= d.start_line && d.start_line <= c.end_line
@@ -110,7 +112,7 @@ impl Workspace {
         name: &str,
         mentioning: &[(String, String)],
     ) -> Result<Vec<Option<String>>> {
-        let mut texts: HashMap<(String, String), Option<String>> = HashMap::new();
+        let mut read: HashMap<(String, String), Option<names::EntryFile>> = HashMap::new();
         let mut out = Vec::with_capacity(defs.len());
         for d in defs {
             let file = d.path.rsplit('/').next().unwrap_or(&d.path);
@@ -128,15 +130,17 @@ impl Workspace {
             let mut found = None;
             for entry in entries {
                 let key = (d.repo.clone(), entry);
-                if !texts.contains_key(&key) {
-                    if texts.len() >= MAX_ENTRY_FILES {
+                if !read.contains_key(&key) {
+                    if read.len() >= MAX_ENTRY_FILES {
                         break;
                     }
-                    let text = Some(self.file_text(&key.0, &key.1)?).filter(|t| !t.is_empty());
-                    texts.insert(key.clone(), text);
+                    let text = self.file_text(&key.0, &key.1)?;
+                    let entry = (!text.is_empty())
+                        .then(|| names::EntryFile::parse(&key.1, &text, d.language));
+                    read.insert(key.clone(), entry);
                 }
-                if let Some(Some(text)) = texts.get(&key) {
-                    if names::reexports(&key.1, text, d.language, name, &d.path) {
+                if let Some(Some(entry)) = read.get(&key) {
+                    if entry.reexports(name, &d.path) {
                         found = Some(key.1);
                         break;
                     }

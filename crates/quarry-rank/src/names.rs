@@ -397,10 +397,78 @@ pub fn entry_files(path: &str, language: Language) -> Vec<String> {
     out
 }
 
+/// What an entry file says it exports, read once and asked for many definitions.
+#[derive(Debug, Clone)]
+pub struct EntryFile {
+    path: String,
+    language: Language,
+    /// Python: each `from MODULE import names` statement.
+    imports: Vec<(String, Vec<String>)>,
+    /// Rust: `pub use …;` statements; JS/TS: `export …` statements.
+    statements: Vec<String>,
+}
+
+impl EntryFile {
+    pub fn parse(path: &str, text: &str, language: Language) -> EntryFile {
+        let (imports, statements) = match language {
+            Language::Python => (python_imports(text), Vec::new()),
+            Language::Rust => (Vec::new(), owned(statements(text, "pub use "))),
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                (Vec::new(), owned(statements(text, "export ")))
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        EntryFile {
+            path: path.to_string(),
+            language,
+            imports,
+            statements,
+        }
+    }
+
+    /// Whether this entry file re-exports `name` from where the definition in `def_path`
+    /// lives. Python: a `from MODULE import …name…` whose module resolves to the definition's
+    /// file or a package above it. Rust: a `pub use` naming it from its module. JS/TS: an
+    /// `export { … }` naming it, or `export * from` the definition's file.
+    pub fn reexports(&self, name: &str, def_path: &str) -> bool {
+        match self.language {
+            Language::Python => self.imports.iter().any(|(module, names)| {
+                names.iter().any(|n| n == name) && python_module_holds(&self.path, module, def_path)
+            }),
+            // `pub use crate::io::util::{BufStream, …}`: the name, from the definition's
+            // module (its file's stem, or its folder for `mod.rs`), or a glob of that module.
+            Language::Rust => {
+                let mut parts = def_path.rsplit('/');
+                let stem = parts.next().unwrap_or("").trim_end_matches(".rs");
+                let module = match stem {
+                    "mod" | "lib" => parts.next().unwrap_or(stem),
+                    _ => stem,
+                };
+                self.statements.iter().any(|s| {
+                    has_word(s, module) && (has_word(s, name) || s.trim_end().ends_with("::*"))
+                })
+            }
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                self.statements.iter().any(|s| {
+                    (s.contains('{') && has_word(s, name))
+                        || (s.starts_with("export *") && {
+                            let stem = def_path.rsplit('/').next().unwrap_or(def_path);
+                            let stem = stem.split('.').next().unwrap_or(stem);
+                            s.contains(&format!("/{stem}'")) || s.contains(&format!("/{stem}\""))
+                        })
+                })
+            }
+            _ => false,
+        }
+    }
+}
+
+fn owned(statements: Vec<&str>) -> Vec<String> {
+    statements.into_iter().map(str::to_string).collect()
+}
+
 /// Whether `entry_text` (an entry file at `entry_path`) re-exports `name` from where the
-/// definition in `def_path` lives. Python: a `from MODULE import …name…` whose module resolves
-/// to the definition's file or a package above it. Rust: a `pub use` naming it. JS/TS: an
-/// `export { … }` naming it, or `export * from` the definition's file.
+/// definition in `def_path` lives (`EntryFile::reexports`, for one question).
 pub fn reexports(
     entry_path: &str,
     entry_text: &str,
@@ -408,35 +476,7 @@ pub fn reexports(
     name: &str,
     def_path: &str,
 ) -> bool {
-    match language {
-        Language::Python => python_imports(entry_text).iter().any(|(module, names)| {
-            names.iter().any(|n| n == name) && python_module_holds(entry_path, module, def_path)
-        }),
-        // `pub use crate::io::util::{BufStream, …}`: the name, from the definition's module
-        // (its file's stem, or its folder for `mod.rs`), or a glob of that module.
-        Language::Rust => {
-            let mut parts = def_path.rsplit('/');
-            let stem = parts.next().unwrap_or("").trim_end_matches(".rs");
-            let module = match stem {
-                "mod" | "lib" => parts.next().unwrap_or(stem),
-                _ => stem,
-            };
-            statements(entry_text, "pub use ").iter().any(|s| {
-                has_word(s, module) && (has_word(s, name) || s.trim_end().ends_with("::*"))
-            })
-        }
-        Language::JavaScript | Language::TypeScript | Language::Tsx => {
-            statements(entry_text, "export ").iter().any(|s| {
-                (s.contains('{') && has_word(s, name))
-                    || (s.starts_with("export *") && {
-                        let stem = def_path.rsplit('/').next().unwrap_or(def_path);
-                        let stem = stem.split('.').next().unwrap_or(stem);
-                        s.contains(&format!("/{stem}'")) || s.contains(&format!("/{stem}\""))
-                    })
-            })
-        }
-        _ => false,
-    }
+    EntryFile::parse(entry_path, entry_text, language).reexports(name, def_path)
 }
 
 /// Statements starting at a line that begins with `start`, through the `;` that ends them.
