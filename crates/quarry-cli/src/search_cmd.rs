@@ -56,7 +56,8 @@ pub struct SearchArgs {
     mode: ModeArg,
     /// The engine that answers, instead of the router's choice in auto mode: grep (regex
     /// lines), literal (lines with the text), structural (ast-grep pattern; --lang picks the
-    /// grammar), symbol (definitions first), path, ranked.
+    /// grammar), symbol (definitions first), path, location (the definition enclosing
+    /// file:line), ranked.
     #[arg(long, value_parser = parse_engine)]
     engine: Option<Engine>,
     /// Print the query plan (what an issue text's frames, code and names point at), the file
@@ -88,7 +89,7 @@ pub struct SearchArgs {
 /// An engine's name as the JSON interfaces spell it (`grep`, `structural`, …).
 fn parse_engine(s: &str) -> Result<Engine, String> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|_| {
-        format!("unknown engine `{s}` (known: symbol, path, grep, literal, structural, ranked)")
+        format!("unknown engine `{s}` (known: symbol, path, location, grep, literal, structural, ranked)")
     })
 }
 

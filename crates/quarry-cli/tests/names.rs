@@ -173,6 +173,9 @@ fn a_file_line_answers_its_definition_and_a_code_fragment_is_found_as_written() 
     );
     let json = env.json(&["search", "pkg/solvers.py:7:12"]);
     assert_eq!(json["results"][0]["symbol"], "nsolve", "{json}");
+    let json = env.json(&["search", "solvers.py:6", "--engine", "location"]);
+    assert_eq!(json["route"]["route"], "location", "{json}");
+    assert_eq!(json["results"][0]["symbol"], "nsolve", "{json}");
 
     let json = env.json(&["search", "return self.clauses"]);
     assert_eq!(json["route"]["route"], "grep_literal", "{json}");

@@ -23,6 +23,8 @@ pub enum Engine {
     Symbol,
     /// Files whose path contains the query.
     Path,
+    /// The definition enclosing `path:line` (or `path:line:column`).
+    Location,
     /// Lines matching the query as a regular expression (ripgrep's syntax).
     Grep,
     /// Lines containing the query as written.
@@ -39,6 +41,7 @@ impl Engine {
         match self {
             Engine::Symbol => Route::Symbol,
             Engine::Path => Route::Path,
+            Engine::Location => Route::Location,
             Engine::Grep => Route::GrepRegex,
             Engine::Literal => Route::GrepLiteral,
             Engine::Structural => Route::Structural,

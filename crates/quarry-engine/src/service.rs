@@ -59,8 +59,8 @@ pub struct CodeSearchParams {
     pub agentic: Option<crate::agentic::AgenticMode>,
     /// The engine that answers, instead of the router's choice: `grep` (regex lines, ripgrep's
     /// syntax), `literal` (lines containing the text), `structural` (ast-grep pattern such as
-    /// `$X.unwrap()`; `language` picks the grammar), `symbol` (definitions first), `path`, or
-    /// `ranked`. Without it, `auto` mode routes by what the query is.
+    /// `$X.unwrap()`; `language` picks the grammar), `symbol` (definitions first), `path`,
+    /// `location` (the definition enclosing `file:line`), or `ranked`. Without it, `auto` mode routes by what the query is.
     pub engine: Option<crate::routing::Engine>,
 }
 
