@@ -163,9 +163,11 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         if handed_over && !model_attached && mode == Mode::Auto && attach_model(dir, &mut ws, mode)?
         {
             // An exact route found nothing and ranked search answered lexically: with the
-            // model it answers as any question would.
+            // model, ranked search answers again (the exact route is not asked twice).
             let route = response.route.take();
-            response = ws.search_with_settings(&request, &config, rerank)?;
+            let mut ranked = request.clone();
+            ranked.engine = Some(Engine::Ranked);
+            response = ws.search_with_settings(&ranked, &config, rerank)?;
             response.route = route;
         }
         response

@@ -9,6 +9,7 @@ mod embedding;
 pub mod eval;
 mod evidence;
 pub mod exact;
+mod filter;
 mod freshness;
 pub mod graph;
 pub mod history;

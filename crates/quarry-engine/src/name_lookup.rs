@@ -10,15 +10,17 @@ use anyhow::Result;
 use quarry_core::{
     tokens, ChunkHit, ContentType, DefinitionQuery, Language, LexicalQuery, SymbolRef,
 };
+use quarry_rank::exports::{self, EntryFile};
 use quarry_rank::names::{self, DefinitionFacts, NameQuery};
 
+use crate::filter::PathFilter;
 use crate::search::{SearchRequest, SearchResult};
 use crate::Workspace;
 
 /// Definitions of one name read per lookup (sympy has ~60 `solve`s; `__init__` has thousands,
 /// none of which a name lookup is after).
 const MAX_DEFINITIONS: usize = 500;
-/// Entry files read per lookup, nearest packages first.
+/// Entry files read per lookup.
 const MAX_ENTRY_FILES: usize = 64;
 /// `__init__.py` files that mention the name, read to find names bound by an assignment.
 const MAX_ASSIGNMENT_ENTRIES: usize = 32;
@@ -33,7 +35,7 @@ impl Workspace {
         let Some(query) = NameQuery::parse(&request.query) else {
             return Ok(None);
         };
-        let defs = self.store().find_definitions(&DefinitionQuery {
+        let mut defs = self.store().find_definitions(&DefinitionQuery {
             name: query.name.clone(),
             repos: request.repos.clone(),
             language: request.language,
@@ -41,10 +43,15 @@ impl Workspace {
             path_glob: request.path.clone(),
             limit: MAX_DEFINITIONS,
         })?;
-        let mut defs = defs;
         let mentioning = self.python_entries_mentioning(&query.name, request)?;
-        let mut exporters = self.exporters(&defs, &query.name, &mentioning)?;
-        for (def, entry) in self.python_assigned(&query.name, request, &defs, &mentioning)? {
+        let mut entries = EntryFiles {
+            ws: self,
+            read: HashMap::new(),
+        };
+        // Assigned names first: their entry files are the ones the export check asks again.
+        let assigned = python_assigned(&mut entries, &query.name, request, &defs, &mentioning)?;
+        let mut exporters = exporters(&mut entries, &defs, &query.name, &mentioning)?;
+        for (def, entry) in assigned {
             defs.push(def);
             exporters.push(Some(entry));
         }
@@ -81,15 +88,9 @@ impl Workspace {
                     e.insert(self.store().file_chunks(&d.repo, &d.path)?)
                 }
             };
-            // The innermost chunk holding the definition's first line: a method split out of
-            // its class is its own chunk; overlapping pieces of one definition are one result.
-            let Some(chunk) = file
-                .iter()
-                .filter(|c| {
-                    c.page.is_none() && c.start_line <= d.start_line && d.start_line <= c.end_line
-                })
-                .max_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)))
-            else {
+            // A method split out of its class is its own chunk; overlapping pieces of one
+            // definition are one result.
+            let Some(chunk) = innermost_chunk(file, d.start_line) else {
                 continue;
             };
             if !seen.insert(chunk.id) {
@@ -102,124 +103,6 @@ impl Workspace {
             results.push(result);
         }
         Ok(Some(results))
-    }
-
-    /// For each definition, the entry file above it that re-exports it, if any. A top-level
-    /// definition in an entry file itself is the package's own.
-    fn exporters(
-        &self,
-        defs: &[SymbolRef],
-        name: &str,
-        mentioning: &[(String, String)],
-    ) -> Result<Vec<Option<String>>> {
-        let mut read: HashMap<(String, String), Option<names::EntryFile>> = HashMap::new();
-        let mut out = Vec::with_capacity(defs.len());
-        for d in defs {
-            let file = d.path.rsplit('/').next().unwrap_or(&d.path);
-            let mut entries = names::entry_files(&d.path, d.language);
-            if d.language == Language::Python {
-                let elsewhere = mentioning.iter().filter(|(repo, _)| repo == &d.repo);
-                entries.extend(elsewhere.map(|(_, path)| path.clone()));
-            }
-            let own_entry = d.qualified_name == d.name
-                && ["__init__.py", "lib.rs", "mod.rs", "index.ts", "index.js"].contains(&file);
-            if own_entry {
-                out.push(Some(d.path.clone()));
-                continue;
-            }
-            let mut found = None;
-            for entry in entries {
-                let key = (d.repo.clone(), entry);
-                if !read.contains_key(&key) {
-                    if read.len() >= MAX_ENTRY_FILES {
-                        break;
-                    }
-                    let text = self.file_text(&key.0, &key.1)?;
-                    let entry = (!text.is_empty())
-                        .then(|| names::EntryFile::parse(&key.1, &text, d.language));
-                    read.insert(key.clone(), entry);
-                }
-                if let Some(Some(entry)) = read.get(&key) {
-                    if entry.reexports(name, &d.path) {
-                        found = Some(key.1);
-                        break;
-                    }
-                }
-            }
-            out.push(found);
-        }
-        Ok(out)
-    }
-
-    /// Python names a package exports that are bound by a module-level assignment, not a
-    /// `def` or `class` (flask's `session = LocalProxy(…)`, sympy's `Eq = Equality`): found
-    /// through the `__init__.py` files that import the name, in the module they import it
-    /// from, each with the entry file that exports it.
-    fn python_assigned(
-        &self,
-        name: &str,
-        request: &SearchRequest,
-        known: &[SymbolRef],
-        entries: &[(String, String)],
-    ) -> Result<Vec<(SymbolRef, String)>> {
-        if request.language.is_some_and(|l| l != Language::Python)
-            || request.content == ContentType::Docs
-        {
-            return Ok(Vec::new());
-        }
-        let path_filter = match &request.path {
-            Some(p) => Some(globset::Glob::new(p)?.compile_matcher()),
-            None => None,
-        };
-        let mut found: Vec<(SymbolRef, String)> = Vec::new();
-        for (repo, entry) in entries.iter().take(MAX_ASSIGNMENT_ENTRIES) {
-            let text = self.file_text(repo, entry)?;
-            // The entry file itself (`Matrix = MutableDenseMatrix` in an `__init__.py`), then
-            // the modules it imports the name from.
-            let mut paths = vec![entry.clone()];
-            for module in names::python_import_sources(&text, name) {
-                for base in names::python_module_paths(entry, &module) {
-                    paths.push(format!("{base}.py"));
-                    paths.push(format!("{base}/__init__.py"));
-                }
-            }
-            for path in paths {
-                let defined = known
-                    .iter()
-                    .chain(found.iter().map(|(d, _)| d))
-                    .any(|d| &d.repo == repo && d.path == path);
-                if defined || path_filter.as_ref().is_some_and(|m| !m.is_match(&path)) {
-                    continue;
-                }
-                let chunks = self.store().file_chunks(repo, &path)?;
-                let line = chunks.iter().find_map(|c| {
-                    names::python_assignment_line(&c.text, name).map(|l| c.start_line + l - 1)
-                });
-                if let Some(line) = line {
-                    let text = chunks
-                        .iter()
-                        .find(|c| c.start_line <= line && line <= c.end_line)
-                        .and_then(|c| c.text.lines().nth((line - c.start_line) as usize))
-                        .map(|l| l.trim().to_string());
-                    found.push((
-                        SymbolRef {
-                            repo: repo.clone(),
-                            path,
-                            name: name.to_string(),
-                            qualified_name: name.to_string(),
-                            kind: "variable".into(),
-                            start_line: line,
-                            end_line: line,
-                            signature: text,
-                            language: Language::Python,
-                        },
-                        entry.clone(),
-                    ));
-                    break;
-                }
-            }
-        }
-        Ok(found)
     }
 
     /// The `__init__.py` files whose words include `name` (a package that may export it from
@@ -260,4 +143,130 @@ impl Workspace {
             .collect::<Vec<_>>()
             .join("\n"))
     }
+}
+
+/// The innermost chunk holding `line` (not a PDF page's: its lines are the page's).
+pub(crate) fn innermost_chunk(chunks: &[ChunkHit], line: u32) -> Option<&ChunkHit> {
+    chunks
+        .iter()
+        .filter(|c| c.page.is_none() && c.start_line <= line && line <= c.end_line)
+        .max_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)))
+}
+
+/// Entry files read for one lookup, each at most once (the export check and the search for
+/// assigned names ask the same files), at most `MAX_ENTRY_FILES` of them.
+struct EntryFiles<'w> {
+    ws: &'w Workspace,
+    read: HashMap<(String, String), Option<EntryFile>>,
+}
+
+impl EntryFiles<'_> {
+    /// The entry file, parsed; `None` when it is not indexed or the budget is spent.
+    fn get(&mut self, repo: &str, path: &str, language: Language) -> Result<Option<&EntryFile>> {
+        let key = (repo.to_string(), path.to_string());
+        if !self.read.contains_key(&key) {
+            if self.read.len() >= MAX_ENTRY_FILES {
+                return Ok(None);
+            }
+            let text = self.ws.file_text(repo, path)?;
+            let parsed = (!text.is_empty()).then(|| EntryFile::parse(path, &text, language));
+            self.read.insert(key.clone(), parsed);
+        }
+        Ok(self.read[&key].as_ref())
+    }
+}
+
+/// For each definition, the entry file that re-exports it, if any: the packages above it, and
+/// for Python every `__init__.py` that names it. A top-level definition in an entry file
+/// itself is the package's own.
+fn exporters(
+    entries: &mut EntryFiles,
+    defs: &[SymbolRef],
+    name: &str,
+    mentioning: &[(String, String)],
+) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::with_capacity(defs.len());
+    for d in defs {
+        if d.qualified_name == d.name && exports::is_entry_file(&d.path, d.language) {
+            out.push(Some(d.path.clone()));
+            continue;
+        }
+        let mut candidates = exports::entry_files(&d.path, d.language);
+        if d.language == Language::Python {
+            let elsewhere = mentioning.iter().filter(|(repo, _)| repo == &d.repo);
+            candidates.extend(elsewhere.map(|(_, path)| path.clone()));
+        }
+        let mut found = None;
+        for entry in candidates {
+            if let Some(file) = entries.get(&d.repo, &entry, d.language)? {
+                if file.reexports(name, &d.path) {
+                    found = Some(entry);
+                    break;
+                }
+            }
+        }
+        out.push(found);
+    }
+    Ok(out)
+}
+
+/// Python names a package exports that are bound by a module-level assignment, not a `def` or
+/// `class` (flask's `session = LocalProxy(…)`, sympy's `Eq = Equality`): found through the
+/// `__init__.py` files that name it, in the entry file itself or the module it imports the
+/// name from, each with the entry file that exports it.
+fn python_assigned(
+    entries: &mut EntryFiles,
+    name: &str,
+    request: &SearchRequest,
+    known: &[SymbolRef],
+    mentioning: &[(String, String)],
+) -> Result<Vec<(SymbolRef, String)>> {
+    if request.language.is_some_and(|l| l != Language::Python)
+        || request.content == ContentType::Docs
+    {
+        return Ok(Vec::new());
+    }
+    let filter = PathFilter::new(request)?;
+    let mut found: Vec<(SymbolRef, String)> = Vec::new();
+    for (repo, entry) in mentioning.iter().take(MAX_ASSIGNMENT_ENTRIES) {
+        let Some(file) = entries.get(repo, entry, Language::Python)? else {
+            continue;
+        };
+        let mut paths = vec![entry.clone()];
+        for base in file.import_sources(name) {
+            paths.push(format!("{base}.py"));
+            paths.push(format!("{base}/__init__.py"));
+        }
+        for path in paths {
+            let defined = known
+                .iter()
+                .chain(found.iter().map(|(d, _)| d))
+                .any(|d| &d.repo == repo && d.path == path);
+            if defined || !filter.admits(&path) {
+                continue;
+            }
+            let chunks = entries.ws.store().file_chunks(repo, &path)?;
+            let assignment = chunks.iter().find_map(|c| {
+                let at = exports::python_assignment_line(&c.text, name)?;
+                let text = c.text.lines().nth(at as usize - 1)?.trim().to_string();
+                Some((c.start_line + at - 1, text))
+            });
+            if let Some((line, text)) = assignment {
+                let def = SymbolRef {
+                    repo: repo.clone(),
+                    path,
+                    name: name.to_string(),
+                    qualified_name: name.to_string(),
+                    kind: "variable".into(),
+                    start_line: line,
+                    end_line: line,
+                    signature: Some(text),
+                    language: Language::Python,
+                };
+                found.push((def, entry.clone()));
+                break;
+            }
+        }
+    }
+    Ok(found)
 }

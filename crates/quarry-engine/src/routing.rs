@@ -12,7 +12,8 @@ use quarry_grep::{GrepRequest, IndexedFiles};
 use quarry_rank::route::{classify, QueryClass, Route};
 use serde::{Deserialize, Serialize};
 
-use crate::search::{Mode, PathFilter, SearchRequest, SearchResponse, SearchResult};
+use crate::filter::PathFilter;
+use crate::search::{Mode, SearchRequest, SearchResponse, SearchResult};
 use crate::Workspace;
 
 /// An engine a caller can ask for by name, instead of letting the router choose.
@@ -267,14 +268,9 @@ impl Workspace {
                     results.push(result);
                     continue;
                 }
-                let chunk = self
-                    .store()
-                    .file_chunks(&repo.name, &path)?
-                    .into_iter()
-                    .filter(|c| c.page.is_none() && c.start_line <= line && line <= c.end_line)
-                    .max_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)));
-                if let Some(chunk) = chunk {
-                    let mut result = SearchResult::from(chunk);
+                let chunks = self.store().file_chunks(&repo.name, &path)?;
+                if let Some(chunk) = crate::name_lookup::innermost_chunk(&chunks, line) {
+                    let mut result = SearchResult::from(chunk.clone());
                     result.score = 1.0;
                     result.reason = Some(match &result.symbol {
                         Some(symbol) => format!("{symbol} encloses line {line}"),

@@ -11,7 +11,6 @@ use quarry_rank::FileCandidate;
 pub use quarry_rank::{FileRole, Mention, RankedFile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 /// How results are retrieved.
 #[derive(
@@ -446,10 +445,10 @@ impl Workspace {
                 let ordered = only_answers(ordered, &request.query, &query_plan, &ranked, cfg);
                 // Files brought in by evidence (a definition of a name the query uses, a
                 // frame, a path) hold the request's filters like every chunk found by search.
-                let filter = PathFilter::new(request)?;
+                let filter = crate::filter::PathFilter::new(request)?;
                 let ordered: Vec<_> = ordered
                     .into_iter()
-                    .filter(|(h, _)| filter.admits_chunk(&h.path, h.language))
+                    .filter(|(h, _)| !filter.is_set() || filter.admits_chunk(&h.path, h.language))
                     .collect();
                 if request.explain {
                     files = ranked.into_iter().take(request.limit).collect();
@@ -676,101 +675,6 @@ pub(crate) fn check_request(request: &SearchRequest) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The request's path, language and content filters, for the routes that list files
-/// themselves (path, grep, ast-grep): the same rules the store applies to ranked search — a
-/// glob over the repo-relative path (`*` crosses folders), or a substring without glob
-/// characters; the language and the code/docs split by the file's language.
-pub(crate) struct PathFilter {
-    glob: Option<globset::GlobMatcher>,
-    substring: Option<String>,
-    language: Option<Language>,
-    content: quarry_core::ContentType,
-}
-
-impl PathFilter {
-    pub(crate) fn new(request: &SearchRequest) -> Result<PathFilter> {
-        let (mut glob, mut substring) = (None, None);
-        if let Some(p) = &request.path {
-            if p.contains(['*', '?', '[']) {
-                glob = Some(globset::Glob::new(p)?.compile_matcher());
-            } else {
-                substring = Some(p.clone());
-            }
-        }
-        Ok(PathFilter {
-            glob,
-            substring,
-            language: request.language,
-            content: request.content,
-        })
-    }
-
-    /// Where under a repo's `root` the files this filter admits can be: the glob's folder
-    /// before its first wildcard (`src/flask/json/*` → `root/src/flask/json`), so a scan
-    /// with a limit reads only there.
-    pub(crate) fn scan_root(&self, request: &SearchRequest, root: &Path) -> PathBuf {
-        let Some(pattern) = request.path.as_deref().filter(|_| self.glob.is_some()) else {
-            return root.to_path_buf();
-        };
-        let literal = &pattern[..pattern.find(['*', '?', '[']).unwrap_or(pattern.len())];
-        match literal.rfind('/') {
-            Some(end) if root.join(&literal[..end]).is_dir() => root.join(&literal[..end]),
-            _ => root.to_path_buf(),
-        }
-    }
-
-    fn is_set(&self) -> bool {
-        self.glob.is_some()
-            || self.substring.is_some()
-            || self.language.is_some()
-            || self.content != quarry_core::ContentType::All
-    }
-
-    /// Matches to scan for when `limit` must survive the filter.
-    pub(crate) fn scan_limit(&self, limit: usize) -> usize {
-        if self.is_set() {
-            limit.saturating_mul(20).max(1_000)
-        } else {
-            limit
-        }
-    }
-
-    /// A whole file (a notebook is both code and docs, as the stores count it).
-    pub(crate) fn admits(&self, path: &str) -> bool {
-        let language = Language::detect(Path::new(path));
-        if language == Language::Notebook && self.content != quarry_core::ContentType::All {
-            let both = PathFilter {
-                content: quarry_core::ContentType::All,
-                glob: self.glob.clone(),
-                substring: self.substring.clone(),
-                language: self.language,
-            };
-            return both.admits_chunk(path, language);
-        }
-        self.admits_chunk(path, language)
-    }
-
-    /// A chunk of `path` in its own `language` (a notebook's cell in the kernel's): the
-    /// language filter takes the chunk's or the file's, the content filter the chunk's.
-    pub(crate) fn admits_chunk(&self, path: &str, chunk_language: Language) -> bool {
-        let file_language = Language::detect(Path::new(path));
-        let language = chunk_language;
-        self.glob.as_ref().is_none_or(|g| g.is_match(path))
-            && self
-                .substring
-                .as_ref()
-                .is_none_or(|s| path.contains(s.as_str()))
-            && self
-                .language
-                .is_none_or(|l| l == language || l == file_language)
-            && match self.content {
-                quarry_core::ContentType::All => true,
-                quarry_core::ContentType::Code => !language.is_docs(),
-                quarry_core::ContentType::Docs => language.is_docs(),
-            }
-    }
 }
 
 #[cfg(test)]
