@@ -8,8 +8,10 @@
 //! its outline and ratio. The files are the ones the
 //! indexer would take (.gitignore etc. respected), as in the `token_savings` example.
 
+#[path = "common/outlined.rs"]
+mod outlined;
+
 use quarry_core::Language;
-use quarry_sources::{discover, read_text, DiscoverOptions, FileText};
 
 fn main() -> anyhow::Result<()> {
     let mut dirs = Vec::new();
@@ -41,28 +43,11 @@ fn main() -> anyhow::Result<()> {
             );
             continue;
         }
-        let found = discover(std::path::Path::new(&dir), &DiscoverOptions::default())?;
         let mut rows: Vec<(f64, usize, usize, String)> = Vec::new();
-        for file in &found.files {
-            let language = Language::detect(&file.abs_path);
-            if !language.is_code() {
-                continue;
-            }
-            let FileText::Text { text, .. } = read_text(&file.abs_path, 1 << 20) else {
-                continue;
-            };
-            if text.lines().count() <= 100 {
-                continue;
-            }
-            let outline = quarry_outline::outline(&file.rel_path, language, &text);
-            let rendered = quarry_outline::render(&outline);
+        for file in outlined::outlined_files(&dir)? {
+            let (text, rendered) = (&file.text, &file.rendered);
             let (raw, small) = (text.chars().count(), rendered.chars().count());
-            rows.push((
-                small as f64 / raw.max(1) as f64,
-                raw,
-                small,
-                file.rel_path.clone(),
-            ));
+            rows.push((small as f64 / raw.max(1) as f64, raw, small, file.rel_path));
         }
         if rows.is_empty() {
             println!("{dir}: no code file over 100 lines");

@@ -6,38 +6,26 @@
 //! Every code file over 100 lines that the indexer would take (.gitignore etc. respected):
 //! tokens of the file, tokens of `render(outline)`, and the saving; prints the distribution.
 
-use quarry_core::Language;
-use quarry_sources::{discover, read_text, DiscoverOptions, FileText};
+#[path = "common/outlined.rs"]
+mod outlined;
 
 fn main() -> anyhow::Result<()> {
     let bpe = tiktoken_rs::cl100k_base()?;
     let dirs: Vec<String> = std::env::args().skip(1).collect();
     anyhow::ensure!(!dirs.is_empty(), "usage: token_savings DIR [DIR...]");
     for dir in dirs {
-        let found = discover(std::path::Path::new(&dir), &DiscoverOptions::default())?;
         let mut savings = Vec::new();
         let (mut raw_total, mut outline_total) = (0usize, 0usize);
         let mut worst: Vec<(f64, String)> = Vec::new();
-        for file in &found.files {
-            let language = Language::detect(&file.abs_path);
-            if !language.is_code() {
-                continue;
-            }
-            let FileText::Text { text, .. } = read_text(&file.abs_path, 1 << 20) else {
-                continue;
-            };
-            if text.lines().count() <= 100 {
-                continue;
-            }
-            let outline = quarry_outline::outline(&file.rel_path, language, &text);
-            let rendered = quarry_outline::render(&outline);
-            let raw = bpe.encode_ordinary(&text).len();
-            let small = bpe.encode_ordinary(&rendered).len();
+        for file in outlined::outlined_files(&dir)? {
+            let (text, rendered) = (&file.text, &file.rendered);
+            let raw = bpe.encode_ordinary(text).len();
+            let small = bpe.encode_ordinary(rendered).len();
             raw_total += raw;
             outline_total += small;
             let saving = 1.0 - small as f64 / raw.max(1) as f64;
             savings.push(saving);
-            worst.push((saving, file.rel_path.clone()));
+            worst.push((saving, file.rel_path));
         }
         savings.sort_by(f64::total_cmp);
         worst.sort_by(|a, b| a.0.total_cmp(&b.0));
