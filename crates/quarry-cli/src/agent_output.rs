@@ -1,8 +1,8 @@
 //! Human output of the agent tools: symbol context, call graphs, callers and impact.
 
 use anyhow::Result;
+use quarry_engine::answer::{CallGraph, SymbolContext, Target};
 use quarry_engine::graph::{Callers, Impact};
-use quarry_engine::summary::{CallGraph, SymbolContext, Target};
 use std::io::Write;
 
 fn target(t: &Target) -> String {

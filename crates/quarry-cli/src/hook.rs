@@ -320,7 +320,7 @@ impl Hook {
         // The symbol route: the definitions the name means, in the order `quarry search`
         // gives them (its package's re-export first), under the Grep call's path, glob and type.
         let mut request = quarry_engine::SearchRequest::new(name);
-        request.engine = Some(quarry_engine::routing::Engine::Symbol);
+        request.engine = Some(quarry_engine::request::Engine::Symbol);
         request.limit = 3;
         request.full_text = 0;
         scope.narrow(&ws, input, &mut request);

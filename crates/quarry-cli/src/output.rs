@@ -136,8 +136,8 @@ fn explain_plan(out: &mut impl Write, response: &SearchResponse) -> Result<()> {
     Ok(())
 }
 
-fn mention(m: &quarry_engine::search::Mention) -> String {
-    use quarry_engine::search::Mention::*;
+fn mention(m: &quarry_engine::answer::Mention) -> String {
+    use quarry_engine::answer::Mention::*;
     match m {
         Frame { innermost, line } => format!(
             "{}frame{}",

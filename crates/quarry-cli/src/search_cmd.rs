@@ -2,8 +2,9 @@
 //! agentic follow-ups, a grounded answer), and the working-directory scoping both share with
 //! the history commands.
 
-use quarry_engine::agentic::{follow_up_model, AgenticMode};
-use quarry_engine::routing::{self, Engine};
+use quarry_engine::agentic::follow_up_model;
+use quarry_engine::request::{AgenticMode, Engine};
+use quarry_engine::routing;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -30,10 +31,10 @@ pub struct SearchArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "query")]
     query_file: Option<PathBuf>,
     /// How many chunks to return.
-    #[arg(short = 'k', long = "limit", default_value_t = quarry_engine::search::DEFAULT_LIMIT)]
+    #[arg(short = 'k', long = "limit", default_value_t = quarry_engine::request::DEFAULT_LIMIT)]
     limit: usize,
     /// How many of them carry their text (the rest: path, lines, symbol).
-    #[arg(long, default_value_t = quarry_engine::search::DEFAULT_FULL_TEXT)]
+    #[arg(long, default_value_t = quarry_engine::request::DEFAULT_FULL_TEXT)]
     full_text: usize,
     /// Only this repo (repeatable). Run inside an indexed repo, search covers that repo
     /// unless --repo or --all-repos says otherwise.

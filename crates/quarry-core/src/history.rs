@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 /// A file a commit changed (against its first parent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangedFile {
     pub path: String,
     /// The path before a rename.
@@ -54,7 +54,7 @@ pub struct CommitQuery {
 }
 
 /// A commit found by search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommitHit {
     pub repo: String,
     pub sha: String,
@@ -79,7 +79,7 @@ pub struct PendingCommit {
 }
 
 /// Per repo: commits stored and embedded, and whether its history is embedded at all.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistoryStats {
     pub repo: String,
     pub commits: u64,

@@ -7,7 +7,7 @@ use std::path::Path;
 /// A language quarry knows how to chunk. Code languages are cut along a syntax tree; the
 /// documents (`Markdown`, `Rst`, `AsciiDoc`, `Text`, `Pdf`) by their headings (plain text
 /// without headings by line windows); a `Notebook` cell by cell, each in its own language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     Rust,

@@ -53,7 +53,7 @@ impl Symbol {
 }
 
 /// A call in the source: the called name and the definition the call is in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallSite {
     /// The called name as written, last segment only (`a.b.run()` → `run`).
     pub callee: String,

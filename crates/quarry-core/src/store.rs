@@ -106,7 +106,7 @@ impl IndexBatch {
 }
 
 /// A repository in the workspace.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepoInfo {
     pub id: i64,
     pub name: String,
@@ -122,7 +122,7 @@ pub struct RepoInfo {
 }
 
 /// Per-repo live counts for `quarry status`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepoStats {
     pub repo: RepoInfo,
     pub files: u64,
@@ -191,7 +191,7 @@ pub struct PendingEmbedding {
 }
 
 /// How much of the searched chunks have vectors.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Coverage {
     pub embedded: u64,
     pub total: u64,
@@ -241,7 +241,7 @@ pub struct CallRef {
 }
 
 /// A definition in the index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SymbolRef {
     pub repo: String,
     pub path: String,

@@ -10,22 +10,10 @@ use quarry_llm::LanguageModel;
 use quarry_rank::agentic::{
     feedback_query, follow_up_prompt, fuse_lists, parse_follow_ups, MAX_ROUNDS,
 };
-use serde::{Deserialize, Serialize};
 
-use crate::search::{SearchRequest, SearchResponse, SearchResult};
+use crate::answer::{AgenticReport, AgenticRound, SearchResponse, SearchResult};
+use crate::request::{AgenticMode, SearchRequest};
 use crate::Workspace;
-
-/// Where an agentic search's follow-ups come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AgenticMode {
-    /// The language model when llm.command or llm.endpoint is configured, else offline.
-    Auto,
-    /// The workspace's language model proposes them.
-    Llm,
-    /// The names the top results define (no model).
-    Offline,
-}
 
 /// The model an agentic search in `mode` asks, if any (every interface decides the same way).
 pub fn follow_up_model(
@@ -42,24 +30,6 @@ pub fn follow_up_model(
 
 /// Weight of a follow-up's list against the user's own query in the fusion.
 pub const FOLLOW_UP_WEIGHT: f64 = 0.2;
-
-/// What the rounds of an agentic search did.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgenticReport {
-    /// `offline` (identifiers of the top results) or the model's provider.
-    pub provider: String,
-    pub rounds: Vec<AgenticRound>,
-    /// Why rounds stopped early, when a model failed.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgenticRound {
-    pub queries: Vec<String>,
-    /// Files none of the earlier lists held.
-    pub new_files: usize,
-}
 
 impl Workspace {
     /// `request`, then follow-up rounds (`model`'s, or offline ones without a model), fused.

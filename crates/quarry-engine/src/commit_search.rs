@@ -2,12 +2,13 @@
 //! on a vector (newest first, so a long backfill is useful early), and `log`'s ranking —
 //! BM25, kNN, or both fused by reciprocal rank — with the filters applied before ranking.
 
+use crate::answer::{CommitSearch, Mode};
 use crate::embedding::backfill;
-use crate::search::{FusionConfig, Mode};
 use crate::{Progress, Workspace};
 use anyhow::{bail, Result};
 use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_core::tokens;
+use quarry_rank::fusion::FusionConfig;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -35,19 +36,6 @@ pub struct HistoryEmbedReport {
     /// Set when the embedder failed part-way: what is stored stays, `sync --embed-only` resumes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CommitSearch {
-    /// The mode that produced the ranking (`auto` resolved).
-    pub mode: Mode,
-    pub commits: Vec<CommitHit>,
-    /// Embedded vs all commits of the searched repos (semantic and hybrid modes): commits
-    /// without a vector are ranked by their words only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub coverage: Option<quarry_core::Coverage>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
 }
 
 /// Which commits `embed_history` gives a vector.

@@ -183,6 +183,9 @@ pub const KEYS: &[KeySpec] = &[
 /// minute or two of embedding instead of tens of minutes for a long history.
 pub const DEFAULT_EMBED_RECENT: u64 = 1000;
 
+/// First-stage results a language model reorders by default (`search.rerank_candidates`).
+pub const DEFAULT_RERANK_CANDIDATES: usize = 20;
+
 /// Default endpoint timeout: long enough for a batch on a busy local server.
 const DEFAULT_TIMEOUT_S: f64 = 30.0;
 const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -222,7 +225,7 @@ fn default_of(key: &str) -> String {
         "history.embed_recent" => DEFAULT_EMBED_RECENT.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
         "search.rerank" => "none".into(),
-        "search.rerank_candidates" => crate::rerank::DEFAULT_RERANK_CANDIDATES.to_string(),
+        "search.rerank_candidates" => DEFAULT_RERANK_CANDIDATES.to_string(),
         "llm.command" => "claude -p".into(),
         "llm.api_key_env" => DEFAULT_API_KEY_ENV.into(),
         "llm.timeout_s" => "60".into(),

@@ -14,7 +14,8 @@ mod functions;
 mod judge_test;
 mod metrics;
 
-use crate::search::{rank_files, Mode, SearchRequest};
+use crate::answer::{rank_files, Mode};
+use crate::request::SearchRequest;
 use crate::{IndexOptions, Progress, Workspace};
 use anyhow::{bail, Context, Result};
 use quarry_core::store::FieldWeights;
@@ -59,10 +60,10 @@ pub struct EvalOptions {
     /// Evaluate only the first N queries.
     pub max_queries: Option<usize>,
     pub weights: FieldWeights,
-    pub fusion: crate::search::FusionConfig,
+    pub fusion: crate::fusion::FusionConfig,
     /// Settings to score side by side on the same index, each with a label (`key=value`);
     /// empty: just `fusion`.
-    pub variants: Vec<(String, crate::search::FusionConfig)>,
+    pub variants: Vec<(String, crate::fusion::FusionConfig)>,
     /// The model for semantic and hybrid modes.
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
     /// Score agentic search's offline variant (follow-ups from the top results' names).
@@ -244,7 +245,7 @@ struct ModeRun {
     mode: Mode,
     /// The label of the settings varied, and the settings.
     setting: String,
-    fusion: crate::search::FusionConfig,
+    fusion: crate::fusion::FusionConfig,
     /// The judge's blend weight, when this run reorders by the judge.
     model_weight: Option<f64>,
     outcomes: Vec<Option<QueryOutcome>>,
@@ -296,7 +297,7 @@ fn run_query(
     let text: String = q
         .query
         .chars()
-        .take(crate::search::MAX_QUERY_CHARS)
+        .take(crate::request::MAX_QUERY_CHARS)
         .collect();
     let mut request = SearchRequest::new(text);
     request.mode = run.mode;

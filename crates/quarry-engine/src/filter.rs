@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use quarry_core::{ContentType, Language};
 
-use crate::search::SearchRequest;
+use crate::request::SearchRequest;
 
 /// The request's path, language and content filters, for the routes that list files
 /// themselves (path, grep, ast-grep): the same rules the store applies to ranked search — a

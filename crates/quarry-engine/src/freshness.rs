@@ -3,23 +3,11 @@
 //! indexer's own pre-check). Every answer of the servers carries it, so an agent knows when
 //! a result may be stale and a sync is due.
 
+use crate::answer::Freshness;
 use crate::Workspace;
 use anyhow::Result;
-use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Freshness {
-    pub repo: String,
-    /// RFC 3339; `None` while the first index run is unfinished.
-    pub indexed_at: Option<String>,
-    /// Files added, changed or deleted on disk since the last index run; `None` when the
-    /// repo's folder cannot be read (moved or removed).
-    pub files_changed_since: Option<u64>,
-    /// Commits stored for the repo.
-    pub commits: u64,
-}
 
 impl Workspace {
     /// Freshness of every repo (or only `repos`).

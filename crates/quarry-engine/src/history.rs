@@ -2,6 +2,7 @@
 //! batches, one transaction each, so an interrupted sync resumes), drops commits no longer
 //! reachable (history rewritten), and `log`/`show`/`touches` read them back.
 
+use crate::answer::Touches;
 use crate::{Progress, Workspace};
 use anyhow::{bail, Context, Result};
 use quarry_core::history::{CommitHit, CommitQuery, CommitRecord};
@@ -263,17 +264,6 @@ impl Workspace {
             hint,
         })
     }
-}
-
-/// Commits that changed a path or a definition.
-#[derive(Debug, Clone, Serialize)]
-pub struct Touches {
-    pub commits: Vec<CommitHit>,
-    /// More commits match than were asked for.
-    pub more: bool,
-    /// What to do next: there are more, or why there are none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
 }
 
 /// Unix seconds of a `YYYY-MM-DD` (start of day, UTC) or RFC 3339 date.

@@ -3,6 +3,7 @@
 //! transaction each. A run killed at any point leaves every finished batch in place; the next
 //! run finds those files unchanged and does only what is left.
 
+use crate::answer::{FileChange, IndexReport};
 use crate::{Progress, Workspace};
 use anyhow::{Context, Result};
 use quarry_chunk::ChunkOptions;
@@ -10,7 +11,6 @@ use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts};
 use quarry_core::{FileState, Language};
 use quarry_sources::{Candidate, DiscoverOptions, FileText};
 use rayon::prelude::*;
-use serde::Serialize;
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
@@ -36,42 +36,6 @@ const BATCH_FILES: usize = 256;
 
 /// The most per-file changes a report lists (the counts are always complete).
 const MAX_LISTED_CHANGES: usize = 1000;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct FileChange {
-    pub path: String,
-    /// `added`, `changed` or `removed`.
-    pub change: &'static str,
-}
-
-/// What one index run did.
-#[derive(Debug, Clone, Serialize)]
-pub struct IndexReport {
-    pub repo: String,
-    pub root: String,
-    pub added: u64,
-    pub changed: u64,
-    pub removed: u64,
-    pub unchanged: u64,
-    /// Files and chunks in the index for this repo after the run.
-    pub files: u64,
-    pub chunks: u64,
-    /// Chunks written by this run.
-    pub chunks_written: u64,
-    pub skipped: SkipCounts,
-    /// Files that were not valid UTF-8 and were indexed with invalid bytes replaced.
-    pub lossy_utf8: u64,
-    pub elapsed_ms: u64,
-    /// Added, changed and removed files (at most 1000; the counts above are complete).
-    pub changes: Vec<FileChange>,
-    /// The repo's previous root, when it was found moved on disk (its index was kept).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moved_from: Option<String>,
-    /// The run was stopped (Ctrl-C) before every file was read: what it stored stays, the
-    /// next run reads the rest.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-}
 
 enum Outcome {
     Upsert(IndexedFile, bool),

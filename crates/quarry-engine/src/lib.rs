@@ -3,9 +3,11 @@
 //! workspace: where the index lives and who may write it.
 
 pub mod agentic;
+pub mod answer;
 pub mod commit_search;
 pub mod config;
 mod embedding;
+pub mod error;
 pub mod eval;
 mod evidence;
 pub mod exact;
@@ -18,6 +20,7 @@ mod lock;
 mod name_lookup;
 pub mod pointwise;
 mod progress;
+pub mod request;
 pub mod rerank;
 pub mod routing;
 pub mod search;
@@ -27,12 +30,15 @@ pub mod symbol_history;
 pub mod watch;
 mod workspace;
 
+pub use answer::{AskResponse, RerankReport};
+pub use answer::{FileChange, IndexReport};
+pub use answer::{Freshness, Mode, SearchResponse};
 pub use config::Config;
 pub use embedding::{
     build_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind, EMBED_MAX_TOKENS,
 };
-pub use freshness::Freshness;
-pub use index::{FileChange, IndexOptions, IndexReport};
+pub use error::{is_bad_request, BadRequest};
+pub use index::IndexOptions;
 pub use lock::{is_lock_busy, LockBusy, WriteLock};
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
@@ -40,8 +46,8 @@ pub use quarry_chunk::ChunkOptions;
 pub use quarry_rank::{fusion, plan, route as rank_route};
 pub use quarry_sources::pdf::PdfLimits;
 pub use quarry_sources::DiscoverOptions;
-pub use rerank::{language_model, AskResponse, RerankReport};
-pub use search::{Mode, SearchRequest, SearchResponse};
+pub use request::SearchRequest;
+pub use rerank::language_model;
 pub use service::Service;
 pub use workspace::Workspace;
 

@@ -13,8 +13,9 @@ use quarry_core::{
 use quarry_rank::exports::{self, EntryFile};
 use quarry_rank::names::{self, DefinitionFacts, NameQuery};
 
+use crate::answer::SearchResult;
 use crate::filter::PathFilter;
-use crate::search::{SearchRequest, SearchResult};
+use crate::request::SearchRequest;
 use crate::Workspace;
 
 /// Definitions of one name read per lookup (sympy has ~60 `solve`s; `__init__` has thousands,

@@ -14,7 +14,7 @@ use anyhow::Result;
 use quarry_llm::RelevanceScorer;
 use serde::{Deserialize, Serialize};
 
-use crate::search::SearchResult;
+use crate::answer::SearchResult;
 use crate::Workspace;
 
 #[derive(Serialize, Deserialize, Default)]

@@ -9,53 +9,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use quarry_llm::LanguageModel;
-use quarry_rank::cite::{answer_prompt, check, citations, Citation};
+use quarry_rank::cite::{answer_prompt, check, citations};
 use quarry_rank::rerank::{merge, parse_order, prompt, Candidate};
 use serde::{Deserialize, Serialize};
 
-use crate::search::{SearchRequest, SearchResponse};
+use crate::answer::{AskResponse, RerankReport, SearchResponse, SearchResult};
+use crate::request::SearchRequest;
 use crate::Workspace;
-
-/// Candidates shown to the model by default.
-pub const DEFAULT_RERANK_CANDIDATES: usize = 20;
-
-/// Whether and how a search's results were reordered by a language model.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RerankReport {
-    /// The provider and model (`command:claude -p`, `endpoint:URL#model`).
-    pub provider: String,
-    /// True when the results are in the model's order.
-    pub applied: bool,
-    /// True when the order came from the workspace's cache (the model was not asked).
-    pub cached: bool,
-    /// First-stage results shown to the model.
-    pub candidates: usize,
-    /// How many of them the model ranked; the rest keep their first-stage order after them.
-    pub ranked: usize,
-    pub elapsed_ms: u64,
-    /// Why the first-stage order was kept, when it was.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub note: Option<String>,
-}
-
-/// A language model's answer to a question, from the first stage's top chunks.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AskResponse {
-    pub question: String,
-    /// The model's answer; `None` when no model answered (`note` says why; the chunks are
-    /// still in `search`).
-    pub answer: Option<String>,
-    pub provider: String,
-    /// The answer's citations that a given chunk backs (its path, lines inside its lines).
-    pub citations: Vec<Citation>,
-    /// Citations of files or lines the model was not given: dropped, counted.
-    pub dropped_citations: usize,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub note: Option<String>,
-    pub elapsed_ms: u64,
-    /// The chunks the model was given: the first stage's results, with their text.
-    pub search: SearchResponse,
-}
 
 #[derive(Serialize, Deserialize)]
 struct CachedOrder {
@@ -197,7 +157,7 @@ impl Workspace {
 }
 
 /// The results of a search as the model is shown them.
-pub(crate) fn candidates_of(results: &[crate::search::SearchResult]) -> Vec<Candidate<'_>> {
+pub(crate) fn candidates_of(results: &[SearchResult]) -> Vec<Candidate<'_>> {
     results
         .iter()
         .map(|r| Candidate {

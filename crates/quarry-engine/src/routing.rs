@@ -9,59 +9,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use quarry_core::Language;
 use quarry_grep::{GrepRequest, IndexedFiles};
-use quarry_rank::route::{classify, QueryClass, Route};
-use serde::{Deserialize, Serialize};
+use quarry_rank::route::{classify, Route};
 
+use crate::answer::{fit_to_budget, Mode, RouteReport, SearchResponse, SearchResult};
 use crate::filter::PathFilter;
-use crate::search::{Mode, SearchRequest, SearchResponse, SearchResult};
+use crate::request::{check_request, Engine, SearchRequest};
 use crate::Workspace;
-
-/// An engine a caller can ask for by name, instead of letting the router choose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// A name's definitions first, then ranked search.
-    Symbol,
-    /// Files whose path contains the query.
-    Path,
-    /// The definition enclosing `path:line` (or `path:line:column`).
-    Location,
-    /// Lines matching the query as a regular expression (ripgrep's syntax).
-    Grep,
-    /// Lines containing the query as written.
-    Literal,
-    /// ast-grep matches of the query as a structural pattern (`$X.unwrap()`; `language` picks
-    /// the grammar, else it is guessed from the pattern).
-    Structural,
-    /// Ranked search only (lexical and semantic, fused).
-    Ranked,
-}
-
-impl Engine {
-    fn route(self) -> Route {
-        match self {
-            Engine::Symbol => Route::Symbol,
-            Engine::Path => Route::Path,
-            Engine::Location => Route::Location,
-            Engine::Grep => Route::GrepRegex,
-            Engine::Literal => Route::GrepLiteral,
-            Engine::Structural => Route::Structural,
-            Engine::Ranked => Route::Ranked,
-        }
-    }
-}
-
-/// How the router handled a query (in `--json` and `--explain`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RouteReport {
-    /// What the router took the query for; absent when the caller chose the engine.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub class: Option<QueryClass>,
-    pub route: Route,
-    /// Why the answer is ranked search's although the route was another.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub note: Option<String>,
-}
 
 /// Whether answering `request` may embed its query. The exact routes never do (a name, a path,
 /// grep, ast-grep), so a short-lived process answering them need not load the model; when one
@@ -79,7 +32,7 @@ pub fn may_embed(request: &SearchRequest) -> bool {
 impl Workspace {
     /// `request`, routed by what its query is when its mode is `auto`.
     pub fn search_routed(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        crate::search::check_request(request)?;
+        check_request(request)?;
         let (route, class) = match request.engine {
             Some(engine) => (engine.route(), None),
             None if request.mode == Mode::Auto => {
@@ -203,7 +156,7 @@ impl Workspace {
         for r in response.results.iter_mut().skip(request.full_text) {
             r.text = None;
         }
-        crate::search::fit_to_budget(&mut response.results);
+        fit_to_budget(&mut response.results);
         Ok(response)
     }
 

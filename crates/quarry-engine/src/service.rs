@@ -3,22 +3,26 @@
 //! freshness attached. It opens the workspace per request (a few milliseconds; readers never
 //! block each other in WAL mode) and keeps the query embedder loaded across requests.
 
+use crate::answer::{
+    Answer, CommitSearch, EmbeddingJob, EmbeddingStatus, FileList, FileSummary, Freshness,
+    IndexedFileEntry, Mode, RepoFiles, SearchResponse, Status, SyncAnswer, Touches,
+};
 use crate::embedding::{EmbedPurpose, EmbedderNote};
-use crate::freshness::Freshness;
-use crate::search::{Mode, SearchRequest};
+use crate::error::bad;
+use crate::request::{AgenticMode, Engine, SearchRequest};
 use crate::{summary, Workspace};
 use anyhow::{bail, Result};
 use quarry_core::history::CommitQuery;
 use quarry_core::{Embedder, Language};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::search::MAX_QUERY_CHARS;
+pub use crate::error::{is_bad_request, BadRequest};
+pub use crate::request::MAX_QUERY_CHARS;
 /// Results returned at most per request.
 pub const MAX_LIMIT: usize = 200;
 /// How long a freshness count is reused (it walks the repo's files).
@@ -56,12 +60,12 @@ pub struct CodeSearchParams {
     /// Follow-up searches fused into the answer, until one finds no new file (at most 3
     /// rounds): `offline` from the names the top results define, `llm` proposed by the
     /// workspace's language model, `auto` the model when one is configured. Off when absent.
-    pub agentic: Option<crate::agentic::AgenticMode>,
+    pub agentic: Option<AgenticMode>,
     /// The engine that answers, instead of the router's choice: `grep` (regex lines, ripgrep's
     /// syntax), `literal` (lines containing the text), `structural` (ast-grep pattern such as
     /// `$X.unwrap()`; `language` picks the grammar), `symbol` (definitions first), `path`,
     /// `location` (the definition enclosing `file:line`), or `ranked`. Without it, `auto` mode routes by what the query is.
-    pub engine: Option<crate::routing::Engine>,
+    pub engine: Option<Engine>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -118,27 +122,6 @@ pub struct SummaryParams {
     pub mode: Option<SummaryMode>,
     /// The definition for `context` mode (`Class.method` or a bare name).
     pub symbol: Option<String>,
-}
-
-/// An error in what the caller asked (HTTP answers 400), as opposed to a failure of the index.
-#[derive(Debug)]
-pub struct BadRequest(pub String);
-
-impl std::fmt::Display for BadRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadRequest {}
-
-pub(crate) fn bad(message: impl Into<String>) -> anyhow::Error {
-    BadRequest(message.into()).into()
-}
-
-/// Whether an error is the caller's (see `BadRequest`).
-pub fn is_bad_request(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| cause.is::<BadRequest>())
 }
 
 fn date(s: Option<&str>, end_of_day: bool) -> Result<Option<i64>> {
@@ -251,20 +234,15 @@ impl Service {
             .clear();
     }
 
-    fn answer(&self, ws: &Workspace, repos: &[String], body: Value) -> Result<Value> {
-        let mut body = match body {
-            Value::Object(map) => map,
-            other => {
-                let mut map = serde_json::Map::new();
-                map.insert("result".into(), other);
-                map
-            }
-        };
-        body.insert("freshness".into(), json!(self.fresh(ws, repos)?));
-        Ok(Value::Object(body))
+    /// `body` with the freshness of the repos it covers.
+    fn answer<T>(&self, ws: &Workspace, repos: &[String], body: T) -> Result<Answer<T>> {
+        Ok(Answer {
+            body,
+            freshness: self.fresh(ws, repos)?,
+        })
     }
 
-    pub fn search_code(&self, p: CodeSearchParams) -> Result<Value> {
+    pub fn search_code(&self, p: CodeSearchParams) -> Result<Answer<SearchResponse>> {
         check_query(&p.query)?;
         let ws = self.workspace()?;
         let mut request = SearchRequest::new(p.query);
@@ -279,7 +257,7 @@ impl Service {
         };
         request.content = p.content_type.unwrap_or_default();
         request.path = p.path;
-        request.limit = limit(p.limit, crate::search::DEFAULT_LIMIT);
+        request.limit = limit(p.limit, crate::request::DEFAULT_LIMIT);
         request.explain = p.explain.unwrap_or(false);
         request.engine = p.engine;
         let config = ws.config()?;
@@ -304,10 +282,10 @@ impl Service {
             }
             None => ws.search_with_settings(&request, &config, p.rerank)?,
         };
-        self.answer(&ws, &request.repos, serde_json::to_value(response)?)
+        self.answer(&ws, &request.repos, response)
     }
 
-    pub fn search_commits(&self, p: CommitSearchParams) -> Result<Value> {
+    pub fn search_commits(&self, p: CommitSearchParams) -> Result<Answer<CommitSearch>> {
         let text = p.query.unwrap_or_default();
         check_query(&text)?;
         let ws = self.workspace()?;
@@ -323,10 +301,10 @@ impl Service {
         };
         let fusion = ws.config()?.fusion();
         let found = ws.search_commits(&text, query, p.mode.unwrap_or_default(), &fusion)?;
-        self.answer(&ws, &repos, serde_json::to_value(found)?)
+        self.answer(&ws, &repos, found)
     }
 
-    pub fn touches(&self, p: TouchesParams) -> Result<Value> {
+    pub fn touches(&self, p: TouchesParams) -> Result<Answer<Touches>> {
         let ws = self.workspace()?;
         let repos = p.repos.unwrap_or_default();
         let query = CommitQuery {
@@ -336,28 +314,28 @@ impl Service {
             ..Default::default()
         };
         let touches = ws.commits_touching(&p.path, &query)?;
-        self.answer(&ws, &repos, serde_json::to_value(touches)?)
+        self.answer(&ws, &repos, touches)
     }
 
-    pub fn summary(&self, p: SummaryParams) -> Result<Value> {
+    pub fn summary(&self, p: SummaryParams) -> Result<Answer<FileSummary>> {
         let ws = self.workspace()?;
         let (repo, file, shown) = self.resolve_file(&ws, &p.file)?;
         let body = match (p.mode.unwrap_or_default(), &p.symbol) {
             (SummaryMode::Structure, _) => {
-                serde_json::to_value(summary::summarize_file(&file, &shown)?)?
+                FileSummary::Structure(summary::summarize_file(&file, &shown)?)
             }
             (SummaryMode::Context, None) => return Err(bad("context mode needs `symbol`")),
             (SummaryMode::Context, Some(symbol)) => {
-                serde_json::to_value(summary::symbol_context(Some(&ws), &file, &shown, symbol)?)?
+                FileSummary::Context(summary::symbol_context(Some(&ws), &file, &shown, symbol)?)
             }
             (SummaryMode::Extract, _) => {
-                serde_json::to_value(summary::call_graph(Some(&ws), &file, &shown)?)?
+                FileSummary::Extract(summary::call_graph(Some(&ws), &file, &shown)?)
             }
         };
         self.answer(&ws, &[repo], body)
     }
 
-    pub fn status(&self) -> Result<Value> {
+    pub fn status(&self) -> Result<Answer<Status>> {
         let ws = self.workspace()?;
         let note = self
             .embedder
@@ -366,17 +344,17 @@ impl Service {
             .note
             .clone();
         let coverage = ws.store().coverage(&[])?;
-        let body = json!({
-            "repos": ws.store().stats()?,
-            "history": ws.store().history_stats()?,
-            "embedding": {
-                "model": ws.store().embedding_model()?,
-                "embedded": coverage.embedded,
-                "total": coverage.total,
-                "note": note.map(|n| n.message),
+        let body = Status {
+            repos: ws.store().stats()?,
+            history: ws.store().history_stats()?,
+            embedding: EmbeddingStatus {
+                model: ws.store().embedding_model()?,
+                embedded: coverage.embedded,
+                total: coverage.total,
+                note: note.map(|n| n.message),
             },
-            "store_bytes": ws.store().size_bytes(),
-        });
+            store_bytes: ws.store().size_bytes(),
+        };
         self.answer(&ws, &[], body)
     }
 
@@ -408,31 +386,37 @@ impl Service {
     }
 
     /// The indexed files of a repo (all repos when `None`): path, language, size, hash.
-    pub fn list_files(&self, repo: Option<&str>) -> Result<Value> {
+    pub fn list_files(&self, repo: Option<&str>) -> Result<Answer<FileList>> {
         let ws = self.workspace()?;
         let repos = self.pick_repos(&ws, repo)?;
         let mut out = Vec::new();
         for r in &repos {
             let mut files: Vec<_> = ws.store().file_states(r.id)?.into_iter().collect();
             files.sort_by(|a, b| a.0.cmp(&b.0));
-            let files: Vec<Value> = files
+            let files = files
                 .into_iter()
-                .map(|(path, state)| {
-                    let language = Language::detect(Path::new(&path)).name();
-                    json!({ "path": path, "language": language, "size": state.size, "hash": state.hash })
+                .map(|(path, state)| IndexedFileEntry {
+                    language: Language::detect(Path::new(&path)).name().to_string(),
+                    path,
+                    size: state.size,
+                    hash: state.hash,
                 })
                 .collect();
-            out.push(json!({ "repo": r.name, "root": r.root, "files": files }));
+            out.push(RepoFiles {
+                repo: r.name.clone(),
+                root: r.root.clone(),
+                files,
+            });
         }
         let names: Vec<String> = repos.into_iter().map(|r| r.name).collect();
-        self.answer(&ws, &names, json!({ "repos": out }))
+        self.answer(&ws, &names, FileList { repos: out })
     }
 
     /// Re-indexes the changed files of a repo (all indexed repos when `None`) and embeds
     /// their new chunks; returns what changed. Waits up to 10 s for another writer.
     /// Re-indexes the named repo (or all): answers at once with `LockBusy` (HTTP 409) while
     /// another process writes the index, and holds the lock only per batch while embedding.
-    pub fn sync_files(&self, repo: Option<&str>) -> Result<Value> {
+    pub fn sync_files(&self, repo: Option<&str>) -> Result<Answer<SyncAnswer>> {
         let (mut ws, lock) = Workspace::open_for_writing(&self.dir, Duration::ZERO, false)?;
         let names: Vec<String> = self
             .pick_repos(&ws, repo)?
@@ -455,10 +439,13 @@ impl Service {
         } else {
             "started"
         };
-        let body = json!({
-            "repos": reports,
-            "embedding": { "state": state, "pending": pending },
-        });
+        let body = SyncAnswer {
+            repos: reports,
+            embedding: EmbeddingJob {
+                state: state.to_string(),
+                pending,
+            },
+        };
         let answer = self.answer(&ws, &names, body)?;
         if state == "started" {
             let done = JobDone(self.embedding_job.clone());

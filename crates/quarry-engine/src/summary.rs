@@ -3,11 +3,11 @@
 //! (its source, what it calls, who calls it, the types it names) and the file's call graph.
 //! Context and call graph use the index when there is one to resolve names across the repo.
 
+use crate::answer::{CallGraph, CallerSite, Edge, SymbolContext, Target};
 use crate::Workspace;
 use anyhow::{bail, Context, Result};
 use quarry_core::{CallSite, Language, SymbolRef};
 use quarry_sources::FileText;
-use serde::Serialize;
 use std::path::Path;
 
 pub use quarry_outline::{render, Outline, OutlineItem};
@@ -63,67 +63,6 @@ pub fn read_source(path: &Path) -> Result<String> {
             limit >> 20
         ),
     }
-}
-
-/// Where a called name is defined: in the same file, elsewhere in the index, or unknown.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "where", rename_all = "snake_case")]
-pub enum Target {
-    /// Defined in this file, at these lines.
-    File {
-        qualified_name: String,
-        start_line: u32,
-        end_line: u32,
-        signature: Option<String>,
-    },
-    /// Defined once elsewhere in the index.
-    Index(SymbolRef),
-    /// Several definitions share the name (by-name resolution cannot tell them apart).
-    Ambiguous { candidates: Vec<SymbolRef> },
-    /// Not defined in this file nor in the index (library, builtin, dynamic).
-    Unknown,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Edge {
-    /// The calling definition (qualified), `None` for top-level code.
-    pub caller: Option<String>,
-    pub callee: String,
-    pub line: u32,
-    pub target: Target,
-}
-
-/// `quarry summary --mode context --symbol NAME`: what an agent needs to edit one definition.
-#[derive(Debug, Clone, Serialize)]
-pub struct SymbolContext {
-    pub path: String,
-    pub symbol: OutlineItem,
-    /// The definition's full source, exactly its lines.
-    pub source: String,
-    /// What it calls, each name once, resolved.
-    pub calls: Vec<Edge>,
-    /// Who calls it: this file's calls plus the index's (by name).
-    pub callers: Vec<CallerSite>,
-    /// Types it names (CamelCase identifiers defined as class/struct/enum/… somewhere).
-    pub types: Vec<Target>,
-    pub by_name: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CallerSite {
-    pub repo: Option<String>,
-    pub path: String,
-    pub caller: Option<String>,
-    pub line: u32,
-    pub signature: Option<String>,
-}
-
-/// `quarry summary --mode extract`: the file's call graph.
-#[derive(Debug, Clone, Serialize)]
-pub struct CallGraph {
-    pub path: String,
-    pub edges: Vec<Edge>,
-    pub by_name: bool,
 }
 
 const TYPE_KINDS: &[&str] = &[

@@ -16,6 +16,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use quarry_engine::answer::{
+    Answer, CommitSearch, FileList, FileSummary, SearchResponse, Status, SyncAnswer, Touches,
+};
 use quarry_engine::service::{is_bad_request, Service};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -104,11 +107,11 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("bad parameters: {e}")))
 }
 
-/// Runs a blocking service call off the async workers.
-async fn blocking(
+/// Runs a blocking service call off the async workers; its typed answer is the body.
+async fn blocking<T: Send + 'static>(
     app: &App,
-    call: impl FnOnce(&Service) -> Result<Value> + Send + 'static,
-) -> Result<Json<Value>, ApiError> {
+    call: impl FnOnce(&Service) -> Result<T> + Send + 'static,
+) -> Result<Json<T>, ApiError> {
     let service = app.service.clone();
     tokio::task::spawn_blocking(move || call(&service))
         .await
@@ -119,7 +122,16 @@ async fn blocking(
 
 type Pairs = Query<HashMap<String, String>>;
 
-async fn search_code(State(app): State<App>, Query(q): Pairs) -> Result<Json<Value>, ApiError> {
+/// A route's reply: the service's typed answer (with freshness), or an error.
+type Reply<T> = Result<Json<Answer<T>>, ApiError>;
+
+/// `/healthz`: the server answers.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Health {
+    pub ok: bool,
+}
+
+async fn search_code(State(app): State<App>, Query(q): Pairs) -> Reply<SearchResponse> {
     let params = decode(q)?;
     blocking(&app, move |s| s.search_code(params)).await
 }
@@ -128,24 +140,24 @@ async fn search_code(State(app): State<App>, Query(q): Pairs) -> Result<Json<Val
 async fn search_code_post(
     State(app): State<App>,
     body: Result<axum::body::Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Reply<SearchResponse> {
     let body = body.map_err(|r| ApiError(r.status(), r.body_text()))?;
     let params = serde_json::from_slice(&body)
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}")))?;
     blocking(&app, move |s| s.search_code(params)).await
 }
 
-async fn search_commits(State(app): State<App>, Query(q): Pairs) -> Result<Json<Value>, ApiError> {
+async fn search_commits(State(app): State<App>, Query(q): Pairs) -> Reply<CommitSearch> {
     let params = decode(q)?;
     blocking(&app, move |s| s.search_commits(params)).await
 }
 
-async fn touches(State(app): State<App>, Query(q): Pairs) -> Result<Json<Value>, ApiError> {
+async fn touches(State(app): State<App>, Query(q): Pairs) -> Reply<Touches> {
     let params = decode(q)?;
     blocking(&app, move |s| s.touches(params)).await
 }
 
-async fn summary(State(app): State<App>, Query(q): Pairs) -> Result<Json<Value>, ApiError> {
+async fn summary(State(app): State<App>, Query(q): Pairs) -> Reply<FileSummary> {
     let params = decode(q)?;
     blocking(&app, move |s| s.summary(params)).await
 }
@@ -173,7 +185,7 @@ fn repo_param(q: HashMap<String, String>) -> Result<Option<String>, ApiError> {
     Ok(repos.pop())
 }
 
-async fn list_files(State(app): State<App>, Query(q): Pairs) -> Result<Json<Value>, ApiError> {
+async fn list_files(State(app): State<App>, Query(q): Pairs) -> Reply<FileList> {
     let repo = repo_param(q)?;
     blocking(&app, move |s| s.list_files(repo.as_deref())).await
 }
@@ -183,7 +195,7 @@ async fn sync_files(
     State(app): State<App>,
     Query(q): Pairs,
     body: Result<axum::body::Bytes, BytesRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Reply<SyncAnswer> {
     let body = body.map_err(|r| ApiError(r.status(), r.body_text()))?;
     let mut repo = repo_param(q)?;
     if !body.iter().all(u8::is_ascii_whitespace) {
@@ -194,12 +206,12 @@ async fn sync_files(
     blocking(&app, move |s| s.sync_files(repo.as_deref())).await
 }
 
-async fn status(State(app): State<App>) -> Result<Json<Value>, ApiError> {
+async fn status(State(app): State<App>) -> Reply<Status> {
     blocking(&app, |s| s.status()).await
 }
 
-async fn healthz() -> Json<Value> {
-    Json(json!({ "ok": true }))
+async fn healthz() -> Json<Health> {
+    Json(Health { ok: true })
 }
 
 async fn openapi_json() -> Json<Value> {

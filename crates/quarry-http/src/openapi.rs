@@ -1,7 +1,12 @@
 //! The OpenAPI document (`GET /api/openapi.json`), generated from the same request types the
-//! handlers decode, so the document cannot drift from what the server accepts; the test
-//! suite calls every documented operation on a real server.
+//! handlers decode and the same answer types they return, so the document cannot drift from
+//! what the server accepts or answers; the test suite validates the document and checks every
+//! documented operation's answer on a real server against its documented schema.
 
+use quarry_engine::answer::{
+    answer_schema, Answer, CommitSearch, FileList, FileSummary, SearchResponse, Status, SyncAnswer,
+    Touches,
+};
 use quarry_engine::service::{CodeSearchParams, CommitSearchParams, SummaryParams, TouchesParams};
 use schemars::{schema_for, JsonSchema};
 use serde_json::{json, Map, Value};
@@ -15,10 +20,17 @@ pub struct Operation {
     pub params: Option<Value>,
     /// The JSON body's schema, if the operation takes one.
     pub body: Option<Value>,
+    /// The schema of the answer (200), as the server writes it.
+    pub answer: Value,
 }
 
 fn schema<T: JsonSchema>() -> Option<Value> {
     serde_json::to_value(schema_for!(T)).ok()
+}
+
+/// The schema of what `T` serialises to (quarry-engine's `answer_schema`).
+fn answer<T: JsonSchema>() -> Value {
+    answer_schema::<T>().to_value()
 }
 
 /// `repo` filter of the list and sync routes.
@@ -37,6 +49,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Liveness: the server answers.",
             params: None,
             body: None,
+            answer: answer::<crate::Health>(),
         },
         Operation {
             method: "get",
@@ -44,6 +57,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Repos, freshness, history and embedding coverage.",
             params: None,
             body: None,
+            answer: answer::<Answer<Status>>(),
         },
         Operation {
             method: "get",
@@ -51,6 +65,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Ranked code chunks for a query (lexical, semantic or hybrid).",
             params: schema::<CodeSearchParams>(),
             body: None,
+            answer: answer::<Answer<SearchResponse>>(),
         },
         Operation {
             method: "post",
@@ -58,6 +73,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "The same code search with a JSON body: for long queries such as a whole issue text with its stack trace.",
             params: None,
             body: schema::<CodeSearchParams>(),
+            answer: answer::<Answer<SearchResponse>>(),
         },
         Operation {
             method: "get",
@@ -65,6 +81,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Ranked commits, filters applied before ranking.",
             params: schema::<CommitSearchParams>(),
             body: None,
+            answer: answer::<Answer<CommitSearch>>(),
         },
         Operation {
             method: "get",
@@ -72,6 +89,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Commits that changed a file, folder or `FILE::Symbol`.",
             params: schema::<TouchesParams>(),
             body: None,
+            answer: answer::<Answer<Touches>>(),
         },
         Operation {
             method: "get",
@@ -79,6 +97,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "A file's structure, one symbol's context, or its call graph.",
             params: schema::<SummaryParams>(),
             body: None,
+            answer: answer::<Answer<FileSummary>>(),
         },
         Operation {
             method: "get",
@@ -86,6 +105,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Indexed files of a repo (all repos without `repo`).",
             params: schema::<RepoParam>(),
             body: None,
+            answer: answer::<Answer<FileList>>(),
         },
         Operation {
             method: "post",
@@ -93,6 +113,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Re-index changed files (and embed their chunks); returns what changed.",
             params: schema::<RepoParam>(),
             body: None,
+            answer: answer::<Answer<SyncAnswer>>(),
         },
         Operation {
             method: "get",
@@ -100,6 +121,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "This document.",
             params: None,
             body: None,
+            answer: json!({ "type": "object", "description": "An OpenAPI 3.1 document." }),
         },
     ]
 }
@@ -148,7 +170,7 @@ pub fn document() -> Value {
         let mut operation = json!({
             "summary": op.summary,
             "responses": {
-                "200": { "description": "The answer, as JSON (search answers carry `freshness`).", "content": { "application/json": { "schema": { "type": "object" } } } },
+                "200": { "description": "The answer, as JSON (the service's answers carry `freshness`).", "content": { "application/json": { "schema": {} } } },
                 "400": { "description": "A bad parameter: `{\"error\": \"...\"}`." },
                 "401": { "description": "Missing or wrong token (when the server has one)." },
                 "500": { "description": "The index failed: `{\"error\": \"...\"}`." }
@@ -159,6 +181,14 @@ pub fn document() -> Value {
                 "description": "Another quarry process is writing the index; the error names it (pid, command, since). Try again when it is done."
             });
         }
+        let mut answer = op.answer.clone();
+        if let Some(d) = answer.as_object_mut().and_then(|o| o.remove("$defs")) {
+            defs.extend(d.as_object().cloned().unwrap_or_default());
+        }
+        if let Some(o) = answer.as_object_mut() {
+            o.remove("$schema");
+        }
+        operation["responses"]["200"]["content"]["application/json"]["schema"] = answer;
         if let Some(schema) = &op.params {
             operation["parameters"] = Value::Array(parameters(schema));
             if let Some(d) = schema.get("$defs").and_then(Value::as_object) {

@@ -1,7 +1,9 @@
 //! quarry-mcp: the MCP server (`quarry mcp`, stdio). Five tools — code search, commit
 //! search, file/symbol history, file summaries, status — because agents do worse with dozens.
-//! Each tool's input schema is generated from the service's request type, and every answer
-//! is the service's JSON (with index freshness). Arguments that do not fit the schema and
+//! Each tool's input schema is generated from the service's request type and its output
+//! schema from the service's answer type (MCP 2025-06-18 `outputSchema`); every answer is
+//! that typed answer (with index freshness), sent as `structuredContent` and as its JSON text
+//! for clients that read only `content`. Arguments that do not fit the schema and
 //! failures of the search come back as tool errors (`isError`), which the agent reads and
 //! can act on, never as a crash of the server.
 //!
@@ -9,6 +11,9 @@
 //! that argument errors become tool errors (the macros answer them with protocol errors,
 //! which many clients surface as a failed connection rather than to the model).
 
+use quarry_engine::answer::{
+    answer_schema, Answer, CommitSearch, FileSummary, SearchResponse, Status, Touches,
+};
 use quarry_engine::service::{
     CodeSearchParams, CommitSearchParams, Service, SummaryParams, TouchesParams,
 };
@@ -33,10 +38,32 @@ use std::sync::Arc;
 #[serde(deny_unknown_fields)]
 pub struct StatusParams {}
 
+/// What a tool answers: the service's typed answer for that tool.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum ToolAnswer {
+    Search(Answer<SearchResponse>),
+    Commits(Answer<CommitSearch>),
+    Touches(Answer<Touches>),
+    Summary(Answer<FileSummary>),
+    Status(Answer<Status>),
+}
+
 const INSTRUCTIONS: &str = "quarry searches the indexed repositories of this workspace: code by \
 words and meaning (`search`), git history (`search_commits`, `touches`), and file structure \
 (`summary`, far fewer tokens than reading a file). Every answer has `freshness`: when \
 `files_changed_since` is above 0 the index is behind the files on disk.";
+
+/// A tool's output schema: the answer type's published schema (quarry-engine's
+/// `answer_schema`).
+fn output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, Value>> {
+    Arc::new(
+        answer_schema::<T>()
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
 
 /// The tool list, made once (schemas are generated from the request types).
 fn tools() -> &'static [Tool] {
@@ -51,27 +78,32 @@ fn make_tools() -> Vec<Tool> {
             "search",
             "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results. To locate a bug, pass the whole issue text or stack trace as the query: its frames, code and names point at the files. Exact searches too: a regex or quoted text returns the matching lines (grep), a pattern with metavariables like `$X.unwrap()` or `def $F($$$ARGS): $$$BODY` returns ast-grep matches, a name returns its definitions first; `engine` forces one.",
             schema_for_type::<CodeSearchParams>(),
-        ),
+        )
+        .with_raw_output_schema(output_schema::<Answer<SearchResponse>>()),
         Tool::new(
             "search_commits",
             "Find commits by what they changed (words or meaning), filtered by repo, date range, author and changed path. Returns sha, repo, author, date, subject, files changed.",
             schema_for_type::<CommitSearchParams>(),
-        ),
+        )
+        .with_raw_output_schema(output_schema::<Answer<CommitSearch>>()),
         Tool::new(
             "touches",
             "Commits that changed a file or folder (following renames), or one function/class with `path::Symbol`, newest first.",
             schema_for_type::<TouchesParams>(),
-        ),
+        )
+        .with_raw_output_schema(output_schema::<Answer<Touches>>()),
         Tool::new(
             "summary",
             "A file's structure (definitions with lines, signatures, first doc line) instead of its full text; `context` mode gives one symbol's source with its callers and callees; `extract` the file's call graph.",
             schema_for_type::<SummaryParams>(),
-        ),
+        )
+        .with_raw_output_schema(output_schema::<Answer<FileSummary>>()),
         Tool::new(
             "status",
             "Repos in the index, their freshness, the embedding model and how much is embedded.",
             schema_for_type::<StatusParams>(),
-        ),
+        )
+        .with_raw_output_schema(output_schema::<Answer<Status>>()),
     ]
     .into_iter()
     .map(|t| t.with_annotations(read_only.clone()))
@@ -88,7 +120,7 @@ impl QuarryMcp {
         QuarryMcp { service }
     }
 
-    fn dispatch(&self, name: &str, args: Value) -> Result<Value, String> {
+    fn dispatch(&self, name: &str, args: Value) -> Result<ToolAnswer, String> {
         fn parse<T: DeserializeOwned>(tool: &str, mut args: Value) -> Result<T, String> {
             if let Some(schema) = tools().iter().find(|t| t.name == tool) {
                 coerce_strings(&mut args, &schema.input_schema);
@@ -97,13 +129,17 @@ impl QuarryMcp {
         }
         let service = &self.service;
         let answer = match name {
-            "search" => service.search_code(parse(name, args)?),
-            "search_commits" => service.search_commits(parse(name, args)?),
-            "touches" => service.touches(parse(name, args)?),
-            "summary" => service.summary(parse(name, args)?),
+            "search" => service
+                .search_code(parse(name, args)?)
+                .map(ToolAnswer::Search),
+            "search_commits" => service
+                .search_commits(parse(name, args)?)
+                .map(ToolAnswer::Commits),
+            "touches" => service.touches(parse(name, args)?).map(ToolAnswer::Touches),
+            "summary" => service.summary(parse(name, args)?).map(ToolAnswer::Summary),
             "status" => {
                 parse::<StatusParams>(name, args)?;
-                service.status()
+                service.status().map(ToolAnswer::Status)
             }
             other => {
                 return Err(format!(
@@ -142,8 +178,11 @@ impl ServerHandler for QuarryMcp {
         let answer = tokio::task::spawn_blocking(move || this.dispatch(&name, args))
             .await
             .unwrap_or_else(|e| Err(format!("the tool failed: {e}")));
-        let result = match answer {
-            Ok(json) => CallToolResult::success(vec![ContentBlock::text(json.to_string())]),
+        let result = match answer.and_then(|a| {
+            serde_json::to_value(a).map_err(|e| format!("the answer could not be written: {e}"))
+        }) {
+            // `structured` also sends the JSON as text, for clients that read `content` only.
+            Ok(json) => CallToolResult::structured(json),
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         };
         Ok(result.into())

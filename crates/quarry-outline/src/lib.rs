@@ -20,7 +20,7 @@ use serde::Serialize;
 pub use render::render;
 
 /// A file's outline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Outline {
     pub path: String,
     pub language: Language,
@@ -38,7 +38,7 @@ pub struct Outline {
     pub pages: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ImportBlock {
     pub start_line: u32,
     pub end_line: u32,
@@ -46,7 +46,7 @@ pub struct ImportBlock {
     pub names: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OutlineItem {
     pub name: String,
     /// `Parent.name` for nested definitions.

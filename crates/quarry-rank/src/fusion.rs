@@ -76,7 +76,7 @@ impl Default for FusionConfig {
 }
 
 /// How a hybrid result's score was made (`--explain`, `score_parts` in JSON).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ScoreParts {
     pub lexical_rank: Option<usize>,
     pub semantic_rank: Option<usize>,

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What a query is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryClass {
     /// One name: `UploadQueue`, `parse_config`, `os.path.join`, `std::fs::read`.
@@ -30,7 +30,7 @@ pub enum QueryClass {
 }
 
 /// Which engine answers a class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Route {
     /// The definitions of the name first, then ranked search.

@@ -3,7 +3,7 @@
 //! ranks commits.
 
 use super::{corpus, report, EvalOptions, EvalQuery, EvalReport, ModeRun, QueryOutcome};
-use crate::search::Mode;
+use crate::answer::Mode;
 use crate::{Progress, Workspace};
 use anyhow::{bail, Result};
 use quarry_core::history::CommitQuery;

@@ -5,7 +5,7 @@
 //! left is not scored at this level.
 
 use super::EvalQuery;
-use crate::search::SearchResult;
+use crate::answer::SearchResult;
 use crate::Workspace;
 use anyhow::Result;
 

@@ -1,0 +1,42 @@
+//! What one index run did to one repo (`quarry index`, `sync`, watch passes, the servers'
+//! sync).
+
+use quarry_core::store::SkipCounts;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileChange {
+    pub path: String,
+    /// `added`, `changed` or `removed`.
+    pub change: &'static str,
+}
+
+/// What one index run did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IndexReport {
+    pub repo: String,
+    pub root: String,
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
+    pub unchanged: u64,
+    /// Files and chunks in the index for this repo after the run.
+    pub files: u64,
+    pub chunks: u64,
+    /// Chunks written by this run.
+    pub chunks_written: u64,
+    pub skipped: SkipCounts,
+    /// Files that were not valid UTF-8 and were indexed with invalid bytes replaced.
+    pub lossy_utf8: u64,
+    pub elapsed_ms: u64,
+    /// Added, changed and removed files (at most 1000; the counts above are complete).
+    pub changes: Vec<FileChange>,
+    /// The repo's previous root, when it was found moved on disk (its index was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
+    /// The run was stopped (Ctrl-C) before every file was read: what it stored stays, the
+    /// next run reads the rest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}

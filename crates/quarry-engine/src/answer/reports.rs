@@ -1,0 +1,79 @@
+//! What the stages after retrieval did to an answer, for `--json` and `--explain`: how the
+//! router read the query, whether a language model reordered the results, what the follow-up
+//! rounds of an agentic search asked. Plain data, filled in by routing.rs, rerank.rs and
+//! agentic.rs.
+
+use quarry_rank::cite::Citation;
+use quarry_rank::route::{QueryClass, Route};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::search::SearchResponse;
+
+/// How the router handled a query (in `--json` and `--explain`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RouteReport {
+    /// What the router took the query for; absent when the caller chose the engine.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub class: Option<QueryClass>,
+    pub route: Route,
+    /// Why the answer is ranked search's although the route was another.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+/// Whether and how a search's results were reordered by a language model.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RerankReport {
+    /// The provider and model (`command:claude -p`, `endpoint:URL#model`).
+    pub provider: String,
+    /// True when the results are in the model's order.
+    pub applied: bool,
+    /// True when the order came from the workspace's cache (the model was not asked).
+    pub cached: bool,
+    /// First-stage results shown to the model.
+    pub candidates: usize,
+    /// How many of them the model ranked; the rest keep their first-stage order after them.
+    pub ranked: usize,
+    pub elapsed_ms: u64,
+    /// Why the first-stage order was kept, when it was.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+/// A language model's answer to a question, from the first stage's top chunks.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AskResponse {
+    pub question: String,
+    /// The model's answer; `None` when no model answered (`note` says why; the chunks are
+    /// still in `search`).
+    pub answer: Option<String>,
+    pub provider: String,
+    /// The answer's citations that a given chunk backs (its path, lines inside its lines).
+    pub citations: Vec<Citation>,
+    /// Citations of files or lines the model was not given: dropped, counted.
+    pub dropped_citations: usize,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+    pub elapsed_ms: u64,
+    /// The chunks the model was given: the first stage's results, with their text.
+    pub search: SearchResponse,
+}
+
+/// What the rounds of an agentic search did.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AgenticReport {
+    /// `offline` (identifiers of the top results) or the model's provider.
+    pub provider: String,
+    pub rounds: Vec<AgenticRound>,
+    /// Why rounds stopped early, when a model failed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AgenticRound {
+    pub queries: Vec<String>,
+    /// Files none of the earlier lists held.
+    pub new_files: usize,
+}

@@ -1,0 +1,262 @@
+//! A search's answer: ranked chunks, what was searched, and the reports of the stages that
+//! made it (route, rerank, agentic). Plain data, serialised as docs/JSON.md documents it;
+//! every stage above builds it, every interface returns it.
+
+use std::collections::HashMap;
+
+use quarry_core::{ChunkHit, Coverage, Language};
+/// The parts of an answer quarry-rank defines: how a score was made, the query plan, the file
+/// ranking with each file's evidence.
+pub use quarry_rank::{FileRole, FileScoreParts, Mention, QueryPlan, RankedFile, ScoreParts};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::reports::{AgenticReport, RerankReport, RouteReport};
+
+/// How results are retrieved.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 over code-aware tokens.
+    Lexical,
+    /// Nearest neighbours of the query's embedding.
+    Semantic,
+    /// Both, fused by the query plan (see `fusion`).
+    Hybrid,
+    /// Hybrid when the workspace has a model and vectors, else lexical; through
+    /// `search_routed` (every interface), the router picks an exact engine first when the
+    /// query is a name, a path, literal text, a regex or a structural pattern.
+    #[default]
+    Auto,
+}
+
+/// One ranked chunk.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SearchResult {
+    /// Stable across re-indexing while the chunk is unchanged: `repo:path:start-end`
+    /// (`repo:path#page=N:start-end` on a PDF page, `#cell=N` in a notebook cell).
+    pub id: String,
+    pub repo: String,
+    pub path: String,
+    /// Lines within the file, or within `page` / `cell` when one is set.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The PDF page (1-based).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub page: Option<u32>,
+    /// The notebook cell (1-based).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cell: Option<u32>,
+    pub symbol: Option<String>,
+    pub kind: String,
+    pub language: Language,
+    pub score: f64,
+    /// The chunk's lines; `None` past the request's `full_text` results.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Set when `text` was cut to the answer's byte budget: the chunk's full size in bytes
+    /// (the lines are in the file, `start_line`-`end_line`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub text_cut_from: Option<usize>,
+    /// How a hybrid score was made.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub score_parts: Option<ScoreParts>,
+    /// Why an exact route put the result here (a definition's evidence, the matched line,
+    /// the path): what its `score` stands for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+}
+
+impl From<ChunkHit> for SearchResult {
+    fn from(h: ChunkHit) -> Self {
+        SearchResult {
+            id: format!(
+                "{}:{}{}:{}-{}",
+                h.repo,
+                h.path,
+                location(h.page, h.cell),
+                h.start_line,
+                h.end_line
+            ),
+            repo: h.repo,
+            path: h.path,
+            start_line: h.start_line,
+            end_line: h.end_line,
+            page: h.page,
+            cell: h.cell,
+            symbol: h.symbol,
+            kind: h.kind,
+            language: h.language,
+            score: h.score,
+            text: Some(h.text),
+            text_cut_from: None,
+            score_parts: None,
+            reason: None,
+        }
+    }
+}
+
+impl SearchResult {
+    /// Where the chunk is, written after its path: `:12-40` (lines), `#page=3` (a PDF page;
+    /// its lines mean little to a reader), `#cell=2:1-9` (lines of a notebook cell).
+    pub fn position(&self) -> String {
+        match self.page {
+            Some(_) => location(self.page, None),
+            None => format!(
+                "{}:{}-{}",
+                location(None, self.cell),
+                self.start_line,
+                self.end_line
+            ),
+        }
+    }
+}
+
+/// Where in a file a chunk sits beyond its lines: `#page=N` (a PDF page, as viewers take it
+/// after a file name), `#cell=N` (a notebook cell), or nothing.
+pub fn location(page: Option<u32>, cell: Option<u32>) -> String {
+    match (page, cell) {
+        (Some(page), _) => format!("#page={page}"),
+        (None, Some(cell)) => format!("#cell={cell}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// What was searched: lets a caller judge how complete and fresh the answer is.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct IndexSummary {
+    pub repos: Vec<String>,
+    pub files: u64,
+    pub chunks: u64,
+    /// When the most recently indexed of the searched repos finished (RFC 3339), if any did.
+    pub indexed_at: Option<String>,
+    /// Files skipped by the last runs, all reasons together.
+    pub skipped: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SearchResponse {
+    pub query: String,
+    pub mode: Mode,
+    pub results: Vec<SearchResult>,
+    pub index: IndexSummary,
+    /// Embedded vs all chunks of the searched repos (semantic and hybrid modes): a search
+    /// during backfill uses what is embedded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub coverage: Option<Coverage>,
+    /// The query plan (hybrid mode, or with `explain`): identifiers, file hints, terms; with
+    /// `explain` also what a whole issue text's frames, code and module paths name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plan: Option<QueryPlan>,
+    /// The file ranking behind the results, with each file's evidence (with `explain`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub files: Vec<RankedFile>,
+    /// What went wrong but did not stop the search (an unreachable embedding endpoint: the
+    /// answer is lexical then).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
+    /// Whether a language model reordered the results (`--rerank llm`), and how.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rerank: Option<RerankReport>,
+    /// The follow-up rounds of an agentic search (`--agentic`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agentic: Option<AgenticReport>,
+    /// What the router took the query for and which engine answered (`auto` mode).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub route: Option<RouteReport>,
+}
+
+/// A file ranked by its best chunk.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileResult {
+    pub repo: String,
+    pub path: String,
+    pub score: f64,
+}
+
+/// Distinct files in the order of their best chunk.
+pub fn rank_files(results: &[SearchResult]) -> Vec<FileResult> {
+    let mut seen: HashMap<(&str, &str), ()> = HashMap::new();
+    let mut files = Vec::new();
+    for r in results {
+        if seen.insert((&r.repo, &r.path), ()).is_none() {
+            files.push(FileResult {
+                repo: r.repo.clone(),
+                path: r.path.clone(),
+                score: r.score,
+            });
+        }
+    }
+    files
+}
+
+/// Bytes of chunk text one result carries at most, and one answer in all: a chunk is about
+/// 4 KB (quarry-chunk's `max_bytes`), but a file of very long lines can make one far bigger,
+/// and an agent pays for every byte of an answer.
+pub const MAX_RESULT_TEXT_BYTES: usize = 8 * 1024;
+pub const MAX_ANSWER_TEXT_BYTES: usize = 64 * 1024;
+
+/// Cuts each result's text to `MAX_RESULT_TEXT_BYTES` and the answer's to
+/// `MAX_ANSWER_TEXT_BYTES` (later results lose their text first), at a character boundary,
+/// recording the full size in `text_cut_from`.
+pub fn fit_to_budget(results: &mut [SearchResult]) {
+    let mut left = MAX_ANSWER_TEXT_BYTES;
+    for r in results.iter_mut() {
+        let Some(text) = r.text.as_mut() else {
+            continue;
+        };
+        let allowed = MAX_RESULT_TEXT_BYTES.min(left);
+        if text.len() > allowed {
+            let mut end = allowed;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            r.text_cut_from = Some(text.len());
+            text.truncate(end);
+        }
+        left -= text.len();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(text: &str) -> SearchResult {
+        SearchResult {
+            id: "r:a.py:1-1".into(),
+            repo: "r".into(),
+            path: "a.py".into(),
+            start_line: 1,
+            end_line: 1,
+            page: None,
+            cell: None,
+            symbol: None,
+            kind: "text".into(),
+            language: Language::Python,
+            score: 1.0,
+            text: Some(text.to_string()),
+            text_cut_from: None,
+            score_parts: None,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn answers_are_cut_to_their_byte_budget_at_character_boundaries_and_say_so() {
+        // Multi-byte characters, so a cut in the middle of one must step back.
+        let long = "é".repeat(MAX_RESULT_TEXT_BYTES); // twice the per-result budget
+        let mut results: Vec<SearchResult> = (0..12).map(|_| result(&long)).collect();
+        results.insert(0, result("short"));
+        fit_to_budget(&mut results);
+        assert_eq!(results[0].text.as_deref(), Some("short"));
+        assert_eq!(results[0].text_cut_from, None);
+        assert_eq!(results[1].text_cut_from, Some(long.len()));
+        assert!(results[1].text.as_ref().unwrap().len() <= MAX_RESULT_TEXT_BYTES);
+        let total: usize = results.iter().map(|r| r.text.as_ref().unwrap().len()).sum();
+        assert!(total <= MAX_ANSWER_TEXT_BYTES, "{total}");
+        assert_eq!(results.last().unwrap().text.as_deref(), Some(""));
+    }
+}

@@ -1,0 +1,140 @@
+//! What a caller asks: the search request every interface builds, the engine it may name
+//! instead of the router's choice, and the checks that refuse a request before any work. Plain
+//! data above the answer types; every stage below the interfaces reads it.
+
+use anyhow::Result;
+use quarry_core::store::FieldWeights;
+use quarry_core::{ContentType, Language};
+use quarry_rank::fusion::FusionConfig;
+use quarry_rank::route::Route;
+use serde::{Deserialize, Serialize};
+
+use crate::answer::Mode;
+use crate::error::bad;
+
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: String,
+    pub mode: Mode,
+    /// The engine that answers, chosen by the caller instead of the router (`--engine`).
+    pub engine: Option<Engine>,
+    /// Only these repos (by name); empty for all.
+    pub repos: Vec<String>,
+    pub language: Option<Language>,
+    /// Code, documents or both.
+    pub content: ContentType,
+    /// Path glob or substring.
+    pub path: Option<String>,
+    /// Chunks to return.
+    pub limit: usize,
+    /// Results that carry their text; later ones carry path, lines and symbol only, so an
+    /// agent reading a long result list does not pay for text it will not read.
+    pub full_text: usize,
+    pub weights: FieldWeights,
+    pub fusion: FusionConfig,
+    /// Also return the file ranking (`files`) and every result's score parts.
+    pub explain: bool,
+}
+
+/// Results returned when the caller does not say, and how many of them carry their text.
+pub const DEFAULT_LIMIT: usize = 16;
+/// Longest query accepted (characters), for every interface: an issue's title, text and
+/// stack trace fit; longer is attached logs, a mistake or an abuse, never a search (and the
+/// planner's work grows with it).
+pub const MAX_QUERY_CHARS: usize = 32_768;
+pub const DEFAULT_FULL_TEXT: usize = 8;
+
+impl SearchRequest {
+    pub fn new(query: impl Into<String>) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            mode: Mode::Auto,
+            repos: Vec::new(),
+            language: None,
+            content: ContentType::All,
+            path: None,
+            limit: DEFAULT_LIMIT,
+            full_text: DEFAULT_FULL_TEXT,
+            weights: FieldWeights::default(),
+            fusion: FusionConfig::default(),
+            explain: false,
+            engine: None,
+        }
+    }
+}
+
+/// Refuses, saying why, a request that could only answer nothing or that would cost far more
+/// than any search should: an empty or overlong query, a limit of 0, a path glob that does
+/// not parse (SQLite's GLOB would silently match nothing).
+pub(crate) fn check_request(request: &SearchRequest) -> Result<()> {
+    if request.query.trim().is_empty() {
+        return Err(bad(
+            "the query is empty: give words, an identifier or an issue text",
+        ));
+    }
+    let chars = request.query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(bad(format!(
+            "the query is {chars} characters; quarry reads at most {MAX_QUERY_CHARS} — pass the issue's title, text and stack trace without attached logs"
+        )));
+    }
+    if request.limit == 0 {
+        return Err(bad(
+            "a limit of 0 asks for no results: ask for 1 or more (-k, `limit`)",
+        ));
+    }
+    if let Some(path) = request.path.as_deref() {
+        if path.contains(['*', '?', '[']) {
+            globset::Glob::new(path)
+                .map_err(|e| bad(format!("the path filter `{path}` is not a valid glob: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// An engine a caller can ask for by name, instead of letting the router choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// A name's definitions first, then ranked search.
+    Symbol,
+    /// Files whose path contains the query.
+    Path,
+    /// The definition enclosing `path:line` (or `path:line:column`).
+    Location,
+    /// Lines matching the query as a regular expression (ripgrep's syntax).
+    Grep,
+    /// Lines containing the query as written.
+    Literal,
+    /// ast-grep matches of the query as a structural pattern (`$X.unwrap()`; `language` picks
+    /// the grammar, else it is guessed from the pattern).
+    Structural,
+    /// Ranked search only (lexical and semantic, fused).
+    Ranked,
+}
+
+impl Engine {
+    pub(crate) fn route(self) -> Route {
+        match self {
+            Engine::Symbol => Route::Symbol,
+            Engine::Path => Route::Path,
+            Engine::Location => Route::Location,
+            Engine::Grep => Route::GrepRegex,
+            Engine::Literal => Route::GrepLiteral,
+            Engine::Structural => Route::Structural,
+            Engine::Ranked => Route::Ranked,
+        }
+    }
+}
+
+/// Where an agentic search's follow-ups come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgenticMode {
+    /// The language model when llm.command or llm.endpoint is configured, else offline.
+    Auto,
+    /// The workspace's language model proposes them.
+    Llm,
+    /// The names the top results define (no model).
+    Offline,
+}
