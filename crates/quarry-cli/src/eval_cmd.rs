@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use quarry_core::store::FieldWeights;
 use quarry_core::Language;
-use quarry_engine::eval::{self, EvalOptions};
 use quarry_engine::Mode;
+use quarry_eval::EvalOptions;
 
 use crate::{output, parse_language, progress, ModeArg};
 
@@ -173,7 +173,7 @@ pub(crate) fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         agentic: args.agentic,
         route: args.route,
         judge: match &args.judge_model {
-            Some(path) => Some(eval::Judge {
+            Some(path) => Some(quarry_eval::Judge {
                 scorer: std::sync::Arc::new(quarry_llm::GgufRelevanceModel::load(path)?),
                 candidates: args.judge_candidates,
                 model_weights: args.judge_weight.clone(),
@@ -181,7 +181,7 @@ pub(crate) fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
             None => None,
         },
     };
-    let reports = eval::run(&args.queries, &opts, &progress::Bars::new())
+    let reports = quarry_eval::run(&args.queries, &opts, &progress::Bars::new())
         .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;
     if args.json {
         output::print_json(&serde_json::json!({ "reports": reports }))

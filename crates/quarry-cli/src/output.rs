@@ -4,8 +4,8 @@
 use anyhow::Result;
 use quarry_core::history::HistoryStats;
 use quarry_core::{tokens, RepoStats};
-use quarry_engine::eval::EvalReport;
 use quarry_engine::{IndexReport, SearchResponse};
+use quarry_eval::EvalReport;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 

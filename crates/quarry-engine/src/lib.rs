@@ -5,10 +5,8 @@
 pub mod agentic;
 pub mod answer;
 pub mod commit_search;
-pub mod config;
 mod embedding;
 pub mod error;
-pub mod eval;
 mod evidence;
 pub mod exact;
 mod filter;
@@ -16,9 +14,7 @@ mod freshness;
 pub mod graph;
 pub mod history;
 mod index;
-mod lock;
 mod name_lookup;
-pub mod pointwise;
 mod progress;
 pub mod request;
 pub mod rerank;
@@ -28,18 +24,16 @@ pub mod service;
 pub mod summary;
 pub mod symbol_history;
 pub mod watch;
-mod workspace;
+pub mod workspace;
 
 pub use answer::{AskResponse, RerankReport};
 pub use answer::{FileChange, IndexReport};
 pub use answer::{Freshness, Mode, SearchResponse};
-pub use config::Config;
 pub use embedding::{
     build_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind, EMBED_MAX_TOKENS,
 };
 pub use error::{is_bad_request, BadRequest};
 pub use index::IndexOptions;
-pub use lock::{is_lock_busy, LockBusy, WriteLock};
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
@@ -47,8 +41,10 @@ pub use quarry_rank::{fusion, plan, route as rank_route};
 pub use quarry_sources::pdf::PdfLimits;
 pub use quarry_sources::DiscoverOptions;
 pub use request::SearchRequest;
-pub use rerank::language_model;
+pub use rerank::{language_model, write_json_atomically};
 pub use service::Service;
+pub use workspace::config::{self, Config};
+pub use workspace::lock::{is_lock_busy, LockBusy, WriteLock};
 pub use workspace::Workspace;
 
 /// A store URL with its password hidden, for messages and `quarry status`.

@@ -219,7 +219,7 @@ fn write_cached(file: &std::path::Path, provider: &str, order: &[usize]) {
 
 /// Writes `value` as JSON beside `file`, then renames it into place, so a reader never sees
 /// half a file; best effort (a cache that cannot be written is asked again next time).
-pub(crate) fn write_json_atomically(file: &std::path::Path, value: &impl Serialize) {
+pub fn write_json_atomically(file: &std::path::Path, value: &impl Serialize) {
     let Some(dir) = file.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;

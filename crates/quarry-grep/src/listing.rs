@@ -37,6 +37,13 @@ const ABSENT: i64 = i64::MIN;
 /// with every git command).
 const PRESENT: i64 = i64::MIN + 1;
 
+/// Threads for walking and searching: the CPUs this process may use, asked once (in a
+/// container the standard library reads cgroup files to answer, about a millisecond each time).
+pub(crate) fn threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
 /// The files of one walked folder (`root` joined to each), sorted by path; `cache` is where
 /// lists are kept between runs (none: walk every time).
 pub(crate) fn folder_files(
@@ -220,7 +227,7 @@ fn walk(root: &Path, overrides: Option<&Override>, record: bool) -> Result<Listi
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64);
     let mut builder = WalkBuilder::new(root);
-    builder.threads(crate::scan::threads());
+    builder.threads(threads());
     if let Some(overrides) = overrides {
         builder.overrides(overrides.clone());
     }

@@ -19,6 +19,7 @@ use ignore::overrides::OverrideBuilder;
 use quarry_core::Language;
 use termcolor::Buffer;
 
+use crate::listing::threads;
 use crate::literals::{requirement, PatternSyntax, Requirement};
 
 /// How matches are written.
@@ -362,13 +363,6 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
     }
     let with_filename = roots.len() > 1 || any_folder;
     Ok((targets, with_filename))
-}
-
-/// Threads for walking and searching: the CPUs this process may use, asked once (in a
-/// container the standard library reads cgroup files to answer, about a millisecond each time).
-pub(crate) fn threads() -> usize {
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// One matching line, as the router returns it.

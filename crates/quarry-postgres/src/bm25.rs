@@ -3,7 +3,7 @@
 //! differently: docs/POSTGRES.md). Written as plain SQL over the stored text vectors rather
 //! than as an extension, so that any PostgreSQL, and Citus, runs it.
 
-use crate::read::Params;
+use crate::filters::Params;
 
 /// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
 const BM25_K1: f64 = 1.2;

@@ -15,7 +15,7 @@ use quarry_core::history::{
 use quarry_core::tokens;
 
 use crate::bm25::{self, Bm25};
-use crate::read::{path_regex, push_filters, refs, Params};
+use crate::filters::{path_regex, push_filters, refs, Params};
 use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
 

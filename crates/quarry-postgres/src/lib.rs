@@ -11,6 +11,7 @@
 //! keyed by `repo_id` first, for Citus (schema.rs).
 
 mod bm25;
+mod filters;
 mod history;
 mod read;
 mod schema;

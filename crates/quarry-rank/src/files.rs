@@ -17,7 +17,6 @@
 //! and is then multiplied by the prior of its role (`role`): a query that does not ask for
 //! tests, docs or changelogs ranks them below code with the same evidence.
 
-use crate::fusion::ScoreParts;
 use crate::plan::QueryPlan;
 use crate::role::{self, FileRole};
 use quarry_core::ChunkHit;
@@ -454,12 +453,13 @@ fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention]) -> f64 {
 /// scale of the best), so a file's best chunk comes first and a strong chunk of the second
 /// file can precede a weak one of the first. Chunks of files not ranked go last. A PDF page
 /// stands for itself: its own score takes the file's place, since a whole book's score says
-/// which book, not which of its pages answers.
-pub fn order_chunks(
-    chunks: Vec<(ChunkHit, ScoreParts)>,
+/// which book, not which of its pages answers. Each chunk's `P` (fusion's score parts) travels
+/// with it untouched.
+pub fn order_chunks<P>(
+    chunks: Vec<(ChunkHit, P)>,
     files: &[RankedFile],
     cfg: &FileRankConfig,
-) -> Vec<(ChunkHit, ScoreParts)> {
+) -> Vec<(ChunkHit, P)> {
     let best_file = files
         .first()
         .map_or(1.0, |f| f.score.max(f64::MIN_POSITIVE));
@@ -475,7 +475,7 @@ pub fn order_chunks(
         .iter()
         .map(|f| ((f.repo.as_str(), f.path.as_str()), f.mentions.as_slice()))
         .collect();
-    let mut scored: Vec<(f64, (ChunkHit, ScoreParts))> = chunks
+    let mut scored: Vec<(f64, (ChunkHit, P))> = chunks
         .into_iter()
         .map(|(hit, parts)| {
             let key = (hit.repo.as_str(), hit.path.as_str());

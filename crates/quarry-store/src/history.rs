@@ -2,6 +2,7 @@
 //! changed paths and patch (code-aware tokens, like chunks), with every filter (repo, dates,
 //! author, path) in the same SQL statement as the ranking — a pre-filter, never a post-filter.
 
+use crate::commit_rows::{hit_from_row, push_commit_filters, HIT_COLUMNS};
 use crate::history_vectors;
 use crate::SqliteStore;
 use anyhow::Result;
@@ -14,57 +15,6 @@ use std::collections::HashSet;
 
 /// BM25 weights of subject, body, changed paths, patch.
 const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
-
-/// Filters shared by search and touches; `c` is `commits`, `r` is `repos`.
-pub(crate) fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &CommitQuery) {
-    crate::search::push_filters(sql, args, &q.repos, None);
-    if let Some(since) = q.since {
-        args.push(Value::Integer(since));
-        sql.push_str(&format!(" AND c.author_time >= ?{}", args.len()));
-    }
-    if let Some(until) = q.until {
-        args.push(Value::Integer(until));
-        sql.push_str(&format!(" AND c.author_time <= ?{}", args.len()));
-    }
-    if let Some(author) = &q.author {
-        args.push(Value::Text(format!("%{}%", author.to_lowercase())));
-        sql.push_str(&format!(
-            " AND (lower(c.author) LIKE ?{0} OR lower(c.email) LIKE ?{0})",
-            args.len()
-        ));
-    }
-    if let Some(path) = &q.path {
-        args.push(Value::Text(crate::search::path_pattern(path)));
-        sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM commit_files cf WHERE cf.commit_id = c.id AND (cf.path GLOB ?{0} OR cf.old_path GLOB ?{0}))",
-            args.len()
-        ));
-    }
-}
-
-/// Read by `hit_from_row`; the last says whether the commit has a vector (fusion needs to
-/// know "not embedded" from "embedded and far").
-const HIT_COLUMNS: &str =
-    "r.name, c.sha, c.author, c.email, c.author_time, c.subject, c.files_changed,
-     EXISTS(SELECT 1 FROM commit_vectors v WHERE v.commit_id = c.id)";
-
-pub(crate) fn hit_columns() -> &'static str {
-    HIT_COLUMNS
-}
-
-pub(crate) fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<CommitHit> {
-    Ok(CommitHit {
-        repo: r.get(0)?,
-        sha: r.get(1)?,
-        author: r.get(2)?,
-        email: r.get(3)?,
-        date: quarry_core::history::format_time(r.get(4)?),
-        subject: r.get(5)?,
-        files_changed: r.get::<_, i64>(6)? as u32,
-        score,
-        embedded: r.get(7)?,
-    })
-}
 
 fn put(conn: &mut Connection, repo: i64, commits: &[CommitRecord]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;

@@ -3,7 +3,7 @@
 //! pass the query's filters — the filters run first, in SQL, so a narrow `--since` or
 //! `--path` makes the scan smaller instead of emptying the top k.
 
-use crate::history::{hit_columns, hit_from_row, push_commit_filters};
+use crate::commit_rows::{hit_columns, hit_from_row, push_commit_filters};
 use crate::vectors::{dot, encode};
 use quarry_core::history::{
     commit_embed_text, CommitHit, CommitQuery, HistoryStats, PendingCommit,

@@ -3,6 +3,7 @@
 //! (OpenAPI responses, MCP `outputSchema`) are generated from these types — a field renamed
 //! here is renamed in every schema at once. Nothing here imports another module of the engine.
 
+pub mod ask;
 pub mod commits;
 pub mod index;
 pub mod reports;
@@ -11,9 +12,10 @@ pub mod search;
 pub mod service;
 pub mod summary;
 
+pub use ask::AskResponse;
 pub use commits::{CommitSearch, Touches};
 pub use index::{FileChange, IndexReport};
-pub use reports::{AgenticReport, AgenticRound, AskResponse, RerankReport, RouteReport};
+pub use reports::{AgenticReport, AgenticRound, RerankReport, RouteReport};
 pub use schema::answer_schema;
 pub use search::{
     fit_to_budget, location, rank_files, FileResult, FileRole, FileScoreParts, IndexSummary,

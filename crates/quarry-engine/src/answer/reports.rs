@@ -3,12 +3,9 @@
 //! rounds of an agentic search asked. Plain data, filled in by routing.rs, rerank.rs and
 //! agentic.rs.
 
-use quarry_rank::cite::Citation;
 use quarry_rank::route::{QueryClass, Route};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use super::search::SearchResponse;
 
 /// How the router handled a query (in `--json` and `--explain`).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -39,25 +36,6 @@ pub struct RerankReport {
     /// Why the first-stage order was kept, when it was.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
-}
-
-/// A language model's answer to a question, from the first stage's top chunks.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct AskResponse {
-    pub question: String,
-    /// The model's answer; `None` when no model answered (`note` says why; the chunks are
-    /// still in `search`).
-    pub answer: Option<String>,
-    pub provider: String,
-    /// The answer's citations that a given chunk backs (its path, lines inside its lines).
-    pub citations: Vec<Citation>,
-    /// Citations of files or lines the model was not given: dropped, counted.
-    pub dropped_citations: usize,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub note: Option<String>,
-    pub elapsed_ms: u64,
-    /// The chunks the model was given: the first stage's results, with their text.
-    pub search: SearchResponse,
 }
 
 /// What the rounds of an agentic search did.

@@ -14,8 +14,8 @@ use anyhow::Result;
 use quarry_llm::RelevanceScorer;
 use serde::{Deserialize, Serialize};
 
-use crate::answer::SearchResult;
-use crate::Workspace;
+use quarry_engine::answer::SearchResult;
+use quarry_engine::Workspace;
 
 #[derive(Serialize, Deserialize, Default)]
 struct CachedJudgements {
@@ -44,51 +44,49 @@ fn candidate_key(result: &SearchResult) -> String {
     )
 }
 
-impl Workspace {
-    /// The judge's probability of "yes" for each of `results` (which need their text), from
-    /// the cache where it has them.
-    pub fn relevance_scores(
-        &self,
-        query: &str,
-        results: &[SearchResult],
-        scorer: &dyn RelevanceScorer,
-    ) -> Result<Vec<f32>> {
-        let name = scorer.describe();
-        let file = self.relevance_cache_file(&name, query);
-        let mut cache: CachedJudgements = std::fs::read(&file)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .filter(|c: &CachedJudgements| c.scorer == name)
-            .unwrap_or_default();
-        cache.scorer = name;
-        let mut asked = false;
-        let mut scores = Vec::with_capacity(results.len());
-        for result in results {
-            let key = candidate_key(result);
-            let score = match cache.scores.get(&key) {
-                Some(&score) => score,
-                None => {
-                    let score = scorer.relevance(query, &passage(result))?;
-                    cache.scores.insert(key, score);
-                    asked = true;
-                    score
-                }
-            };
-            scores.push(score);
-        }
-        if asked {
-            crate::rerank::write_json_atomically(&file, &cache);
-        }
-        Ok(scores)
+/// The judge's probability of "yes" for each of `results` (which need their text), from the
+/// workspace's cache where it has them.
+pub fn relevance_scores(
+    ws: &Workspace,
+    query: &str,
+    results: &[SearchResult],
+    scorer: &dyn RelevanceScorer,
+) -> Result<Vec<f32>> {
+    let name = scorer.describe();
+    let file = relevance_cache_file(ws, &name, query);
+    let mut cache: CachedJudgements = std::fs::read(&file)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .filter(|c: &CachedJudgements| c.scorer == name)
+        .unwrap_or_default();
+    cache.scorer = name;
+    let mut asked = false;
+    let mut scores = Vec::with_capacity(results.len());
+    for result in results {
+        let key = candidate_key(result);
+        let score = match cache.scores.get(&key) {
+            Some(&score) => score,
+            None => {
+                let score = scorer.relevance(query, &passage(result))?;
+                cache.scores.insert(key, score);
+                asked = true;
+                score
+            }
+        };
+        scores.push(score);
     }
+    if asked {
+        quarry_engine::write_json_atomically(&file, &cache);
+    }
+    Ok(scores)
+}
 
-    fn relevance_cache_file(&self, scorer: &str, query: &str) -> PathBuf {
-        let key = quarry_core::content_hash(format!("{scorer}\n{query}").as_bytes());
-        self.dir
-            .join("cache")
-            .join("relevance")
-            .join(format!("{key}.json"))
-    }
+fn relevance_cache_file(ws: &Workspace, scorer: &str, query: &str) -> PathBuf {
+    let key = quarry_core::content_hash(format!("{scorer}\n{query}").as_bytes());
+    ws.dir()
+        .join("cache")
+        .join("relevance")
+        .join(format!("{key}.json"))
 }
 
 /// Reorders the first `scores.len()` results by the judge's scores blended with their

@@ -5,9 +5,9 @@
 //! left is not scored at this level.
 
 use super::EvalQuery;
-use crate::answer::SearchResult;
-use crate::Workspace;
 use anyhow::Result;
+use quarry_engine::answer::SearchResult;
+use quarry_engine::Workspace;
 
 /// A labelled definition's place.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,10 +3,10 @@
 //! ranks commits.
 
 use super::{corpus, report, EvalOptions, EvalQuery, EvalReport, ModeRun, QueryOutcome};
-use crate::answer::Mode;
-use crate::{Progress, Workspace};
 use anyhow::{bail, Result};
 use quarry_core::history::CommitQuery;
+use quarry_engine::answer::Mode;
+use quarry_engine::{Progress, Workspace};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -59,9 +59,10 @@ pub fn run(
     }
     if needs_vectors {
         let started = Instant::now();
-        if let Some(report) =
-            ws.embed_history(progress, crate::commit_search::HistoryEmbedScope::All)?
-        {
+        if let Some(report) = ws.embed_history(
+            progress,
+            quarry_engine::commit_search::HistoryEmbedScope::All,
+        )? {
             if let Some(why) = report.interrupted {
                 bail!("embedding the histories failed: {why}");
             }

@@ -13,13 +13,14 @@ mod functions;
 #[cfg(test)]
 mod judge_test;
 mod metrics;
+pub mod pointwise;
 
-use crate::answer::{rank_files, Mode};
-use crate::request::SearchRequest;
-use crate::{IndexOptions, Progress, Workspace};
 use anyhow::{bail, Context, Result};
 use quarry_core::store::FieldWeights;
 use quarry_core::Language;
+use quarry_engine::answer::{rank_files, Mode};
+use quarry_engine::request::SearchRequest;
+use quarry_engine::{IndexOptions, Progress, Workspace};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -60,10 +61,10 @@ pub struct EvalOptions {
     /// Evaluate only the first N queries.
     pub max_queries: Option<usize>,
     pub weights: FieldWeights,
-    pub fusion: crate::fusion::FusionConfig,
+    pub fusion: quarry_engine::fusion::FusionConfig,
     /// Settings to score side by side on the same index, each with a label (`key=value`);
     /// empty: just `fusion`.
-    pub variants: Vec<(String, crate::fusion::FusionConfig)>,
+    pub variants: Vec<(String, quarry_engine::fusion::FusionConfig)>,
     /// The model for semantic and hybrid modes.
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
     /// Score agentic search's offline variant (follow-ups from the top results' names).
@@ -205,7 +206,7 @@ pub fn run(
             keep_unused_vectors: true,
             ..Default::default()
         };
-        ws.index_repo(&tree, &index_opts, &crate::NoProgress)?;
+        ws.index_repo(&tree, &index_opts, &quarry_engine::NoProgress)?;
         if needs_vectors {
             ws.embed_pending(progress)?;
         }
@@ -245,7 +246,7 @@ struct ModeRun {
     mode: Mode,
     /// The label of the settings varied, and the settings.
     setting: String,
-    fusion: crate::fusion::FusionConfig,
+    fusion: quarry_engine::fusion::FusionConfig,
     /// The judge's blend weight, when this run reorders by the judge.
     model_weight: Option<f64>,
     outcomes: Vec<Option<QueryOutcome>>,
@@ -297,7 +298,7 @@ fn run_query(
     let text: String = q
         .query
         .chars()
-        .take(crate::request::MAX_QUERY_CHARS)
+        .take(quarry_engine::request::MAX_QUERY_CHARS)
         .collect();
     let mut request = SearchRequest::new(text);
     request.mode = run.mode;
@@ -322,7 +323,12 @@ fn run_query(
     };
     if let Some((judge, weight)) = judge {
         let n = judge.candidates.min(response.results.len());
-        let scores = ws.relevance_scores(&request.query, &response.results[..n], &*judge.scorer)?;
+        let scores = crate::pointwise::relevance_scores(
+            &ws,
+            &request.query,
+            &response.results[..n],
+            &*judge.scorer,
+        )?;
         crate::pointwise::reorder(&mut response.results, &scores, weight);
     }
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -67,7 +67,7 @@ fn a_judge_is_scored_beside_the_first_stage_and_cached() {
             model_weights: vec![1.0, 0.0],
         }),
     };
-    let reports = run(&queries_file, &opts, &crate::NoProgress).unwrap();
+    let reports = run(&queries_file, &opts, &quarry_engine::NoProgress).unwrap();
     let summary: Vec<(String, f64)> = reports
         .iter()
         .map(|r| (r.setting.clone(), r.metrics.mrr))
@@ -83,7 +83,7 @@ fn a_judge_is_scored_beside_the_first_stage_and_cached() {
     // Two candidates were judged once each (the second weight reused the judgements).
     assert_eq!(judge.calls.load(Ordering::SeqCst), 2);
     // A second run is answered from the workspace's cache.
-    let again = run(&queries_file, &opts, &crate::NoProgress).unwrap();
+    let again = run(&queries_file, &opts, &quarry_engine::NoProgress).unwrap();
     assert_eq!(again[1].metrics.mrr, 1.0);
     assert_eq!(judge.calls.load(Ordering::SeqCst), 2);
 }

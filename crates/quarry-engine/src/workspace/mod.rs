@@ -1,9 +1,19 @@
 //! A workspace is one folder holding one index file (`index.sqlite`) with any number of
 //! repos in it. Its location: `--index-dir`, else `$QUARRY_HOME`, else the user's data
 //! directory (`~/.local/share/quarry` on Linux).
+//!
+//! Everything about the workspace apart from searching lives in this folder: where it is and
+//! which store holds the index (here), who may write it (`lock.rs`), its settings
+//! (`config.rs`, `keys.rs`), and what happens to a damaged index (`check`, `diagnose`, and the
+//! move aside of `open_for_writing` on rebuild). The stages above open a workspace and read
+//! its store; nothing here knows how they search.
 
-use crate::WriteLock;
+pub mod config;
+mod keys;
+pub mod lock;
+
 use anyhow::{bail, Result};
+use lock::WriteLock;
 use quarry_core::{Embedder, RepoInfo, Store};
 use quarry_store::{Access, SqliteStore};
 use std::path::{Path, PathBuf};
@@ -37,6 +47,11 @@ impl Workspace {
             .join("quarry")
     }
 
+    /// The workspace folder (the index, `config.toml`, caches).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn index_file(dir: &Path) -> PathBuf {
         dir.join("index.sqlite")
     }
@@ -66,7 +81,7 @@ impl Workspace {
         {
             return Ok(Some(url));
         }
-        let config = crate::config::Config::load(dir)?;
+        let config = config::Config::load(dir)?;
         if !config.is_set("store.url") {
             return Ok(None);
         }
@@ -110,7 +125,7 @@ impl Workspace {
                     drop(Self::with_store(dir, Access::Write)?);
                     drop(lock);
                 }
-                Err(busy) if crate::is_lock_busy(&busy) => {
+                Err(busy) if lock::is_lock_busy(&busy) => {
                     if started.elapsed() > SCHEMA_WAIT {
                         return Err(err.context(format!("{busy:#}")));
                     }
