@@ -3,8 +3,9 @@
 # official MCP Inspector CLI (npm @modelcontextprotocol/inspector) and ast-grep's CLI (npm
 # @ast-grep/cli) into tests/clients/node_modules, at the versions tests/clients/package-lock.json
 # pins (npm checks each package's integrity hash), and ripgrep (Debian's package), which
-# `quarry grep` is tested against. Needs Node.js and npm, from the npm registry only; no
-# package install scripts are run.
+# `quarry grep` is tested against, and the validators the published schemas are checked with
+# (PyPI openapi-spec-validator, which brings jsonschema). Needs Node.js and npm, from the npm
+# registry only; no package install scripts are run.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/clients"
 
@@ -15,6 +16,11 @@ if ! command -v rg >/dev/null 2>&1; then
         echo "install-test-clients.sh: ripgrep is needed for the grep comparison tests (e.g. 'sudo apt-get install ripgrep'), then run again." >&2
         exit 1
     fi
+fi
+
+if ! python3 -c "import openapi_spec_validator, jsonschema" >/dev/null 2>&1; then
+    python3 -m pip install --quiet --disable-pip-version-check "openapi-spec-validator==0.9.0" \
+        || { echo "install-test-clients.sh: pip could not install openapi-spec-validator (the schema tests need it)." >&2; exit 1; }
 fi
 
 if ! command -v npm >/dev/null 2>&1; then

@@ -91,6 +91,8 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     assert_eq!(doc["openapi"], "3.1.0");
     let paths = doc["paths"].as_object().unwrap();
     assert!(paths.len() >= 9, "{doc}");
+    // Every answer below is checked against the schema its operation documents.
+    let mut answers = Vec::new();
     for (path, item) in paths {
         for (method, op) in item.as_object().unwrap() {
             let mut query = Vec::new();
@@ -123,8 +125,35 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             };
             assert_eq!(status, 200, "{method} {target}: {body}");
             assert!(body.is_object(), "{method} {target}");
+            answers.push(json!({ "operation": format!("{method} {path}"), "body": body }));
         }
     }
+    // The answers' other shapes: an explained hybrid-less search with its plan and file
+    // ranking, a name's definitions, grep lines, a symbol's context and a call graph.
+    for (path, target) in [
+        (
+            "/api/search/code",
+            "/api/search/code?query=getUserName&explain=true",
+        ),
+        (
+            "/api/search/code",
+            "/api/search/code?query=def%20get&engine=grep",
+        ),
+        (
+            "/api/summary",
+            "/api/summary?file=app/users.py&mode=context&symbol=getUserName",
+        ),
+        (
+            "/api/summary",
+            "/api/summary?file=app/users.py&mode=extract",
+        ),
+        ("/api/touches", "/api/touches?path=app/users.py"),
+    ] {
+        let (status, body) = get(&server, target, None);
+        assert_eq!(status, 200, "{target}: {body}");
+        answers.push(json!({ "operation": format!("get {path}"), "body": body }));
+    }
+    common::check_schemas(&json!({ "openapi": doc, "answers": answers }));
 
     let (_, found) = get(
         &server,

@@ -365,4 +365,55 @@ fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
     assert_eq!(refused["isError"], true, "{refused}");
     let why = refused["content"][0]["text"].as_str().unwrap();
     assert!(why.contains("fuzzy") && why.contains("lexical"), "{why}");
+
+    // Every tool declares an output schema (MCP 2025-06-18) and answers with
+    // `structuredContent`; the Inspector's client validates that content against the schema
+    // on each call, and the answers are checked again here with jsonschema.
+    let mut answers = Vec::new();
+    for (tool, args) in [
+        ("search", vec!["query=parse_config_file"]),
+        (
+            "search",
+            vec!["query=how are settings read", "explain=true"],
+        ),
+        ("search_commits", vec!["query=config"]),
+        ("touches", vec!["path=src/config.rs"]),
+        ("summary", vec!["file=src/config.rs"]),
+        ("summary", vec!["file=src/config.rs", "mode=extract"]),
+        ("status", vec![]),
+    ] {
+        let mut call = vec!["--method", "tools/call", "--tool-name", tool];
+        for arg in &args {
+            call.extend(["--tool-arg", arg]);
+        }
+        let answer = inspect(&call);
+        assert_ne!(answer["isError"], true, "{tool} {args:?}: {answer}");
+        let structured = answer["structuredContent"].clone();
+        assert!(
+            structured["freshness"].is_array(),
+            "{tool} {args:?}: {answer}"
+        );
+        let text: Value =
+            serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
+        // The text is the structured answer (the Inspector prints 1.0 as 1, so keys compare).
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&text), keys(&structured), "{answer}");
+        answers.push(serde_json::json!({ "tool": tool, "body": structured }));
+    }
+    common::check_schemas(&serde_json::json!({ "tools": tools["tools"], "answers": answers }));
+
+    // The Inspector's portability check of the tool schemas finds no error.
+    let strict = std::process::Command::new(&inspector)
+        .arg("--cli")
+        .arg(env!("CARGO_BIN_EXE_quarry"))
+        .arg("--index-dir")
+        .arg(env.index_dir())
+        .args(["mcp", "--method", "tools/list", "--strict"])
+        .output()
+        .unwrap();
+    assert!(
+        strict.status.success(),
+        "--strict: {}",
+        String::from_utf8_lossy(&strict.stderr)
+    );
 }

@@ -133,3 +133,33 @@ pub fn sample_repo(env: &Env) {
         "plain text notes about nothing in particular\n",
     );
 }
+
+/// Validates published schemas against real answers with third-party validators
+/// (fixtures/check_schemas.py: openapi-spec-validator and jsonschema, installed by
+/// scripts/install-test-clients.sh): `{"openapi": DOC, "answers": [...]}` or
+/// `{"tools": [...], "answers": [...]}`.
+#[allow(dead_code)]
+pub fn check_schemas(input: &serde_json::Value) {
+    use std::io::Write;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check_schemas.py");
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs the schema checker");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "answers that do not fit their published schema (or a checker missing: run scripts/install-test-clients.sh):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
