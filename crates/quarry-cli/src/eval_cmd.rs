@@ -184,7 +184,7 @@ pub(crate) fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
     let reports = quarry_eval::run(&args.queries, &opts, &progress::Bars::new())
         .with_context(|| format!("evaluation of {} failed", args.queries.display()))?;
     if args.json {
-        output::print_json(&serde_json::json!({ "reports": reports }))
+        output::print_json(&crate::answers::EvalReports { reports })
     } else {
         reports.iter().try_for_each(output::print_eval)
     }

@@ -179,12 +179,13 @@ const CAPTURE_CHARS: usize = 100;
 pub(crate) fn sg(dir: &Path, args: SgArgs) -> Result<()> {
     let (matches, stats, filter) =
         exact::sg(dir, &args.pattern, args.lang, &args.paths, args.limit)?;
+    let found = !matches.is_empty();
     if args.json {
-        output::print_json(&serde_json::json!({
-            "matches": matches,
-            "stats": stats,
-            "filter": filter,
-        }))?;
+        output::print_json(&crate::answers::StructuralMatches {
+            matches,
+            stats,
+            filter,
+        })?;
     } else {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
@@ -213,7 +214,7 @@ pub(crate) fn sg(dir: &Path, args: SgArgs) -> Result<()> {
             );
         }
     }
-    if matches.is_empty() {
+    if !found {
         std::process::exit(exit_code::NOTHING_FOUND);
     }
     Ok(())

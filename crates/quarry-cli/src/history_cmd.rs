@@ -230,10 +230,13 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
         };
         embed_history(dir, &mut ws, &progress, args.json, scope)?
     };
-    if args.json {
-        print_json(&serde_json::json!({ "repos": reports, "embedding": embedding }))?;
-    }
     let incomplete: usize = reports.iter().map(|r| r.incomplete).sum();
+    if args.json {
+        print_json(&crate::answers::HistorySync {
+            repos: reports,
+            embedding,
+        })?;
+    }
     if incomplete > 0 && !args.keep_going {
         bail!(
             "{incomplete} commits could not be read completely (damaged or missing git objects; `git fsck` in the repo names them) and were not stored; fix the repository, or `quarry sync --keep-going` to store them without their changes"
@@ -482,9 +485,12 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
                 embed_history(dir, &mut ws, &progress, json, HistoryEmbedScope::Recent)?
             };
             if json {
-                print_json(&serde_json::json!({
-                    "index": index, "history": history, "code_embedding": code, "embedding": embedding
-                }))?;
+                print_json(&crate::answers::RepoAdded {
+                    index,
+                    history,
+                    code_embedding: code,
+                    embedding,
+                })?;
             }
             if interrupted() {
                 let resume = format!("quarry repo add {}", path.display());
@@ -513,7 +519,7 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             let ws = Workspace::open_existing(dir)?;
             let repos = ws.store().repos()?;
             if json {
-                return print_json(&serde_json::json!({ "repos": repos }));
+                return print_json(&crate::answers::RepoList { repos });
             }
             for r in repos {
                 println!(

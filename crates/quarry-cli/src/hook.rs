@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use quarry_core::Language;
 use quarry_engine::rank_route::{classify, QueryClass, Route};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -510,24 +510,43 @@ fn append_definition(
     }
 }
 
-/// The JSON Claude Code reads on stdout for a decision (`None`: print nothing).
-pub fn protocol_output(decision: &Decision) -> Option<Value> {
-    match decision {
-        Decision::Allow(_) => None,
-        Decision::Deny(reason) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
-            }
-        })),
-        Decision::Context(note) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "additionalContext": note,
-            }
-        })),
-    }
+/// What Claude Code reads on stdout for a decision (docs/HOOK.md).
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutput {
+    pub hook_specific_output: HookDecision,
+}
+
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookDecision {
+    /// Always `PreToolUse`: the only event quarry's hook answers.
+    pub hook_event_name: &'static str,
+    /// `deny`, with the reason Claude reads instead of the tool's result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
+    /// Context added beside the tool's own result (the call runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+}
+
+/// The answer for a decision (`None`: print nothing, the call runs as asked).
+pub fn protocol_output(decision: &Decision) -> Option<HookOutput> {
+    let (deny, context) = match decision {
+        Decision::Allow(_) => return None,
+        Decision::Deny(reason) => (Some(reason.clone()), None),
+        Decision::Context(note) => (None, Some(note.clone())),
+    };
+    Some(HookOutput {
+        hook_specific_output: HookDecision {
+            hook_event_name: "PreToolUse",
+            permission_decision: deny.is_some().then_some("deny"),
+            permission_decision_reason: deny,
+            additional_context: context,
+        },
+    })
 }
 
 fn log(state_dir: &Path, line: &str) {

@@ -2,6 +2,7 @@
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
 mod agent_output;
+mod answers;
 mod eval_cmd;
 mod exact_cmd;
 mod history_cmd;
@@ -478,9 +479,11 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         }
     }
     if args.json {
-        output::print_json(&serde_json::json!({
-            "repos": reports, "embedding": embedding, "moved_aside": ws.moved_aside,
-        }))?;
+        output::print_json(&answers::IndexRun {
+            repos: reports,
+            embedding,
+            moved_aside: ws.moved_aside.clone(),
+        })?;
     }
     if progress::interrupted() {
         let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -587,9 +590,15 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     };
     if store_url.is_none() && !file.exists() {
         if args.json {
-            return output::print_json(
-                &serde_json::json!({ "index": file, "repos": [], "store_bytes": 0 }),
-            );
+            return output::print_json(&answers::StatusReport {
+                index: file,
+                repos: Vec::new(),
+                history: Vec::new(),
+                history_embed_recent: None,
+                store_bytes: 0,
+                embedding: None,
+                check: None,
+            });
         }
         eprintln!(
             "nothing indexed yet in {}: run `quarry index PATH`",
@@ -612,17 +621,24 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     let embedding = match ws.store().embedding_model()? {
         Some(model) => {
             let c = ws.store().coverage(&[])?;
-            Some(serde_json::json!({ "model": model, "embedded": c.embedded, "total": c.total }))
+            Some(answers::Coverage {
+                model: Some(model),
+                embedded: c.embedded,
+                total: c.total,
+            })
         }
         None => None,
     };
     if args.json {
-        output::print_json(&serde_json::json!({
-            "index": file, "repos": stats, "history": history,
-            "history_embed_recent": ws.history_embed_bound(HistoryEmbedScope::Recent)?,
-            "store_bytes": bytes, "embedding": embedding,
-            "check": args.check.then_some("ok"),
-        }))
+        output::print_json(&answers::StatusReport {
+            index: file,
+            repos: stats,
+            history,
+            history_embed_recent: ws.history_embed_bound(HistoryEmbedScope::Recent)?,
+            store_bytes: bytes,
+            embedding,
+            check: args.check.then_some("ok"),
+        })
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
         let embedded_history: Vec<_> = history.iter().filter(|h| h.embed).collect();
@@ -647,9 +663,9 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         match embedding {
             Some(e) => println!(
                 "embedding: {} of {} chunks{commits} · {}",
-                e["embedded"],
-                e["total"],
-                e["model"].as_str().unwrap_or("")
+                e.embedded,
+                e.total,
+                e.model.as_deref().unwrap_or("")
             ),
             None => println!("embedding: none yet (`quarry model install`, then `quarry index`)"),
         }

@@ -2,12 +2,12 @@
 //! settings themselves (keys, checks, defaults) live in `quarry_engine::config`; this file only
 //! parses arguments and prints.
 
+use crate::answers::ModelRow;
 use crate::output::print_json;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use quarry_engine::config::{EmbedderChoice, LocalRun};
 use quarry_engine::{Config, EmbedderNote, EmbedderNoteKind, Workspace};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -50,9 +50,12 @@ pub fn config(dir: &Path, args: ConfigArgs) -> Result<()> {
         ConfigAction::Get { key } => {
             let value = config.get(&key)?;
             if args.json {
-                return print_json(
-                    &serde_json::json!({ "key": key, "value": value, "is_set": config.is_set(&key) }),
-                );
+                return print_json(&crate::answers::Setting {
+                    is_set: config.is_set(&key),
+                    key,
+                    value,
+                    file: None,
+                });
             }
             println!("{value}");
             Ok(())
@@ -80,9 +83,12 @@ pub fn config(dir: &Path, args: ConfigArgs) -> Result<()> {
 fn done(config: &Config, key: &str, json: bool) -> Result<()> {
     let value = config.get(key)?;
     if json {
-        return print_json(&serde_json::json!({
-            "key": key, "value": value, "is_set": config.is_set(key), "file": config.path()
-        }));
+        return print_json(&crate::answers::Setting {
+            key: key.to_string(),
+            value,
+            is_set: config.is_set(key),
+            file: Some(config.path().to_path_buf()),
+        });
     }
     eprintln!(
         "{key} = {} ({})",
@@ -122,23 +128,6 @@ enum ModelAction {
     /// BERT-style sentence model, `endpoint` (the configured embed.endpoint), or `none`.
     /// The next `quarry index` re-embeds when the model changed.
     Use { model: String },
-}
-
-/// One row of `quarry model list`.
-#[derive(Serialize)]
-struct ModelRow {
-    name: String,
-    /// `local` or `endpoint`.
-    kind: &'static str,
-    /// Folder or URL.
-    location: String,
-    available: bool,
-    active: bool,
-    /// What runs a local model: `onnxruntime int8`, `candle fp32 (…why)`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    runtime: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    problem: Option<String>,
 }
 
 pub fn model(dir: &Path, args: ModelArgs) -> Result<()> {
@@ -233,18 +222,22 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
         let ws = Workspace::open_existing(dir)?;
         let model = ws.store().embedding_model()?;
         let coverage = ws.store().coverage(&[])?;
-        Some(
-            serde_json::json!({ "model": model, "embedded": coverage.embedded, "total": coverage.total }),
-        )
+        Some(crate::answers::Coverage {
+            model,
+            embedded: coverage.embedded,
+            total: coverage.total,
+        })
     } else {
         None
     };
     let disabled = matches!(choice, Ok(EmbedderChoice::None));
     if json {
-        return print_json(&serde_json::json!({
-            "models": rows, "semantic_off": disabled, "index": index,
-            "problem": choice.err().map(|e| format!("{e:#}")),
-        }));
+        return print_json(&crate::answers::ModelList {
+            models: rows,
+            semantic_off: disabled,
+            index,
+            problem: choice.err().map(|e| format!("{e:#}")),
+        });
     }
     for r in &rows {
         let state = match (&r.problem, r.active) {
@@ -270,12 +263,11 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
         println!("settings problem: {e:#}");
     }
     match index {
-        Some(i) if !i["model"].is_null() => println!(
-            "index vectors: {} of {} chunks, from {}",
-            i["embedded"],
-            i["total"],
-            i["model"].as_str().unwrap_or("")
-        ),
+        Some(crate::answers::Coverage {
+            model: Some(model),
+            embedded,
+            total,
+        }) => println!("index vectors: {embedded} of {total} chunks, from {model}"),
         Some(_) => println!("index vectors: none yet"),
         None => println!("index: none yet in {}", dir.display()),
     }
@@ -310,7 +302,10 @@ fn install_model(json: bool) -> Result<()> {
     }
     quarry_embed::ModelDir::open(&dest)?;
     if json {
-        return print_json(&serde_json::json!({ "model": quarry_embed::MODEL_NAME, "path": dest }));
+        return print_json(&crate::answers::ModelInstalled {
+            model: quarry_embed::MODEL_NAME,
+            path: dest,
+        });
     }
     eprintln!(
         "{} is installed in {}; `quarry index PATH` embeds with it",
@@ -353,9 +348,11 @@ fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
     };
     let reembed = fingerprint.is_some() && stored.is_some() && stored != fingerprint;
     if json {
-        return print_json(&serde_json::json!({
-            "model": fingerprint, "index_model": stored, "reembed_on_next_index": reembed
-        }));
+        return print_json(&crate::answers::ModelChosen {
+            model: fingerprint,
+            index_model: stored,
+            reembed_on_next_index: reembed,
+        });
     }
     match &fingerprint {
         Some(f) => eprintln!("quarry: embedding with {f}"),

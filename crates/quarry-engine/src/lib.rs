@@ -19,6 +19,7 @@ mod progress;
 pub mod request;
 pub mod rerank;
 pub mod routing;
+pub mod schema;
 pub mod search;
 pub mod service;
 pub mod summary;

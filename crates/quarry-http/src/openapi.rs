@@ -4,11 +4,11 @@
 //! documented operation's answer on a real server against its documented schema.
 
 use quarry_engine::answer::{
-    answer_schema, Answer, CommitSearch, FileList, FileSummary, SearchResponse, Status, SyncAnswer,
-    Touches,
+    Answer, CommitSearch, FileList, FileSummary, SearchResponse, Status, SyncAnswer, Touches,
 };
+use quarry_engine::schema::{answer_schema, request_schema};
 use quarry_engine::service::{CodeSearchParams, CommitSearchParams, SummaryParams, TouchesParams};
-use schemars::{schema_for, JsonSchema};
+use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
 /// One documented operation.
@@ -24,8 +24,9 @@ pub struct Operation {
     pub answer: Value,
 }
 
+/// The schema of what `T` accepts (quarry-engine's `request_schema`).
 fn schema<T: JsonSchema>() -> Option<Value> {
-    serde_json::to_value(schema_for!(T)).ok()
+    Some(request_schema::<T>().to_value())
 }
 
 /// The schema of what `T` serialises to (quarry-engine's `answer_schema`).

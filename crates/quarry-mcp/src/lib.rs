@@ -11,15 +11,13 @@
 //! that argument errors become tool errors (the macros answer them with protocol errors,
 //! which many clients surface as a failed connection rather than to the model).
 
-use quarry_engine::answer::{
-    answer_schema, Answer, CommitSearch, FileSummary, SearchResponse, Status, Touches,
-};
+use quarry_engine::answer::{Answer, CommitSearch, FileSummary, SearchResponse, Status, Touches};
+use quarry_engine::schema::{answer_schema, request_schema};
 use quarry_engine::service::{
     CodeSearchParams, CommitSearchParams, Service, SummaryParams, TouchesParams,
 };
 mod guard;
 
-use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -54,6 +52,17 @@ words and meaning (`search`), git history (`search_commits`, `touches`), and fil
 (`summary`, far fewer tokens than reading a file). Every answer has `freshness`: when \
 `files_changed_since` is above 0 the index is behind the files on disk.";
 
+/// A tool's input schema: the request type's published schema (quarry-engine's
+/// `request_schema`).
+fn input_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, Value>> {
+    Arc::new(
+        request_schema::<T>()
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
 /// A tool's output schema: the answer type's published schema (quarry-engine's
 /// `answer_schema`).
 fn output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, Value>> {
@@ -77,31 +86,31 @@ fn make_tools() -> Vec<Tool> {
         Tool::new(
             "search",
             "Find code by words, identifiers or meaning across the indexed repos. Returns ranked chunks (repo, path, lines, symbol, text) and the files they are in. Use it before reading files: the right file is usually in the first results. To locate a bug, pass the whole issue text or stack trace as the query: its frames, code and names point at the files. Exact searches too: a regex or quoted text returns the matching lines (grep), a pattern with metavariables like `$X.unwrap()` or `def $F($$$ARGS): $$$BODY` returns ast-grep matches, a name returns its definitions first; `engine` forces one.",
-            schema_for_type::<CodeSearchParams>(),
+            input_schema::<CodeSearchParams>(),
         )
         .with_raw_output_schema(output_schema::<Answer<SearchResponse>>()),
         Tool::new(
             "search_commits",
             "Find commits by what they changed (words or meaning), filtered by repo, date range, author and changed path. Returns sha, repo, author, date, subject, files changed.",
-            schema_for_type::<CommitSearchParams>(),
+            input_schema::<CommitSearchParams>(),
         )
         .with_raw_output_schema(output_schema::<Answer<CommitSearch>>()),
         Tool::new(
             "touches",
             "Commits that changed a file or folder (following renames), or one function/class with `path::Symbol`, newest first.",
-            schema_for_type::<TouchesParams>(),
+            input_schema::<TouchesParams>(),
         )
         .with_raw_output_schema(output_schema::<Answer<Touches>>()),
         Tool::new(
             "summary",
             "A file's structure (definitions with lines, signatures, first doc line) instead of its full text; `context` mode gives one symbol's source with its callers and callees; `extract` the file's call graph.",
-            schema_for_type::<SummaryParams>(),
+            input_schema::<SummaryParams>(),
         )
         .with_raw_output_schema(output_schema::<Answer<FileSummary>>()),
         Tool::new(
             "status",
             "Repos in the index, their freshness, the embedding model and how much is embedded.",
-            schema_for_type::<StatusParams>(),
+            input_schema::<StatusParams>(),
         )
         .with_raw_output_schema(output_schema::<Answer<Status>>()),
     ]
@@ -189,12 +198,19 @@ impl ServerHandler for QuarryMcp {
     }
 }
 
-/// The JSON types a property's schema declares (`"integer"`, `["array", "null"]`).
+/// The JSON types a property's schema declares (`"integer"`, `["array", "null"]`, or the
+/// branches of an `anyOf` such as a nullable type's `[{"type": "array"}, {"type": "null"}]`).
 fn declared_types(property: &Value) -> Vec<&str> {
     match property.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+        _ => property
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(declared_types)
+            .collect(),
     }
 }
 

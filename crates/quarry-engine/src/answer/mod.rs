@@ -7,7 +7,6 @@ pub mod ask;
 pub mod commits;
 pub mod index;
 pub mod reports;
-pub mod schema;
 pub mod search;
 pub mod service;
 pub mod summary;
@@ -16,7 +15,6 @@ pub use ask::AskResponse;
 pub use commits::{CommitSearch, Touches};
 pub use index::{FileChange, IndexReport};
 pub use reports::{AgenticReport, AgenticRound, RerankReport, RouteReport};
-pub use schema::answer_schema;
 pub use search::{
     fit_to_budget, location, rank_files, FileResult, FileRole, FileScoreParts, IndexSummary,
     Mention, Mode, QueryPlan, RankedFile, ScoreParts, SearchResponse, SearchResult,
