@@ -13,11 +13,11 @@ use quarry_rank::agentic::{
 
 use crate::answer::{AgenticReport, AgenticRound, SearchResponse, SearchResult};
 use crate::request::{AgenticMode, SearchRequest};
-use crate::Workspace;
+use crate::workspace::Workspace;
 
 /// The model an agentic search in `mode` asks, if any (every interface decides the same way).
 pub fn follow_up_model(
-    config: &crate::Config,
+    config: &crate::workspace::config::Config,
     mode: AgenticMode,
 ) -> Result<Option<Box<dyn LanguageModel>>> {
     let use_model = match mode {
@@ -25,7 +25,9 @@ pub fn follow_up_model(
         AgenticMode::Offline => false,
         AgenticMode::Auto => config.is_set("llm.command") || config.is_set("llm.endpoint"),
     };
-    use_model.then(|| crate::language_model(config)).transpose()
+    use_model
+        .then(|| crate::rerank::language_model(config))
+        .transpose()
 }
 
 /// Weight of a follow-up's list against the user's own query in the fusion.

@@ -4,7 +4,8 @@
 
 use crate::answer::{CommitSearch, Mode};
 use crate::embedding::backfill;
-use crate::{Progress, Workspace};
+use crate::progress::Progress;
+use crate::workspace::Workspace;
 use anyhow::{bail, Result};
 use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_core::tokens;
@@ -254,11 +255,11 @@ impl Workspace {
 /// identifier, a path — is matched best by its words. The same two settings as code search
 /// (`search.nl_lexical`, `search.code_semantic`).
 fn commit_weights(text: &str, cfg: &FusionConfig) -> (f64, f64) {
-    let plan = crate::plan::plan(text);
+    let plan = quarry_rank::plan::plan(text);
     let names_code = !plan.identifiers.is_empty() || !plan.file_hints.is_empty();
     // Counted over the raw text: an issue's cleaned terms are for code search.
     let words = quarry_core::tokens::query_terms(text).len();
-    if names_code && words <= crate::plan::NATURAL_LANGUAGE_MAX_TERMS {
+    if names_code && words <= quarry_rank::plan::NATURAL_LANGUAGE_MAX_TERMS {
         (1.0, cfg.code_semantic)
     } else {
         (cfg.nl_lexical, 1.0)

@@ -3,8 +3,10 @@
 //! chunk a vector. Backfill runs after lexical indexing (lexical search works at once), in
 //! batches of one transaction each, so it can be interrupted and resumed by the next run.
 
-use crate::config::{Config, EmbedderChoice, LocalRun};
-use crate::{Progress, Workspace, WriteLock};
+use crate::workspace::config::{Config, EmbedderChoice, LocalRun};
+use crate::progress::Progress;
+use crate::workspace::lock::WriteLock;
+use crate::workspace::Workspace;
 use anyhow::Result;
 use quarry_core::Embedder;
 use serde::Serialize;
@@ -191,7 +193,7 @@ impl Workspace {
         if let Some(note) = self.attach_embedder(EmbedPurpose::Indexing)? {
             return Ok((None, Some(note)));
         }
-        Ok((self.embed_pending(&crate::NoProgress)?, None))
+        Ok((self.embed_pending(&crate::progress::NoProgress)?, None))
     }
 
     /// Embeds every chunk that has no vector for the workspace's embedder.
@@ -267,7 +269,9 @@ pub(crate) fn backfill<K, S: ?Sized>(
             };
             if let Some(lock) = lock.as_deref_mut() {
                 match lock.take(BATCH_LOCK_WAIT) {
-                    Err(e) if crate::is_lock_busy(&e) => return Ok(Some(format!("{e:#}"))),
+                    Err(e) if crate::workspace::lock::is_lock_busy(&e) => {
+                        return Ok(Some(format!("{e:#}")))
+                    }
                     other => other?,
                 }
             }

@@ -14,7 +14,7 @@ use quarry_grep::{
 };
 use serde::Serialize;
 
-use crate::Workspace;
+use crate::workspace::Workspace;
 
 /// Where an exact search's file filter came from.
 #[derive(Debug, Clone, Default, Serialize)]

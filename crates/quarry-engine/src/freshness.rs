@@ -4,7 +4,7 @@
 //! a result may be stale and a sync is due.
 
 use crate::answer::Freshness;
-use crate::Workspace;
+use crate::workspace::Workspace;
 use anyhow::Result;
 use std::collections::HashSet;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! aliases, function values or dynamic dispatch by string; results say so (`by_name: true`)
 //! rather than pretend to be a compiler's call graph.
 
-use crate::Workspace;
+use crate::workspace::Workspace;
 use anyhow::Result;
 use quarry_core::CallRef;
 use serde::Serialize;

@@ -3,7 +3,8 @@
 //! reachable (history rewritten), and `log`/`show`/`touches` read them back.
 
 use crate::answer::Touches;
-use crate::{Progress, Workspace};
+use crate::progress::Progress;
+use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
 use quarry_core::history::{CommitHit, CommitQuery, CommitRecord};
 use quarry_core::RepoInfo;

@@ -4,7 +4,8 @@
 //! run finds those files unchanged and does only what is left.
 
 use crate::answer::{FileChange, IndexReport};
-use crate::{Progress, Workspace};
+use crate::progress::Progress;
+use crate::workspace::Workspace;
 use anyhow::{Context, Result};
 use quarry_chunk::ChunkOptions;
 use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts};
@@ -118,7 +119,11 @@ impl Workspace {
                 name: Some(repo.name),
                 ..Default::default()
             };
-            reports.push(self.index_repo(Path::new(&repo.root), &opts, &crate::NoProgress)?);
+            reports.push(self.index_repo(
+                Path::new(&repo.root),
+                &opts,
+                &crate::progress::NoProgress,
+            )?);
         }
         Ok(reports)
     }

@@ -16,7 +16,7 @@ use quarry_rank::names::{self, DefinitionFacts, NameQuery};
 use crate::answer::SearchResult;
 use crate::filter::PathFilter;
 use crate::request::SearchRequest;
-use crate::Workspace;
+use crate::workspace::Workspace;
 
 /// Definitions of one name read per lookup (sympy has ~60 `solve`s; `__init__` has thousands,
 /// none of which a name lookup is after).

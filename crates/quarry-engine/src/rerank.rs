@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::answer::{AskResponse, RerankReport, SearchResponse, SearchResult};
 use crate::request::SearchRequest;
-use crate::Workspace;
+use crate::workspace::Workspace;
 
 #[derive(Serialize, Deserialize)]
 struct CachedOrder {
@@ -30,7 +30,7 @@ impl Workspace {
     pub fn search_with_settings(
         &self,
         request: &SearchRequest,
-        config: &crate::Config,
+        config: &crate::workspace::config::Config,
         rerank: Option<bool>,
     ) -> Result<SearchResponse> {
         let rerank = match rerank {
@@ -235,7 +235,7 @@ pub fn write_json_atomically(file: &std::path::Path, value: &impl Serialize) {
 
 /// Which language model the settings name: the endpoint when `llm.endpoint` is set, else the
 /// command (`llm.command`, default `claude -p`).
-pub fn language_model(config: &crate::Config) -> Result<Box<dyn LanguageModel>> {
+pub fn language_model(config: &crate::workspace::config::Config) -> Result<Box<dyn LanguageModel>> {
     let timeout = Duration::from_secs_f64(config.number("llm.timeout_s").max(0.1));
     if config.is_set("llm.endpoint") {
         let key = std::env::var(config.get("llm.api_key_env")?)

@@ -14,7 +14,7 @@ use quarry_rank::route::{classify, Route};
 use crate::answer::{fit_to_budget, Mode, RouteReport, SearchResponse, SearchResult};
 use crate::filter::PathFilter;
 use crate::request::{check_request, Engine, SearchRequest};
-use crate::Workspace;
+use crate::workspace::Workspace;
 
 /// Whether answering `request` may embed its query. The exact routes never do (a name, a path,
 /// grep, ast-grep), so a short-lived process answering them need not load the model; when one

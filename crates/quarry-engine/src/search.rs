@@ -3,7 +3,7 @@
 
 use crate::answer::{fit_to_budget, IndexSummary, Mode, SearchResponse, SearchResult};
 use crate::request::{check_request, SearchRequest};
-use crate::Workspace;
+use crate::workspace::Workspace;
 use anyhow::{bail, Result};
 use quarry_core::{tokens, ChunkHit, LexicalQuery, VectorQuery};
 use quarry_rank::fusion::{self, FusionConfig, ScoreParts};
@@ -105,7 +105,7 @@ impl Workspace {
                 .map(quarry_core::history::format_time),
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
-        let query_plan = crate::plan::plan(&request.query);
+        let query_plan = quarry_rank::plan::plan(&request.query);
         let lexical_terms = query_plan.lexical_terms(
             request.fusion.files.title_repeat.round() as usize,
             request.fusion.files.message_repeat.round() as usize,

@@ -10,7 +10,8 @@ use crate::answer::{
 use crate::embedding::{EmbedPurpose, EmbedderNote};
 use crate::error::bad;
 use crate::request::{AgenticMode, Engine, SearchRequest};
-use crate::{summary, Workspace};
+use crate::summary;
+use crate::workspace::Workspace;
 use anyhow::{bail, Result};
 use quarry_core::history::CommitQuery;
 use quarry_core::{Embedder, Language};

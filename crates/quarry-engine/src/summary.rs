@@ -4,7 +4,7 @@
 //! Context and call graph use the index when there is one to resolve names across the repo.
 
 use crate::answer::{CallGraph, CallerSite, Edge, SymbolContext, Target};
-use crate::Workspace;
+use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
 use quarry_core::{CallSite, Language, SymbolRef};
 use quarry_sources::FileText;

@@ -6,7 +6,7 @@
 //! renames, until enough are found; merges are skipped (their first-parent diff repeats the
 //! merged commits, which are examined themselves).
 
-use crate::Workspace;
+use crate::workspace::Workspace;
 use anyhow::{bail, Result};
 use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_core::Language;

@@ -5,7 +5,10 @@
 //! branch switches need no special handling: the pass sees the tree as it now is. The write
 //! lock is taken per pass, so searches and other commands run while watching.
 
-use crate::{IndexOptions, IndexReport, NoProgress, Workspace};
+use crate::answer::IndexReport;
+use crate::index::IndexOptions;
+use crate::progress::NoProgress;
+use crate::workspace::Workspace;
 use anyhow::{Context, Result};
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;

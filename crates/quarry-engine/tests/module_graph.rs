@@ -430,6 +430,26 @@ fn the_engine_reads_as_a_pipeline() {
     }
 }
 
+/// lib.rs is the engine's face: it re-exports for the interfaces, and no stage imports through
+/// it (`crate::Workspace` would be an arrow up to the face, which imports every stage).
+#[test]
+fn no_stage_of_the_engine_imports_through_its_face() {
+    let src = crates_dir().join("quarry-engine/src");
+    let modules = modules(&src);
+    let mut through_root = Vec::new();
+    for (module, code) in &modules {
+        if module.is_empty() {
+            continue;
+        }
+        for path in named_paths(module, code) {
+            if longest_module(&path, &modules).as_deref() == Some("") {
+                through_root.push(format!("{module}: crate::{}", path.join("::")));
+            }
+        }
+    }
+    assert!(through_root.is_empty(), "{through_root:#?}");
+}
+
 #[test]
 fn a_circle_is_found_where_there_is_one() {
     let dir = tempfile::tempdir().unwrap();
