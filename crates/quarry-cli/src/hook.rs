@@ -243,13 +243,24 @@ impl Hook {
         let Some(mut ws) = self.workspace() else {
             return Ok(Decision::Allow("no quarry index".into()));
         };
-        let _ = ws.attach_embedder(quarry_engine::EmbedPurpose::Searching);
         let scope = Scope::of(&ws, event)?;
         let mut request = quarry_engine::SearchRequest::new(question);
         request.limit = 12;
         request.full_text = 0;
         scope.narrow(&ws, input, &mut request);
-        let response = ws.search(&request)?;
+        // The workspace daemon answers with the model warm; without one, the model loads here.
+        let how = quarry_daemon::protocol::SearchCall::Ranked;
+        let warm = match ws.store().embedding_model()? {
+            Some(_) => quarry_daemon::client::search(&self.workspace_dir, &request, &how)?,
+            None => None,
+        };
+        let response = match warm {
+            Some(response) => response,
+            None => {
+                let _ = ws.attach_embedder(quarry_engine::EmbedPurpose::Searching);
+                how.run(&ws, &request)?
+            }
+        };
         if response.results.is_empty() {
             return Ok(Decision::Allow("no search results".into()));
         }

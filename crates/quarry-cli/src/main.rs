@@ -2,6 +2,7 @@
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
 mod agent_output;
+mod daemon_cmd;
 mod answers;
 mod eval_cmd;
 mod exact_cmd;
@@ -91,6 +92,9 @@ enum Command {
     Serve(ServeArgs),
     /// Keep the index current: re-index files as they change (Ctrl-C stops).
     Watch(WatchArgs),
+    /// The workspace's resident quarry: keeps the model and the index warm so searches that
+    /// embed their query answer in milliseconds (started on demand unless daemon.auto = false).
+    Daemon(daemon_cmd::DaemonArgs),
 }
 
 #[derive(Args)]
@@ -394,6 +398,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Sync(args) => history_cmd::sync(&dir, args),
         Command::Mcp => quarry_mcp::serve_stdio(&dir),
         Command::Watch(args) => watch(&dir, args),
+        Command::Daemon(args) => daemon_cmd::daemon(&dir, args),
         Command::Serve(args) => quarry_http::serve(
             &dir,
             quarry_http::ServeOptions {

@@ -2,7 +2,7 @@
 //! agentic follow-ups, a grounded answer), and the working-directory scoping both share with
 //! the history commands.
 
-use quarry_engine::agentic::follow_up_model;
+use quarry_daemon::protocol::SearchCall;
 use quarry_engine::request::{AgenticMode, Engine};
 use quarry_engine::routing;
 use std::io::IsTerminal;
@@ -142,34 +142,61 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     // The model loads only for an answer that embeds the query: a name, a path or a pattern
     // answers in milliseconds without it.
     let wants_model = args.answer || args.agentic.is_some() || routing::may_embed(&request);
+    let how = match args.agentic {
+        Some(agentic) => SearchCall::Agentic {
+            mode: match agentic {
+                AgenticArg::Llm => AgenticMode::Llm,
+                AgenticArg::Offline => AgenticMode::Offline,
+                AgenticArg::Auto => AgenticMode::Auto,
+            },
+        },
+        None => SearchCall::Routed {
+            rerank: args.rerank.map(|r| r == RerankArg::Llm),
+        },
+    };
+    // A search that embeds its query, on an index with vectors, is the workspace daemon's
+    // when one answers (the model stays loaded there); otherwise it runs here as always.
+    let warm = if wants_model && !args.answer && ws.store().embedding_model()?.is_some() {
+        quarry_daemon::client::search(dir, &request, &how)?
+    } else {
+        None
+    };
     let mut model_attached = false;
-    if wants_model {
+    if wants_model && warm.is_none() {
         model_attached = attach_model(dir, &mut ws, mode)?;
     }
     if args.answer {
         return ask(&ws, &config, &request, args.json);
     }
-    let response = if let Some(agentic) = args.agentic {
-        let mode = match agentic {
-            AgenticArg::Llm => AgenticMode::Llm,
-            AgenticArg::Offline => AgenticMode::Offline,
-            AgenticArg::Auto => AgenticMode::Auto,
-        };
-        let model = follow_up_model(&config, mode)?;
-        ws.search_agentic(&request, model.as_deref())?
+    let response = if let Some(response) = warm {
+        response
+    } else if let SearchCall::Agentic { .. } = how {
+        how.run(&ws, &request)?
     } else {
         let rerank = args.rerank.map(|r| r == RerankArg::Llm);
-        let mut response = ws.search_with_settings(&request, &config, rerank)?;
+        let mut response = how.run(&ws, &request)?;
         let handed_over = response.route.as_ref().is_some_and(|r| r.note.is_some());
-        if handed_over && !model_attached && mode == Mode::Auto && attach_model(dir, &mut ws, mode)?
-        {
+        if handed_over && !model_attached && mode == Mode::Auto {
             // An exact route found nothing and ranked search answered lexically: with the
-            // model, ranked search answers again (the exact route is not asked twice).
-            let route = response.route.take();
+            // model (the daemon's, else loaded here), ranked search answers again (the exact
+            // route is not asked twice).
             let mut ranked = request.clone();
             ranked.engine = Some(Engine::Ranked);
-            response = ws.search_with_settings(&ranked, &config, rerank)?;
-            response.route = route;
+            let again = match ws.store().embedding_model()? {
+                Some(_) => quarry_daemon::client::search(dir, &ranked, &how)?,
+                None => None,
+            };
+            let again = match again {
+                Some(answer) => Some(answer),
+                None if attach_model(dir, &mut ws, mode)? => {
+                    Some(ws.search_with_settings(&ranked, &config, rerank)?)
+                }
+                None => None,
+            };
+            if let Some(mut again) = again {
+                again.route = response.route.take();
+                response = again;
+            }
         }
         response
     };

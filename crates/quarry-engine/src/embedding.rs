@@ -117,6 +117,11 @@ impl Workspace {
         self.embedder = embedder;
     }
 
+    /// The embedder searches use, when one is attached.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
     /// The workspace's settings (`config.toml` in its folder).
     pub fn config(&self) -> Result<Config> {
         Config::load(&self.dir)

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::answer::Mode;
 use crate::error::bad;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchRequest {
     pub query: String,
     pub mode: Mode,

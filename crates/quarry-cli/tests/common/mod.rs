@@ -26,9 +26,11 @@ impl Env {
 
     pub fn quarry(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_quarry"));
+        // In-process answers unless a test asks for the workspace daemon (tests/daemon.rs).
         cmd.arg("--index-dir")
             .arg(self.index_dir())
-            .env("NO_COLOR", "1");
+            .env("NO_COLOR", "1")
+            .env("QUARRY_DAEMON", "off");
         cmd
     }
 

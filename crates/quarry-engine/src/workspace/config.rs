@@ -19,6 +19,9 @@ pub const DEFAULT_EMBED_RECENT: u64 = 1000;
 /// First-stage results a language model reorders by default (`search.rerank_candidates`).
 pub const DEFAULT_RERANK_CANDIDATES: usize = 20;
 
+/// Seconds a resident quarry waits for a request before it exits (`daemon.idle_s`).
+pub const DEFAULT_DAEMON_IDLE_S: u64 = 900;
+
 /// Default endpoint timeout: long enough for a batch on a busy local server.
 const DEFAULT_TIMEOUT_S: f64 = 30.0;
 const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -56,6 +59,8 @@ fn default_of(key: &str) -> String {
         "embed.device" => "cpu".into(),
         "embed.api_key_env" => DEFAULT_API_KEY_ENV.into(),
         "history.embed_recent" => DEFAULT_EMBED_RECENT.to_string(),
+        "daemon.auto" => "true".into(),
+        "daemon.idle_s" => DEFAULT_DAEMON_IDLE_S.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
         "search.rerank" => "none".into(),
         "search.rerank_candidates" => DEFAULT_RERANK_CANDIDATES.to_string(),

@@ -165,6 +165,16 @@ pub const KEYS: &[KeySpec] = &[
         help: "cosine below which a result with no matching words is not an answer",
     },
     KeySpec {
+        name: "daemon.auto",
+        kind: KeyKind::Choice(&["true", "false"]),
+        help: "start the workspace's resident quarry (`quarry daemon`) on the first search that needs the model, so later searches answer warm; false = only `quarry daemon start` starts it",
+    },
+    KeySpec {
+        name: "daemon.idle_s",
+        kind: KeyKind::Count,
+        help: "seconds without a request after which the resident quarry exits",
+    },
+    KeySpec {
         name: "history.embed_recent",
         kind: KeyKind::Whole,
         help: "newest commits per repo that get a vector (0 = all); older ones are found by their words, `quarry sync --embed-all` embeds them",

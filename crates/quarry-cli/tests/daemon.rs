@@ -1,0 +1,245 @@
+//! The workspace daemon (quarry-daemon) with the real model: it answers every search exactly as
+//! the process would on its own, belongs to its user alone, and recovers from being killed,
+//! replaced by another build, and started by many clients at once.
+
+mod common;
+
+use common::{sample_repo, Env};
+use serde_json::Value;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn with_daemon(env: &Env, policy: &str, args: &[&str]) -> Command {
+    let mut cmd = env.quarry();
+    cmd.env("QUARRY_DAEMON", policy).args(args);
+    cmd
+}
+
+fn stdout_json(out: &Output, what: &str) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{what}: not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// An indexed sample repo with vectors.
+fn indexed(env: &Env) {
+    sample_repo(env);
+    let report = env.json(&["index", env.repo_path()]);
+    assert!(
+        report["embedding"].is_object(),
+        "the model must be installed (scripts/install-model.sh): {report}"
+    );
+}
+
+fn daemon_status(env: &Env) -> Option<Value> {
+    let out = with_daemon(env, "auto", &["daemon", "status", "--json"])
+        .output()
+        .unwrap();
+    out.status.success().then(|| stdout_json(&out, "status"))
+}
+
+/// Waits until `check` holds, up to 20 s.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !check() {
+        assert!(started.elapsed() < Duration::from_secs(20), "never: {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Processes running `daemon run` for this workspace.
+fn daemons_of(env: &Env) -> usize {
+    let dir = env.index_dir().display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&dir) && c.contains("daemon run"))
+        .count()
+}
+
+#[test]
+fn the_daemon_answers_every_search_as_the_process_would() {
+    let env = Env::new();
+    indexed(&env);
+    let issue = env.home.path().join("issue.md");
+    std::fs::write(
+        &issue,
+        "Uploads are never retried\n\nWhen an upload fails the job is dropped instead of being \
+         queued again with a backoff.\n\n```\nqueue.requeueWithBackoff(job)\n```\n",
+    )
+    .unwrap();
+    let issue = issue.display().to_string();
+    env.ok(&["daemon", "start"]);
+    let searches: Vec<Vec<&str>> = vec![
+        vec!["how are settings read from a file"],
+        vec!["--mode", "semantic", "settings file"],
+        vec!["--mode", "hybrid", "retry with backoff"],
+        vec!["--explain", "where do failed uploads go"],
+        vec!["--query-file", &issue],
+        vec!["--agentic", "offline", "upload queue backoff"],
+        // These never embed their query: answered here, daemon or not.
+        vec!["parse_config_file"],
+        vec!["src/config.rs"],
+        vec!["--mode", "lexical", "retry"],
+        vec!["$X.unwrap()"],
+        vec!["\"read_to_string\""],
+    ];
+    for query in &searches {
+        let mut args = vec!["search", "--json"];
+        args.extend(query);
+        let alone = with_daemon(&env, "off", &args).output().unwrap();
+        let warm = with_daemon(&env, "require", &args).output().unwrap();
+        assert_eq!(alone.status.code(), warm.status.code(), "{query:?}");
+        assert_eq!(
+            stdout_json(&alone, "in-process"),
+            stdout_json(&warm, "daemon"),
+            "{query:?}"
+        );
+    }
+    let status = daemon_status(&env).expect("the daemon runs");
+    // Every search that embeds its query went through the daemon (`require` fails otherwise).
+    assert!(status["requests"].as_u64().unwrap() >= 6, "{status}");
+    assert!(status["model"].as_str().unwrap().contains("MiniLM"), "{status}");
+
+    // The hook's question path too.
+    let event = serde_json::json!({
+        "session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Grep",
+        "tool_input": {"pattern": "where are failed uploads retried"},
+        "cwd": env.repo_path(),
+    })
+    .to_string();
+    let hook = |policy: &str| {
+        use std::io::Write;
+        let mut child = with_daemon(&env, policy, &["hook", "claude"])
+            .env("QUARRY_HOOK_STATE", env.home.path().join(format!("hook-{policy}")))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(event.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap().stdout
+    };
+    let (alone, warm) = (hook("off"), hook("require"));
+    assert!(String::from_utf8_lossy(&warm).contains("permissionDecision"));
+    assert_eq!(
+        String::from_utf8_lossy(&alone),
+        String::from_utf8_lossy(&warm)
+    );
+    env.ok(&["daemon", "stop"]);
+    eventually("the daemon stops", || daemon_status(&env).is_none());
+}
+
+#[test]
+fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    indexed(&env);
+    let search = ["search", "--json", "how are settings read from a file"];
+    let expected = stdout_json(&with_daemon(&env, "off", &search).output().unwrap(), "alone");
+
+    // Twenty first calls at once: every one answers, and one daemon is left.
+    let crowd: Vec<_> = (0..20)
+        .map(|_| with_daemon(&env, "auto", &search).spawn_output())
+        .collect();
+    for child in crowd {
+        let out = child.join().unwrap();
+        assert_eq!(stdout_json(&out, "crowd"), expected);
+    }
+    eventually("one daemon answers", || daemon_status(&env).is_some());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(daemons_of(&env), 1);
+
+    let folder = env.index_dir().join("daemon");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&folder), 0o700);
+    assert_eq!(mode(&folder.join("sock")), 0o600);
+
+    // Killed with -9: the socket is stale; the next call answers in-process and starts anew.
+    let first = daemon_status(&env).unwrap()["pid"].as_u64().unwrap();
+    Command::new("kill")
+        .args(["-9", &first.to_string()])
+        .status()
+        .unwrap();
+    eventually("the killed daemon is gone", || daemons_of(&env) == 0);
+    assert!(folder.join("sock").exists(), "a stale socket is left");
+    let out = with_daemon(&env, "auto", &search).output().unwrap();
+    assert_eq!(stdout_json(&out, "after kill"), expected);
+    eventually("a new daemon answers", || {
+        daemon_status(&env).is_some_and(|s| s["pid"].as_u64() != Some(first))
+    });
+
+    // A client of another build is refused, and the daemon steps down for it.
+    {
+        use std::io::{BufRead, BufReader, Write};
+        let mut stream = std::os::unix::net::UnixStream::connect(folder.join("sock")).unwrap();
+        stream
+            .write_all(b"{\"protocol\":1,\"build\":\"an-older-quarry\",\"call\":{\"call\":\"status\"}}\n")
+            .unwrap();
+        let mut answer = String::new();
+        BufReader::new(&stream).read_line(&mut answer).unwrap();
+        assert!(answer.contains("refused"), "{answer}");
+    }
+    eventually("the daemon steps down", || daemons_of(&env) == 0);
+
+    // Another user cannot reach it at all (the folder is 0700), when the suite can test that.
+    let root = unsafe { libc::geteuid() } == 0;
+    let setpriv = Command::new("setpriv").arg("--version").output().is_ok();
+    if root && setpriv {
+        env.ok(&["daemon", "start"]);
+        let probe = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c"])
+            .arg(format!(
+                "import socket; s=socket.socket(socket.AF_UNIX); s.connect({:?})",
+                folder.join("sock").display().to_string()
+            ))
+            .output()
+            .unwrap();
+        assert!(!probe.status.success(), "another user connected");
+        assert!(
+            String::from_utf8_lossy(&probe.stderr).contains("Permission denied"),
+            "{}",
+            String::from_utf8_lossy(&probe.stderr)
+        );
+    }
+
+    // Idle: it exits on its own.
+    env.ok(&["daemon", "stop"]);
+    eventually("stopped", || daemons_of(&env) == 0);
+    let mut idle = with_daemon(&env, "auto", &["daemon", "run", "--idle", "1"])
+        .spawn()
+        .unwrap();
+    eventually("it answers", || daemon_status(&env).is_some());
+    let started = Instant::now();
+    let status = idle.wait().unwrap();
+    assert!(status.success());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(!folder.join("sock").exists(), "an idle daemon removes its socket");
+
+    // `daemon.auto = false`: nothing starts on its own.
+    env.ok(&["config", "set", "daemon.auto", "false"]);
+    let out = with_daemon(&env, "auto", &search).output().unwrap();
+    assert_eq!(stdout_json(&out, "no auto"), expected);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(daemons_of(&env), 0);
+}
+
+/// `Command::output` on a thread of its own.
+trait SpawnOutput {
+    fn spawn_output(self) -> std::thread::JoinHandle<Output>;
+}
+
+impl SpawnOutput for Command {
+    fn spawn_output(mut self) -> std::thread::JoinHandle<Output> {
+        std::thread::spawn(move || self.output().unwrap())
+    }
+}

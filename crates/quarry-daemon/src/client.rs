@@ -1,0 +1,178 @@
+//! Asking the workspace's daemon, and starting it. Every failure to get an answer — no socket,
+//! a stale one, another build, a busy or failing daemon, a timeout — is `Ok(None)`: the caller
+//! answers in-process exactly as it would without a daemon, and says nothing. A daemon is
+//! started (detached, for the calls that follow) when none runs and `daemon.auto` allows it.
+//!
+//! `QUARRY_DAEMON` overrides: `off` never asks or starts one; `require` makes every failure an
+//! error (tests and benchmarks use it to be sure an answer came from the daemon).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use quarry_engine::answer::SearchResponse;
+use quarry_engine::SearchRequest;
+
+use crate::place::{build_id, Place};
+use crate::protocol::{Call, DaemonStatus, Envelope, Reply, SearchCall, PROTOCOL};
+
+/// How long a client waits for an answer before answering in-process (an issue text embeds in
+/// well under a second; a daemon stuck longer than this is not worth waiting for).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Policy {
+    Off,
+    Auto,
+    Require,
+}
+
+fn policy() -> Policy {
+    match std::env::var("QUARRY_DAEMON").as_deref() {
+        Ok("off") | Ok("0") | Ok("false") => Policy::Off,
+        Ok("require") => Policy::Require,
+        _ => Policy::Auto,
+    }
+}
+
+/// `request` answered by the workspace's daemon as `how` says, if one answers.
+pub fn search(dir: &Path, request: &SearchRequest, how: &SearchCall) -> Result<Option<SearchResponse>> {
+    let policy = policy();
+    if policy == Policy::Off {
+        return Ok(None);
+    }
+    let call = Call::Search {
+        request: request.clone(),
+        how: how.clone(),
+    };
+    match ask(dir, call) {
+        Ok(Reply::Search { response }) => Ok(Some(response)),
+        other => {
+            let why = match other {
+                Ok(Reply::Refused { why }) => why,
+                Ok(Reply::Failed { error }) => error,
+                Ok(_) => "an unexpected answer".to_string(),
+                Err(e) => format!("{e:#}"),
+            };
+            if policy == Policy::Require {
+                bail!("the daemon did not answer: {why}");
+            }
+            start_if_wanted(dir);
+            Ok(None)
+        }
+    }
+}
+
+/// The running daemon's status, if one answers.
+pub fn status(dir: &Path) -> Option<DaemonStatus> {
+    match ask(dir, Call::Status) {
+        Ok(Reply::Status { status }) => Some(status),
+        _ => None,
+    }
+}
+
+/// Asks the daemon to stop; whether one was running.
+pub fn stop(dir: &Path) -> bool {
+    matches!(ask(dir, Call::Stop), Ok(Reply::Stopping))
+}
+
+/// One request, one answer.
+#[cfg(unix)]
+fn ask(dir: &Path, call: Call) -> Result<Reply> {
+    use std::os::unix::net::UnixStream;
+    let place = Place::of(dir);
+    let mut stream = UnixStream::connect(&place.socket)?;
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+    stream.set_write_timeout(Some(ANSWER_TIMEOUT))?;
+    let envelope = Envelope {
+        protocol: PROTOCOL,
+        build: build_id(),
+        call,
+    };
+    let mut line = serde_json::to_vec(&envelope)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    let mut answer = String::new();
+    BufReader::new(&stream).read_line(&mut answer)?;
+    Ok(serde_json::from_str(&answer)?)
+}
+
+#[cfg(not(unix))]
+fn ask(_dir: &Path, _call: Call) -> Result<Reply> {
+    bail!("the daemon needs Unix sockets")
+}
+
+/// Starts the workspace's daemon in the background unless one runs (or starts), the settings
+/// say `daemon.auto = false`, or `QUARRY_DAEMON=off`.
+pub fn start_if_wanted(dir: &Path) {
+    if policy() == Policy::Off || !auto_start(dir) {
+        return;
+    }
+    let _ = spawn(dir);
+}
+
+fn auto_start(dir: &Path) -> bool {
+    quarry_engine::Config::load(dir)
+        .ok()
+        .and_then(|c| c.get("daemon.auto").ok())
+        .is_none_or(|v| v != "false")
+}
+
+/// Starts `quarry daemon run` for `dir`, detached (its own session, no terminal, stdio
+/// closed), unless a daemon holds the workspace already. Returns whether one was started.
+#[cfg(unix)]
+pub fn spawn(dir: &Path) -> Result<bool> {
+    use std::os::unix::process::CommandExt;
+    let place = Place::of(dir);
+    if !place.usable() {
+        return Ok(false);
+    }
+    place.prepare()?;
+    if place.is_held() {
+        return Ok(false);
+    }
+    let exe = std::env::current_exe()?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .arg("--index-dir")
+        .arg(dir)
+        .args(["daemon", "run"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid is async-signal-safe; it detaches the child from the caller's session so
+    // a terminal's hang-up or the hook's process group ending does not take the daemon along.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    command.spawn()?;
+    Ok(true)
+}
+
+#[cfg(not(unix))]
+pub fn spawn(_dir: &Path) -> Result<bool> {
+    Ok(false)
+}
+
+/// Starts the daemon (unless one runs) and waits until it answers, up to `wait`.
+pub fn start_and_wait(dir: &Path, wait: Duration) -> Result<DaemonStatus> {
+    spawn(dir)?;
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = status(dir) {
+            return Ok(status);
+        }
+        if started.elapsed() > wait {
+            bail!(
+                "the daemon did not answer within {} s (see `quarry --index-dir {} daemon run` in the foreground)",
+                wait.as_secs(),
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

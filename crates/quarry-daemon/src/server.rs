@@ -1,0 +1,238 @@
+//! The daemon (`quarry daemon run`): takes the workspace's daemon lock (a second daemon exits
+//! at once, so any number of clients starting one end with one), binds the socket (a stale one,
+//! left by a daemon killed with -9, is replaced: nothing holds the lock), and answers one
+//! request per connection on a thread of its own, through the same `Service` the HTTP and MCP
+//! servers use (the model loaded once, the index opened per request so every answer sees the
+//! latest index; writers never wait for it, WAL). It refuses peers of another user
+//! (SO_PEERCRED), a client of another build (and steps down for it), and more than
+//! `MAX_CLIENTS` at once. It exits after `idle` without a request, when asked, or when its
+//! socket or workspace folder is gone.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use quarry_engine::Service;
+
+use crate::place::{build_id, Place};
+use crate::protocol::{Call, DaemonStatus, Envelope, Reply, MAX_REQUEST_BYTES, PROTOCOL};
+
+/// Requests answered at once; more are refused (the client answers in-process).
+const MAX_CLIENTS: usize = 16;
+/// How long a client may take to send its request.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct State {
+    service: Service,
+    started: Instant,
+    /// Milliseconds since `started` of the last request.
+    last_request_ms: AtomicU64,
+    requests: AtomicU64,
+    busy: AtomicUsize,
+    idle: Duration,
+    socket: String,
+}
+
+/// Runs the daemon of the workspace in `dir` until it is idle for `idle`, stopped, or
+/// replaced. Returns at once when another daemon holds the workspace.
+pub fn run(dir: &Path, idle: Duration) -> Result<()> {
+    let place = Place::of(dir);
+    if !place.usable() {
+        anyhow::bail!(
+            "the workspace path is too long for a Unix socket ({}): no daemon for it",
+            place.socket.display()
+        );
+    }
+    place.prepare().context("cannot create the daemon folder")?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&place.lock)
+        .context("cannot open the daemon lock")?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        // Another daemon runs (or starts) for this workspace.
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
+        Err(e) => return Err(anyhow::anyhow!("cannot lock {}: {e}", place.lock.display())),
+    }
+    // Nothing else holds the lock, so a socket file left here is stale.
+    let _ = std::fs::remove_file(&place.socket);
+    let listener = UnixListener::bind(&place.socket)
+        .with_context(|| format!("cannot bind {}", place.socket.display()))?;
+    std::fs::set_permissions(&place.socket, std::fs::Permissions::from_mode(0o600))?;
+    let socket_inode = std::fs::metadata(&place.socket)?.ino();
+    let state = Arc::new(State {
+        service: Service::new(dir),
+        started: Instant::now(),
+        last_request_ms: AtomicU64::new(0),
+        requests: AtomicU64::new(0),
+        busy: AtomicUsize::new(0),
+        idle,
+        socket: place.socket.display().to_string(),
+    });
+    // Load the model now, so the first request after a start is warm too.
+    let _ = state.service.workspace();
+    let watchdog = state.clone();
+    let socket = place.socket.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let since = watchdog.started.elapsed().as_millis() as u64
+            - watchdog.last_request_ms.load(Ordering::Relaxed);
+        let replaced = std::fs::metadata(&socket).map_or(true, |m| m.ino() != socket_inode);
+        if replaced {
+            std::process::exit(0);
+        }
+        if Duration::from_millis(since) > watchdog.idle && watchdog.busy.load(Ordering::SeqCst) == 0 {
+            step_down(&socket);
+        }
+    });
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        if !same_user(&stream) {
+            let _ = reply(&stream, &Reply::Refused { why: "another user's daemon".into() });
+            continue;
+        }
+        if state.busy.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
+            state.busy.fetch_sub(1, Ordering::SeqCst);
+            let _ = reply(&stream, &Reply::Refused { why: "busy".into() });
+            continue;
+        }
+        let state = state.clone();
+        let socket = place.socket.clone();
+        std::thread::spawn(move || {
+            serve(&state, &stream, &socket);
+            state.last_request_ms.store(state.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+            state.busy.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+    drop(lock);
+    Ok(())
+}
+
+/// Removes the socket (new clients find no daemon) and exits.
+fn step_down(socket: &Path) -> ! {
+    let _ = std::fs::remove_file(socket);
+    std::process::exit(0);
+}
+
+fn serve(state: &State, stream: &UnixStream, socket: &Path) {
+    state.last_request_ms.store(state.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    state.requests.fetch_add(1, Ordering::Relaxed);
+    let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
+    let mut line = String::new();
+    let mut reader = BufReader::new(stream.take(MAX_REQUEST_BYTES as u64));
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let envelope: Envelope = match serde_json::from_str(&line) {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = reply(stream, &Reply::Refused { why: format!("not a request: {e}") });
+            return;
+        }
+    };
+    if envelope.protocol != PROTOCOL || envelope.build != build_id() {
+        // A client of another build: it starts a daemon of its own once this one is gone.
+        let _ = reply(stream, &Reply::Refused { why: "another build".into() });
+        step_down(socket);
+    }
+    let answer = match envelope.call {
+        Call::Search { request, how } => search(state, &request, &how),
+        Call::Status => Reply::Status { status: status(state) },
+        Call::Stop => {
+            let _ = reply(stream, &Reply::Stopping);
+            step_down(socket);
+        }
+    };
+    let _ = reply(stream, &answer);
+}
+
+fn search(
+    state: &State,
+    request: &quarry_engine::SearchRequest,
+    how: &crate::protocol::SearchCall,
+) -> Reply {
+    let ws = match state.service.workspace() {
+        Ok(ws) => ws,
+        Err(e) => return Reply::Failed { error: format!("{e:#}") },
+    };
+    // Without the model the client answers in-process, with its usual notes.
+    if ws.embedder().is_none() {
+        return Reply::Refused { why: "no embedding model here".into() };
+    }
+    match how.run(&ws, request) {
+        Ok(response) => Reply::Search { response },
+        Err(e) => Reply::Failed { error: format!("{e:#}") },
+    }
+}
+
+fn status(state: &State) -> DaemonStatus {
+    DaemonStatus {
+        pid: std::process::id(),
+        build: build_id(),
+        protocol: PROTOCOL,
+        socket: state.socket.clone(),
+        uptime_s: state.started.elapsed().as_secs(),
+        requests: state.requests.load(Ordering::Relaxed),
+        idle_s: state.idle.as_secs(),
+        rss_kib: rss_kib(),
+        model: state
+            .service
+            .workspace()
+            .ok()
+            .and_then(|ws| ws.embedder().map(|e| e.fingerprint())),
+    }
+}
+
+fn reply(mut stream: &UnixStream, answer: &Reply) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(answer)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    stream.flush()
+}
+
+/// Whether the peer runs as this process's user (SO_PEERCRED on Linux, getpeereid elsewhere).
+fn same_user(stream: &UnixStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    #[cfg(target_os = "linux")]
+    {
+        let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: `cred` and `len` are valid for writes of the sizes given.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&mut cred as *mut libc::ucred).cast(),
+                &mut len,
+            )
+        };
+        rc == 0 && cred.uid == me
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let (mut uid, mut gid) = (0, 0);
+        // SAFETY: `uid` and `gid` are valid for writes.
+        let rc = unsafe { libc::getpeereid(fd, &mut uid, &mut gid) };
+        rc == 0 && uid == me
+    }
+}
+
+/// This process's resident memory (KiB), on Linux.
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
