@@ -326,16 +326,28 @@ fn embed_history(
 pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
     let mut ws = Workspace::open_existing(dir)?;
     let mode: Mode = args.mode.into();
-    if mode != Mode::Lexical {
-        if let Some(note) = ws.attach_embedder(EmbedPurpose::Searching)? {
-            if mode != Mode::Auto {
-                bail!("{}", note.message);
-            }
-        }
-    }
     let query = query_of(&ws, &args.filters, args.path)?;
-    let fusion = ws.config()?.fusion();
-    let found = ws.search_commits(&args.query.join(" "), query, mode, &fusion)?;
+    let text = args.query.join(" ");
+    // Ranking by meaning is the workspace daemon's when one answers (the model stays loaded).
+    let warm = if mode != Mode::Lexical && ws.store().embedding_model()?.is_some() {
+        quarry_daemon::client::log(dir, &text, &query, mode)?
+    } else {
+        None
+    };
+    let found = match warm {
+        Some(found) => found,
+        None => {
+            if mode != Mode::Lexical {
+                if let Some(note) = ws.attach_embedder(EmbedPurpose::Searching)? {
+                    if mode != Mode::Auto {
+                        bail!("{}", note.message);
+                    }
+                }
+            }
+            let fusion = ws.config()?.fusion();
+            ws.search_commits(&text, query, mode, &fusion)?
+        }
+    };
     for warning in &found.warnings {
         eprintln!("quarry: warning: {warning}");
     }

@@ -2,8 +2,8 @@
 //! results — to stdout only the results (human or `--json`), everything else to stderr.
 
 mod agent_output;
-mod daemon_cmd;
 mod answers;
+mod daemon_cmd;
 mod eval_cmd;
 mod exact_cmd;
 mod history_cmd;

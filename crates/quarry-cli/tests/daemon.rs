@@ -65,7 +65,29 @@ fn daemons_of(env: &Env) -> usize {
 #[test]
 fn the_daemon_answers_every_search_as_the_process_would() {
     let env = Env::new();
-    indexed(&env);
+    sample_repo(&env);
+    common::git::init(env.repo.path());
+    common::git::commit(
+        env.repo.path(),
+        "Read settings from a TOML file",
+        "ada",
+        "2025-01-02T10:00:00Z",
+    );
+    env.write(
+        "web/upload.ts",
+        "export class UploadQueue {\n  retryLater(job: Job): void {}\n}\n",
+    );
+    common::git::commit(
+        env.repo.path(),
+        "Retry failed uploads later",
+        "bob",
+        "2025-02-03T10:00:00Z",
+    );
+    let report = env.json(&["repo", "add", env.repo_path()]);
+    assert!(
+        report["embedding"].is_object(),
+        "commits embedded: {report}"
+    );
     let issue = env.home.path().join("issue.md");
     std::fs::write(
         &issue,
@@ -89,9 +111,23 @@ fn the_daemon_answers_every_search_as_the_process_would() {
         vec!["$X.unwrap()"],
         vec!["\"read_to_string\""],
     ];
-    for query in &searches {
+    let logs: Vec<Vec<&str>> = vec![
+        vec!["log", "--json", "uploads that failed"],
+        vec![
+            "log",
+            "--json",
+            "--mode",
+            "semantic",
+            "configuration parsing",
+        ],
+    ];
+    let searches = searches.iter().map(|q| {
         let mut args = vec!["search", "--json"];
-        args.extend(query);
+        args.extend(q);
+        args
+    });
+    for args in searches.chain(logs) {
+        let query = &args;
         let alone = with_daemon(&env, "off", &args).output().unwrap();
         let warm = with_daemon(&env, "require", &args).output().unwrap();
         assert_eq!(alone.status.code(), warm.status.code(), "{query:?}");
@@ -103,8 +139,11 @@ fn the_daemon_answers_every_search_as_the_process_would() {
     }
     let status = daemon_status(&env).expect("the daemon runs");
     // Every search that embeds its query went through the daemon (`require` fails otherwise).
-    assert!(status["requests"].as_u64().unwrap() >= 6, "{status}");
-    assert!(status["model"].as_str().unwrap().contains("MiniLM"), "{status}");
+    assert!(status["requests"].as_u64().unwrap() >= 8, "{status}");
+    assert!(
+        status["model"].as_str().unwrap().contains("MiniLM"),
+        "{status}"
+    );
 
     // The hook's question path too.
     let event = serde_json::json!({
@@ -116,7 +155,10 @@ fn the_daemon_answers_every_search_as_the_process_would() {
     let hook = |policy: &str| {
         use std::io::Write;
         let mut child = with_daemon(&env, policy, &["hook", "claude"])
-            .env("QUARRY_HOOK_STATE", env.home.path().join(format!("hook-{policy}")))
+            .env(
+                "QUARRY_HOOK_STATE",
+                env.home.path().join(format!("hook-{policy}")),
+            )
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -145,7 +187,10 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
     let env = Env::new();
     indexed(&env);
     let search = ["search", "--json", "how are settings read from a file"];
-    let expected = stdout_json(&with_daemon(&env, "off", &search).output().unwrap(), "alone");
+    let expected = stdout_json(
+        &with_daemon(&env, "off", &search).output().unwrap(),
+        "alone",
+    );
 
     // Twenty first calls at once: every one answers, and one daemon is left.
     let crowd: Vec<_> = (0..20)
@@ -183,7 +228,9 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
         use std::io::{BufRead, BufReader, Write};
         let mut stream = std::os::unix::net::UnixStream::connect(folder.join("sock")).unwrap();
         stream
-            .write_all(b"{\"protocol\":1,\"build\":\"an-older-quarry\",\"call\":{\"call\":\"status\"}}\n")
+            .write_all(
+                b"{\"protocol\":1,\"build\":\"an-older-quarry\",\"call\":{\"call\":\"status\"}}\n",
+            )
             .unwrap();
         let mut answer = String::new();
         BufReader::new(&stream).read_line(&mut answer).unwrap();
@@ -197,7 +244,13 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
     if root && setpriv {
         env.ok(&["daemon", "start"]);
         let probe = Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c"])
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "python3",
+                "-c",
+            ])
             .arg(format!(
                 "import socket; s=socket.socket(socket.AF_UNIX); s.connect({:?})",
                 folder.join("sock").display().to_string()
@@ -223,7 +276,10 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
     let status = idle.wait().unwrap();
     assert!(status.success());
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert!(!folder.join("sock").exists(), "an idle daemon removes its socket");
+    assert!(
+        !folder.join("sock").exists(),
+        "an idle daemon removes its socket"
+    );
 
     // `daemon.auto = false`: nothing starts on its own.
     env.ok(&["config", "set", "daemon.auto", "false"]);

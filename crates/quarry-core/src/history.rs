@@ -38,7 +38,7 @@ pub struct CommitRecord {
 }
 
 /// What `quarry log` asks for. Filters apply before ranking.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CommitQuery {
     /// BM25 terms (code-aware tokens); empty: newest first.
     pub terms: Vec<String>,

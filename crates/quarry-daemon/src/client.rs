@@ -11,8 +11,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use quarry_engine::answer::SearchResponse;
-use quarry_engine::SearchRequest;
+use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
+use quarry_engine::{CommitQuery, SearchRequest};
 
 use crate::place::{build_id, Place};
 use crate::protocol::{Call, DaemonStatus, Envelope, Reply, SearchCall, PROTOCOL};
@@ -37,17 +37,48 @@ fn policy() -> Policy {
 }
 
 /// `request` answered by the workspace's daemon as `how` says, if one answers.
-pub fn search(dir: &Path, request: &SearchRequest, how: &SearchCall) -> Result<Option<SearchResponse>> {
-    let policy = policy();
-    if policy == Policy::Off {
-        return Ok(None);
-    }
+pub fn search(
+    dir: &Path,
+    request: &SearchRequest,
+    how: &SearchCall,
+) -> Result<Option<SearchResponse>> {
     let call = Call::Search {
         request: request.clone(),
         how: how.clone(),
     };
+    match answered(dir, call)? {
+        Some(Reply::Search { response }) => Ok(Some(response)),
+        _ => Ok(None),
+    }
+}
+
+/// Commits ranked for `text` by the workspace's daemon, if one answers (`quarry log`).
+pub fn log(
+    dir: &Path,
+    text: &str,
+    query: &CommitQuery,
+    mode: Mode,
+) -> Result<Option<CommitSearch>> {
+    let call = Call::Log {
+        text: text.to_string(),
+        query: query.clone(),
+        mode,
+    };
+    match answered(dir, call)? {
+        Some(Reply::Commits { found }) => Ok(Some(found)),
+        _ => Ok(None),
+    }
+}
+
+/// The daemon's answer to `call`; `None` (and a daemon started for next time) when it gives
+/// none, an error instead under `QUARRY_DAEMON=require`.
+fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
+    let policy = policy();
+    if policy == Policy::Off {
+        return Ok(None);
+    }
     match ask(dir, call) {
-        Ok(Reply::Search { response }) => Ok(Some(response)),
+        Ok(reply @ (Reply::Search { .. } | Reply::Commits { .. })) => Ok(Some(reply)),
         other => {
             let why = match other {
                 Ok(Reply::Refused { why }) => why,

@@ -3,9 +3,10 @@
 //! (it says so and steps down, so the client's next call starts one of its own build).
 
 use anyhow::Result;
-use quarry_engine::answer::SearchResponse;
+use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
 use quarry_engine::request::{AgenticMode, SearchRequest};
 use quarry_engine::workspace::Workspace;
+use quarry_engine::CommitQuery;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a request or answer changes shape.
@@ -29,6 +30,13 @@ pub enum Call {
     Search {
         request: SearchRequest,
         how: SearchCall,
+    },
+    /// Commits ranked for `text` (`quarry log`), as `Workspace::search_commits` ranks them
+    /// with the workspace's settings.
+    Log {
+        text: String,
+        query: CommitQuery,
+        mode: Mode,
     },
     /// Who is there: pid, build, uptime, requests served, memory.
     Status,
@@ -54,7 +62,9 @@ impl SearchCall {
     pub fn run(&self, ws: &Workspace, request: &SearchRequest) -> Result<SearchResponse> {
         match self {
             SearchCall::Ranked => ws.search(request),
-            SearchCall::Routed { rerank } => ws.search_with_settings(request, &ws.config()?, *rerank),
+            SearchCall::Routed { rerank } => {
+                ws.search_with_settings(request, &ws.config()?, *rerank)
+            }
             SearchCall::Agentic { mode } => {
                 let model = quarry_engine::agentic::follow_up_model(&ws.config()?, *mode)?;
                 ws.search_agentic(request, model.as_deref())
@@ -66,14 +76,25 @@ impl SearchCall {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum Reply {
-    Search { response: SearchResponse },
-    Status { status: DaemonStatus },
+    Search {
+        response: SearchResponse,
+    },
+    Commits {
+        found: CommitSearch,
+    },
+    Status {
+        status: DaemonStatus,
+    },
     Stopping,
     /// The daemon will not answer this (another build or protocol, another user, too busy):
     /// the client answers in-process.
-    Refused { why: String },
+    Refused {
+        why: String,
+    },
     /// The search failed: the client runs it in-process, which reports the error as usual.
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 /// `quarry daemon status`.

@@ -76,8 +76,17 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         idle,
         socket: place.socket.display().to_string(),
     });
-    // Load the model now, so the first request after a start is warm too.
+    // Vectors stay decoded in memory between searches, and the model is loaded now, so the
+    // first request after a start is warm too.
+    quarry_engine::keep_vectors_in_memory(true);
     let _ = state.service.workspace();
+    // Idle time counts from here, not from a slow start.
+    state
+        .last_request_ms
+        .store(state.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    if watching(dir) {
+        keep_current(dir);
+    }
     let watchdog = state.clone();
     let socket = place.socket.clone();
     std::thread::spawn(move || loop {
@@ -88,14 +97,20 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         if replaced {
             std::process::exit(0);
         }
-        if Duration::from_millis(since) > watchdog.idle && watchdog.busy.load(Ordering::SeqCst) == 0 {
+        if Duration::from_millis(since) > watchdog.idle && watchdog.busy.load(Ordering::SeqCst) == 0
+        {
             step_down(&socket);
         }
     });
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         if !same_user(&stream) {
-            let _ = reply(&stream, &Reply::Refused { why: "another user's daemon".into() });
+            let _ = reply(
+                &stream,
+                &Reply::Refused {
+                    why: "another user's daemon".into(),
+                },
+            );
             continue;
         }
         if state.busy.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
@@ -107,12 +122,48 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         let socket = place.socket.clone();
         std::thread::spawn(move || {
             serve(&state, &stream, &socket);
-            state.last_request_ms.store(state.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+            state.last_request_ms.store(
+                state.started.elapsed().as_millis() as u64,
+                Ordering::Relaxed,
+            );
             state.busy.fetch_sub(1, Ordering::SeqCst);
         });
     }
     drop(lock);
     Ok(())
+}
+
+fn watching(dir: &Path) -> bool {
+    quarry_engine::Config::load(dir)
+        .and_then(|c| c.get("daemon.watch"))
+        .is_ok_and(|v| v == "true")
+}
+
+/// `daemon.watch`: re-indexes the workspace's repos as their files change, on a thread of its
+/// own (each pass takes the write lock, so other writers interleave), while the daemon lives.
+fn keep_current(dir: &Path) {
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let roots: Vec<std::path::PathBuf> =
+            match quarry_engine::Workspace::open_existing(&dir).and_then(|ws| ws.store().repos()) {
+                Ok(repos) => repos
+                    .into_iter()
+                    .filter(|r| r.indexed_at.is_some() && Path::new(&r.root).is_dir())
+                    .map(|r| r.root.into())
+                    .collect(),
+                Err(_) => return,
+            };
+        if roots.is_empty() {
+            return;
+        }
+        let _ = quarry_engine::watch::watch(
+            &dir,
+            &roots,
+            Duration::from_secs(30),
+            &|| false,
+            &mut |_| {},
+        );
+    });
 }
 
 /// Removes the socket (new clients find no daemon) and exits.
@@ -122,7 +173,10 @@ fn step_down(socket: &Path) -> ! {
 }
 
 fn serve(state: &State, stream: &UnixStream, socket: &Path) {
-    state.last_request_ms.store(state.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    state.last_request_ms.store(
+        state.started.elapsed().as_millis() as u64,
+        Ordering::Relaxed,
+    );
     state.requests.fetch_add(1, Ordering::Relaxed);
     let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
     let mut line = String::new();
@@ -133,18 +187,31 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
     let envelope: Envelope = match serde_json::from_str(&line) {
         Ok(e) => e,
         Err(e) => {
-            let _ = reply(stream, &Reply::Refused { why: format!("not a request: {e}") });
+            let _ = reply(
+                stream,
+                &Reply::Refused {
+                    why: format!("not a request: {e}"),
+                },
+            );
             return;
         }
     };
     if envelope.protocol != PROTOCOL || envelope.build != build_id() {
         // A client of another build: it starts a daemon of its own once this one is gone.
-        let _ = reply(stream, &Reply::Refused { why: "another build".into() });
+        let _ = reply(
+            stream,
+            &Reply::Refused {
+                why: "another build".into(),
+            },
+        );
         step_down(socket);
     }
     let answer = match envelope.call {
         Call::Search { request, how } => search(state, &request, &how),
-        Call::Status => Reply::Status { status: status(state) },
+        Call::Log { text, query, mode } => log(state, &text, query, mode),
+        Call::Status => Reply::Status {
+            status: status(state),
+        },
         Call::Stop => {
             let _ = reply(stream, &Reply::Stopping);
             step_down(socket);
@@ -160,15 +227,53 @@ fn search(
 ) -> Reply {
     let ws = match state.service.workspace() {
         Ok(ws) => ws,
-        Err(e) => return Reply::Failed { error: format!("{e:#}") },
+        Err(e) => {
+            return Reply::Failed {
+                error: format!("{e:#}"),
+            }
+        }
     };
     // Without the model the client answers in-process, with its usual notes.
     if ws.embedder().is_none() {
-        return Reply::Refused { why: "no embedding model here".into() };
+        return Reply::Refused {
+            why: "no embedding model here".into(),
+        };
     }
     match how.run(&ws, request) {
         Ok(response) => Reply::Search { response },
-        Err(e) => Reply::Failed { error: format!("{e:#}") },
+        Err(e) => Reply::Failed {
+            error: format!("{e:#}"),
+        },
+    }
+}
+
+fn log(
+    state: &State,
+    text: &str,
+    query: quarry_engine::CommitQuery,
+    mode: quarry_engine::Mode,
+) -> Reply {
+    let ws = match state.service.workspace() {
+        Ok(ws) => ws,
+        Err(e) => {
+            return Reply::Failed {
+                error: format!("{e:#}"),
+            }
+        }
+    };
+    if ws.embedder().is_none() {
+        return Reply::Refused {
+            why: "no embedding model here".into(),
+        };
+    }
+    let found = ws
+        .config()
+        .and_then(|config| ws.search_commits(text, query, mode, &config.fusion()));
+    match found {
+        Ok(found) => Reply::Commits { found },
+        Err(e) => Reply::Failed {
+            error: format!("{e:#}"),
+        },
     }
 }
 
@@ -205,7 +310,11 @@ fn same_user(stream: &UnixStream) -> bool {
     let me = unsafe { libc::geteuid() };
     #[cfg(target_os = "linux")]
     {
-        let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+        let mut cred = libc::ucred {
+            pid: 0,
+            uid: 0,
+            gid: 0,
+        };
         let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
         // SAFETY: `cred` and `len` are valid for writes of the sizes given.
         let rc = unsafe {

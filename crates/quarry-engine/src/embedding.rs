@@ -3,8 +3,8 @@
 //! chunk a vector. Backfill runs after lexical indexing (lexical search works at once), in
 //! batches of one transaction each, so it can be interrupted and resumed by the next run.
 
-use crate::workspace::config::{Config, EmbedderChoice, LocalRun};
 use crate::progress::Progress;
+use crate::workspace::config::{Config, EmbedderChoice, LocalRun};
 use crate::workspace::lock::WriteLock;
 use crate::workspace::Workspace;
 use anyhow::Result;

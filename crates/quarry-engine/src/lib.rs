@@ -37,10 +37,13 @@ pub use error::{is_bad_request, BadRequest};
 pub use index::IndexOptions;
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
+pub use quarry_core::history::CommitQuery;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
 pub use quarry_rank::{fusion, plan, route as rank_route};
 pub use quarry_sources::pdf::PdfLimits;
 pub use quarry_sources::DiscoverOptions;
+/// Vectors kept in memory between searches, for a long-lived process (the workspace daemon).
+pub use quarry_store::keep_vectors_in_memory;
 pub use request::SearchRequest;
 pub use rerank::{language_model, write_json_atomically};
 pub use service::Service;

@@ -16,6 +16,8 @@ mod schema;
 mod search;
 mod vectors;
 
+pub use vectors::keep_in_memory as keep_vectors_in_memory;
+
 use anyhow::{Context, Result};
 use quarry_core::store::{IndexBatch, SkipCounts};
 use quarry_core::{tokens, FileState, RepoInfo, RepoStats, Store};

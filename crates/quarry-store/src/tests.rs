@@ -531,3 +531,45 @@ fn chunks_keep_their_page_cell_and_language_and_type_filters_by_them() {
     let (_dir, mut store, _) = fixture();
     quarry_core::conformance::chunks_keep_their_place_and_language(&mut store);
 }
+
+/// Vectors kept in memory (the daemon's setting) give the scan's answers, scores to the bit,
+/// and follow the index as vectors are added.
+#[test]
+fn resident_vectors_answer_as_the_scan_and_follow_new_vectors() {
+    let (_dir, mut store, _repo) = fixture();
+    store.set_embedding_model("model-a").unwrap();
+    let pending = store.pending_embeddings(100).unwrap();
+    let (first, rest) = pending.split_at(1);
+    let vector = |i: usize| unit(&[1.0, i as f32 * 0.3, 0.2]);
+    store
+        .put_embeddings(&[(first[0].hash.clone(), vector(0))])
+        .unwrap();
+    let q = quarry_core::VectorQuery {
+        vectors: vec![unit(&[0.5, 0.5, 0.1])],
+        limit: 5,
+        ..Default::default()
+    };
+    let answers = |store: &SqliteStore| -> Vec<(String, u64)> {
+        store
+            .search_vector(&q)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.path, h.score.to_bits()))
+            .collect()
+    };
+    let scanned = answers(&store);
+    crate::keep_vectors_in_memory(true);
+    let resident = answers(&store);
+    assert_eq!(scanned, resident);
+    assert_eq!(resident.len(), 1);
+    let more: Vec<(String, Vec<f32>)> = rest
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.hash.clone(), vector(i + 1)))
+        .collect();
+    store.put_embeddings(&more).unwrap();
+    let resident = answers(&store);
+    crate::keep_vectors_in_memory(false);
+    assert_eq!(resident, answers(&store));
+    assert_eq!(resident.len(), 1 + rest.len());
+}

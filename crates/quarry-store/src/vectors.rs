@@ -39,6 +39,114 @@ pub(crate) fn dot(blob: &[u8], query: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
+/// `dot` over a vector already decoded: the same lanes in the same order, so the same sum to
+/// the last bit (a resident matrix scores exactly as the scan does).
+fn dot_decoded(stored: &[f32], query: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut acc = [0f32; LANES];
+    for (s, q) in stored.chunks_exact(LANES).zip(query.chunks_exact(LANES)) {
+        for i in 0..LANES {
+            acc[i] += s[i] * q[i];
+        }
+    }
+    let done = query.len() / LANES * LANES;
+    let tail: f32 = stored[done..]
+        .iter()
+        .zip(&query[done..])
+        .map(|(s, q)| s * q)
+        .sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// Whether vectors stay in memory between searches (`keep_in_memory`).
+static KEEP_RESIDENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Most vectors kept in memory (384 dims: about 380 MB); a bigger index is scanned each time.
+const MAX_RESIDENT: usize = 250_000;
+
+/// The vectors of one index file, decoded, as of one state of its `embeddings` table.
+struct Resident {
+    /// The index file's path, device and inode: a rebuilt index is another file.
+    file: (String, u64, u64),
+    /// `max(id)` of `embeddings`: any vector added or replaced raises it. A vector deleted
+    /// since only stays scored; its chunk is gone, so it is never an answer.
+    max_id: Option<i64>,
+    dims: usize,
+    ids: Vec<i64>,
+    data: Vec<f32>,
+}
+
+static RESIDENT: std::sync::Mutex<Option<std::sync::Arc<Resident>>> = std::sync::Mutex::new(None);
+
+/// Keeps the vectors of the index in memory between searches, for a long-lived process (the
+/// workspace daemon): a semantic search then scores a matrix instead of reading and decoding
+/// every vector from SQLite (sympy, 36k vectors: most of a warm hybrid search). Each search
+/// checks the matrix is still the index's (same file, same newest vector) and reloads it if
+/// not. Off by default: a process that searches once gains nothing from keeping them.
+pub fn keep_in_memory(on: bool) {
+    KEEP_RESIDENT.store(on, std::sync::atomic::Ordering::SeqCst);
+    if !on {
+        *RESIDENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+#[cfg(unix)]
+fn file_identity(conn: &Connection) -> Option<(String, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let path = conn.path().filter(|p| !p.is_empty())?;
+    let meta = std::fs::metadata(path).ok()?;
+    Some((path.to_string(), meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_identity(_conn: &Connection) -> Option<(String, u64, u64)> {
+    None
+}
+
+/// The resident matrix for `conn`'s index, loaded or refreshed as needed; `None` when vectors
+/// are not kept in memory (or too many to keep).
+fn resident(conn: &Connection, dims: usize) -> rusqlite::Result<Option<std::sync::Arc<Resident>>> {
+    if !KEEP_RESIDENT.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(None);
+    }
+    let Some(file) = file_identity(conn) else {
+        return Ok(None);
+    };
+    let max_id: Option<i64> = conn.query_row("SELECT max(id) FROM embeddings", [], |r| r.get(0))?;
+    let mut slot = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = slot.as_ref() {
+        if m.file == file && m.max_id == max_id && m.dims == dims {
+            return Ok(Some(m.clone()));
+        }
+    }
+    *slot = None;
+    let (mut ids, mut data) = (Vec::new(), Vec::new());
+    let mut stmt = conn.prepare_cached("SELECT id, vector FROM embeddings")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let blob = row.get_ref(1)?.as_blob()?;
+        if blob.len() == dims * 4 {
+            if ids.len() == MAX_RESIDENT {
+                return Ok(None);
+            }
+            ids.push(row.get(0)?);
+            data.extend(
+                blob.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+        }
+    }
+    let m = std::sync::Arc::new(Resident {
+        file,
+        max_id,
+        dims,
+        ids,
+        data,
+    });
+    *slot = Some(m.clone());
+    Ok(Some(m))
+}
+
 pub fn model(conn: &Connection) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [MODEL_KEY], |r| {
         r.get(0)
@@ -212,7 +320,17 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
         return Ok(Vec::new());
     }
     let mut scored: Vec<(f32, i64)> = Vec::new();
-    {
+    if let Some(m) = resident(conn, dims)? {
+        scored.reserve(m.ids.len());
+        for (id, stored) in m.ids.iter().zip(m.data.chunks_exact(dims)) {
+            let best = q
+                .vectors
+                .iter()
+                .map(|v| dot_decoded(stored, v))
+                .fold(f32::MIN, f32::max);
+            scored.push((best, *id));
+        }
+    } else {
         let mut stmt = conn.prepare_cached("SELECT id, vector FROM embeddings")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
@@ -260,6 +378,18 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decoded_vector_scores_exactly_as_its_bytes() {
+        for len in [0, 1, 7, 8, 9, 384, 385] {
+            let a: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..len).map(|i| (i as f32 * 0.11).cos()).collect();
+            assert_eq!(
+                dot(&encode(&a), &b).to_bits(),
+                dot_decoded(&a, &b).to_bits()
+            );
+        }
+    }
 
     #[test]
     fn dot_matches_the_plain_sum_for_any_length() {

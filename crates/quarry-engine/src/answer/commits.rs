@@ -3,12 +3,12 @@
 
 use quarry_core::history::CommitHit;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::search::Mode;
 
 /// Commits ranked for a query.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CommitSearch {
     /// The mode that produced the ranking (`auto` resolved).
     pub mode: Mode,
@@ -17,12 +17,12 @@ pub struct CommitSearch {
     /// without a vector are ranked by their words only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage: Option<quarry_core::Coverage>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub warnings: Vec<String>,
 }
 
 /// Commits that changed a path or a definition.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Touches {
     pub commits: Vec<CommitHit>,
     /// More commits match than were asked for.

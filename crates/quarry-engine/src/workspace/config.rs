@@ -60,6 +60,7 @@ fn default_of(key: &str) -> String {
         "embed.api_key_env" => DEFAULT_API_KEY_ENV.into(),
         "history.embed_recent" => DEFAULT_EMBED_RECENT.to_string(),
         "daemon.auto" => "true".into(),
+        "daemon.watch" => "false".into(),
         "daemon.idle_s" => DEFAULT_DAEMON_IDLE_S.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
         "search.rerank" => "none".into(),

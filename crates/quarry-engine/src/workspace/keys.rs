@@ -170,6 +170,11 @@ pub const KEYS: &[KeySpec] = &[
         help: "start the workspace's resident quarry (`quarry daemon`) on the first search that needs the model, so later searches answer warm; false = only `quarry daemon start` starts it",
     },
     KeySpec {
+        name: "daemon.watch",
+        kind: KeyKind::Choice(&["true", "false"]),
+        help: "the resident quarry also keeps the index current: it re-indexes (and embeds) files as they change, as `quarry watch` does",
+    },
+    KeySpec {
         name: "daemon.idle_s",
         kind: KeyKind::Count,
         help: "seconds without a request after which the resident quarry exits",
