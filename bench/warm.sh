@@ -3,7 +3,8 @@
 # of call an agent makes, as a fresh process each time, in-process (QUARRY_DAEMON=off) beside
 # through the daemon (QUARRY_DAEMON=require), p50/p95 over RUNS calls (default 50), each also as
 # a ratio to `quarry search --mode lexical` (the floor: a process that opens the index and
-# runs BM25). REPO is indexed with the model into a throwaway workspace first.
+# runs BM25). REPO is indexed with the model into a throwaway workspace first (WS=DIR: into
+# DIR, kept, so a second run starts at once).
 #
 # Kinds: the hook on a question-like Grep (ranked, embeds), the hook on a whole-file Read (an
 # outline: no model, no daemon), `quarry search` on a question (hybrid), a name (symbol route:
@@ -13,19 +14,21 @@ cd "$(dirname "$0")/.."
 repo=$(realpath "${1:?usage: bench/warm.sh REPO [RUNS]}")
 runs=${2:-50}
 source bench/lib.sh
+# WS=DIR keeps the workspace (a second run re-indexes nothing and embeds nothing).
+if [ -n "${WS:-}" ]; then ws=$WS; trap - EXIT; fi
 "$bin" --index-dir "$ws" index "$repo" >&2
 python3 - "$bin" "$ws" "$repo" "$runs" <<'PY'
 import json, os, subprocess, sys, time
 bin, ws, repo, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 env = dict(os.environ, QUARRY_HOOK_STATE=os.path.join(ws, "hook-state"))
-# The largest code file of the repo up to 3,000 lines, for the Read outline (an agent's usual
+# The longest code file of the repo up to 3,000 lines, for the Read outline (an agent's usual
 # big file; bench/hook.sh times any file).
 def lines(p):
     with open(p, "rb") as f:
         return f.read().count(b"\n")
 code = [os.path.join(d, f) for d, _, fs in os.walk(repo) if "/." not in d for f in fs
         if f.endswith((".py", ".rs", ".go", ".ts", ".js"))]
-biggest = max((p for p in code if lines(p) <= 3000), key=os.path.getsize)
+biggest = max((p for p in code if lines(p) <= 3000), key=lines)
 # A name the repo defines: the first top-level definition of that file.
 outline = json.loads(subprocess.run([bin, "--index-dir", ws, "summary", biggest, "--json"],
                                     capture_output=True, text=True, check=True).stdout)

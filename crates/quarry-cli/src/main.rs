@@ -284,6 +284,12 @@ fn main() {
         // setting); set before any thread starts.
         std::env::set_var("QUARRY_DB_URL", url);
     }
+    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
+        // onnxruntime's Linux build carries Microsoft's 1DS telemetry: unless this is set it
+        // creates an event store under ~/.cache/Microsoft/DeveloperTools when the model loads.
+        // quarry sends nothing anywhere. Set before any thread starts.
+        std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
+    }
     if matches!(cli.command, Command::Grep(_) | Command::Sg(_)) {
         short_lived();
     }

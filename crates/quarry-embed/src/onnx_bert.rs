@@ -39,6 +39,10 @@ fn environment(library: &Path) -> Result<Environment> {
         ort::init_from(library)
             .map_err(|e| e.to_string())?
             .with_name("quarry")
+            // onnxruntime's Linux build carries Microsoft's 1DS telemetry, on unless turned
+            // off (here, and by ORT_DISABLE_TELEMETRY, which the quarry binary sets so that
+            // not even its event store is created): quarry sends nothing anywhere.
+            .with_telemetry(false)
             .build()
             .map_err(|e| e.to_string())
     })
