@@ -81,9 +81,10 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
     quarry_engine::keep_vectors_in_memory(true);
     let _ = state.service.workspace();
     // Idle time counts from here, not from a slow start.
-    state
-        .last_request_ms
-        .store(state.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    state.last_request_ms.store(
+        state.started.elapsed().as_millis() as u64,
+        Ordering::Relaxed,
+    );
     if watching(dir) {
         keep_current(dir);
     }
