@@ -221,25 +221,29 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
     let _ = reply(stream, &answer);
 }
 
+/// The workspace with the model attached, or the reply that sends the client in-process:
+/// without the model it answers there, with its usual notes.
+fn warm_workspace(state: &State) -> Result<quarry_engine::Workspace, Reply> {
+    let ws = state.service.workspace().map_err(|e| Reply::Failed {
+        error: format!("{e:#}"),
+    })?;
+    if ws.embedder().is_none() {
+        return Err(Reply::Refused {
+            why: "no embedding model here".into(),
+        });
+    }
+    Ok(ws)
+}
+
 fn search(
     state: &State,
     request: &quarry_engine::SearchRequest,
     how: &crate::protocol::SearchCall,
 ) -> Reply {
-    let ws = match state.service.workspace() {
+    let ws = match warm_workspace(state) {
         Ok(ws) => ws,
-        Err(e) => {
-            return Reply::Failed {
-                error: format!("{e:#}"),
-            }
-        }
+        Err(reply) => return reply,
     };
-    // Without the model the client answers in-process, with its usual notes.
-    if ws.embedder().is_none() {
-        return Reply::Refused {
-            why: "no embedding model here".into(),
-        };
-    }
     match how.run(&ws, request) {
         Ok(response) => Reply::Search { response },
         Err(e) => Reply::Failed {
@@ -254,19 +258,10 @@ fn log(
     query: quarry_engine::CommitQuery,
     mode: quarry_engine::Mode,
 ) -> Reply {
-    let ws = match state.service.workspace() {
+    let ws = match warm_workspace(state) {
         Ok(ws) => ws,
-        Err(e) => {
-            return Reply::Failed {
-                error: format!("{e:#}"),
-            }
-        }
+        Err(reply) => return reply,
     };
-    if ws.embedder().is_none() {
-        return Reply::Refused {
-            why: "no embedding model here".into(),
-        };
-    }
     let found = ws
         .config()
         .and_then(|config| ws.search_commits(text, query, mode, &config.fusion()));
