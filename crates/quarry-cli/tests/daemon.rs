@@ -137,42 +137,9 @@ fn the_daemon_answers_every_search_as_the_process_would() {
             "{query:?}"
         );
     }
-    // `quarry grep` rides the same daemon, run from inside the repo: the same bytes.
-    let greps: Vec<Vec<&str>> = vec![
-        vec!["grep", "-n", "def "],
-        vec!["grep", "-F", "read_to_string", "src"],
-        vec!["grep", "-c", "-i", "upload"],
-        vec!["grep", "-l", "-g", "*.ts", "Job"],
-        vec!["grep", "--json", "-C", "1", "parse_config"],
-        vec!["grep", "-w", "nothing_matches_this_word"],
-    ];
-    for args in &greps {
-        let run = |policy: &str| {
-            with_daemon(&env, policy, args)
-                .current_dir(env.repo.path())
-                .output()
-                .unwrap()
-        };
-        // ripgrep's JSON says how long each file took: that alone may differ.
-        let timeless = |out: &Output| -> Vec<String> {
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(|line| match serde_json::from_str::<Value>(line) {
-                    Ok(mut message) if message["data"]["stats"].is_object() => {
-                        message["data"]["stats"]["elapsed"] = Value::Null;
-                        message.to_string()
-                    }
-                    _ => line.to_string(),
-                })
-                .collect()
-        };
-        let (alone, warm) = (run("off"), run("require"));
-        assert_eq!(alone.status.code(), warm.status.code(), "{args:?}");
-        assert_eq!(timeless(&alone), timeless(&warm), "{args:?}");
-    }
     let status = daemon_status(&env).expect("the daemon runs");
     // Every search that embeds its query went through the daemon (`require` fails otherwise).
-    assert!(status["requests"].as_u64().unwrap() >= 14, "{status}");
+    assert!(status["requests"].as_u64().unwrap() >= 8, "{status}");
     assert!(
         status["model"].as_str().unwrap().contains("MiniLM"),
         "{status}"

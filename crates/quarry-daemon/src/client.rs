@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
-use quarry_engine::exact::{FilterReport, GrepRequest, GrepStats};
 use quarry_engine::{CommitQuery, SearchRequest};
 
 use crate::place::{build_id, Place};
@@ -93,36 +92,6 @@ fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
             start_if_wanted(dir);
             Ok(None)
         }
-    }
-}
-
-/// `quarry grep` run by the workspace's daemon when one runs (its file lists and index are
-/// warm there): the output bytes, the stats and the filter's report. A grep never starts a
-/// daemon (it needs no model); `request.base` must be the caller's working directory.
-pub fn grep(
-    dir: &Path,
-    request: &GrepRequest,
-) -> Result<Option<(Vec<u8>, GrepStats, FilterReport)>> {
-    let policy = policy();
-    if policy == Policy::Off || !Place::of(dir).socket.exists() {
-        return match policy {
-            Policy::Require => bail!("no daemon runs for {}", dir.display()),
-            _ => Ok(None),
-        };
-    }
-    match ask(
-        dir,
-        Call::Grep {
-            request: request.clone(),
-        },
-    ) {
-        Ok(Reply::Grep {
-            output,
-            stats,
-            filter,
-        }) => Ok(Some((output, stats, filter))),
-        other if policy == Policy::Require => bail!("the daemon did not answer: {other:?}"),
-        _ => Ok(None),
     }
 }
 

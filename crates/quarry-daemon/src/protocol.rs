@@ -4,7 +4,6 @@
 
 use anyhow::Result;
 use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
-use quarry_engine::exact::{FilterReport, GrepRequest, GrepStats};
 use quarry_engine::request::{AgenticMode, SearchRequest};
 use quarry_engine::workspace::Workspace;
 use quarry_engine::CommitQuery;
@@ -39,8 +38,6 @@ pub enum Call {
         query: CommitQuery,
         mode: Mode,
     },
-    /// `quarry grep`, its paths relative to `request.base` (the client's working directory).
-    Grep { request: GrepRequest },
     /// Who is there: pid, build, uptime, requests served, memory.
     Status,
     /// Finish the requests at hand and exit.
@@ -84,12 +81,6 @@ pub enum Reply {
     },
     Commits {
         found: CommitSearch,
-    },
-    /// What `quarry grep` prints, byte for byte, and what it did.
-    Grep {
-        output: Vec<u8>,
-        stats: GrepStats,
-        filter: FilterReport,
     },
     Status {
         status: DaemonStatus,

@@ -210,19 +210,6 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
     let answer = match envelope.call {
         Call::Search { request, how } => search(state, &request, &how),
         Call::Log { text, query, mode } => log(state, &text, query, mode),
-        Call::Grep { request } => {
-            let mut output = Vec::new();
-            match quarry_engine::exact::grep(state.service.dir(), &request, &mut output) {
-                Ok((stats, filter)) => Reply::Grep {
-                    output,
-                    stats,
-                    filter,
-                },
-                Err(e) => Reply::Failed {
-                    error: format!("{e:#}"),
-                },
-            }
-        }
         Call::Status => Reply::Status {
             status: status(state),
         },

@@ -9,15 +9,15 @@ use std::thread::JoinHandle;
 
 use anyhow::Result;
 use quarry_core::Language;
-use quarry_grep::{FileFilter, IndexedFiles, IndexedStates, Requirement, SgMatch, SgStats};
-use serde::{Deserialize, Serialize};
-
-pub use quarry_grep::{GrepRequest, GrepStats};
+use quarry_grep::{
+    FileFilter, GrepRequest, GrepStats, IndexedFiles, IndexedStates, Requirement, SgMatch, SgStats,
+};
+use serde::Serialize;
 
 use crate::workspace::Workspace;
 
 /// Where an exact search's file filter came from.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FilterReport {
     /// Files the index knows the trigrams of (0: no index, or a pattern with no literal of
     /// three characters, so every file was read).

@@ -23,7 +23,7 @@ use crate::listing::threads;
 use crate::literals::{requirement, PatternSyntax, Requirement};
 
 /// How matches are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputKind {
     /// Matching lines (ripgrep's default).
     #[default]
@@ -37,7 +37,7 @@ pub enum OutputKind {
 }
 
 /// One `quarry grep`.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct GrepRequest {
     /// Patterns; a line matches if any matches (`-e` repeated).
     pub patterns: Vec<String>,
@@ -65,11 +65,6 @@ pub struct GrepRequest {
     /// Where folders' file lists are kept between runs (the workspace's cache), so that a
     /// search need not walk the tree; none: walk every time.
     pub listing_cache: Option<PathBuf>,
-    /// The folder `paths` (and globs) are relative to, and printed paths are relative to: the
-    /// caller's working directory when another process (the workspace daemon) searches for
-    /// it; none: this process's.
-    #[serde(default)]
-    pub base: Option<PathBuf>,
 }
 
 /// Decides which files need not be read at all.
@@ -89,7 +84,7 @@ impl FileFilter for ScanAll {
 }
 
 /// What a grep did.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct GrepStats {
     /// Files the walk found (after ignore rules, globs and `--lang`).
     pub files: usize,
@@ -139,10 +134,7 @@ impl GrepRequest {
 
 /// A file to search, with how it is printed.
 pub(crate) struct Target {
-    /// The path as printed: as given, or found under a folder given.
     pub path: PathBuf,
-    /// The path to open: `path` under the request's base folder (`path` itself without one).
-    pub open: PathBuf,
     /// Named on the command line (binary files are then searched, as ripgrep does).
     pub explicit: bool,
 }
@@ -211,7 +203,7 @@ pub(crate) fn search_targets<T: Send>(
             let i = stat_next.fetch_add(1, Ordering::Relaxed);
             let Some(target) = targets.get(i) else { break };
             let stamp = (!target.explicit)
-                .then(|| std::fs::metadata(&target.open).ok())
+                .then(|| std::fs::metadata(&target.path).ok())
                 .flatten()
                 .map(|m| (m.len(), quarry_core::mtime_ns(&m)));
             let _ = stamps[i].set(stamp);
@@ -221,7 +213,7 @@ pub(crate) fn search_targets<T: Send>(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(target) = targets.get(i) else { break };
             if let Some(Some((size, mtime))) = stamps[i].get() {
-                if filter.rules_out(&cwd.join(&target.open), *size, *mtime) {
+                if filter.rules_out(&cwd.join(&target.path), *size, *mtime) {
                     ruled_out.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
@@ -260,7 +252,7 @@ fn search_one(
     } else {
         Buffer::no_color()
     };
-    let (path, open) = (&target.path, &target.open);
+    let path = &target.path;
     let lines = match request.output {
         OutputKind::Lines => {
             let mut printer = StandardBuilder::new()
@@ -269,7 +261,7 @@ fn search_one(
                 .path(with_filename)
                 .build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, open, &mut sink).ok()?;
+            searcher.search_path(matcher, path, &mut sink).ok()?;
             sink.match_count()
         }
         OutputKind::FilesWithMatches | OutputKind::Count => {
@@ -284,7 +276,7 @@ fn search_one(
                 .path(with_filename || kind == SummaryKind::PathWithMatch)
                 .build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, open, &mut sink).ok()?;
+            searcher.search_path(matcher, path, &mut sink).ok()?;
             if !sink.has_match() {
                 return None;
             }
@@ -294,7 +286,7 @@ fn search_one(
         OutputKind::Json => {
             let mut printer = JSONBuilder::new().build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, open, &mut sink).ok()?;
+            searcher.search_path(matcher, path, &mut sink).ok()?;
             sink.match_count()
         }
     };
@@ -327,19 +319,9 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
     } else {
         request.paths.clone()
     };
-    // Paths are opened under the request's base folder (another process's working directory)
-    // and printed as given.
-    let base = request.base.as_deref();
-    let open_of = |path: &Path| match base {
-        Some(base) => base.join(path),
-        None => path.to_path_buf(),
-    };
     let mut overrides = None;
     if !request.globs.is_empty() {
-        let mut builder = OverrideBuilder::new(match base {
-            Some(base) => base.to_path_buf(),
-            None => std::env::current_dir()?,
-        });
+        let mut builder = OverrideBuilder::new(std::env::current_dir()?);
         for glob in &request.globs {
             builder
                 .add(glob)
@@ -352,19 +334,17 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
     let mut targets = Vec::new();
     let mut any_folder = false;
     for root in &roots {
-        let open_root = open_of(root);
-        let meta = std::fs::metadata(&open_root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+        let meta = std::fs::metadata(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
         if !meta.is_dir() {
             targets.push(Target {
                 path: root.clone(),
-                open: open_root,
                 explicit: true,
             });
             continue;
         }
         any_folder = true;
         let found = crate::listing::folder_files(
-            &open_root,
+            root,
             overrides.as_ref(),
             request.listing_cache.as_deref(),
         )?;
@@ -372,20 +352,12 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
         let found = found
             .into_iter()
             .filter(|path| language.is_none_or(|l| Language::detect(path) == l))
-            .map(|open| {
-                let shown = match open.strip_prefix(&open_root) {
-                    Ok(relative) => root.join(relative),
-                    Err(_) => open.clone(),
-                };
-                let shown = match shown.strip_prefix("./") {
-                    Ok(stripped) if implicit_root => stripped.to_path_buf(),
-                    _ => shown,
-                };
-                (shown, open)
+            .map(|path| match path.strip_prefix("./") {
+                Ok(stripped) if implicit_root => stripped.to_path_buf(),
+                _ => path,
             });
-        targets.extend(found.map(|(path, open)| Target {
+        targets.extend(found.map(|path| Target {
             path,
-            open,
             explicit: false,
         }));
     }
@@ -417,9 +389,9 @@ pub fn matching_lines(
             break;
         }
         if !target.explicit {
-            if let Ok(meta) = std::fs::metadata(&target.open) {
+            if let Ok(meta) = std::fs::metadata(&target.path) {
                 let mtime = quarry_core::mtime_ns(&meta);
-                if filter.rules_out(&cwd.join(&target.open), meta.len(), mtime) {
+                if filter.rules_out(&cwd.join(&target.path), meta.len(), mtime) {
                     continue;
                 }
             }
@@ -432,7 +404,7 @@ pub fn matching_lines(
         let mut searcher = searcher(&counting, target.explicit);
         let _ = searcher.search_path(
             &matcher,
-            &target.open,
+            &target.path,
             grep_searcher::sinks::Lossy(|line_number, line| {
                 found.push(LineMatch {
                     path: target.path.clone(),
