@@ -3,6 +3,9 @@
 cargo build --release --locked -p quarry-cli >&2
 cargo build --release --locked -p quarry-engine --example search_latency >&2
 bin=target/release/quarry
+# Cold means cold: no workspace daemon answers these scripts' searches (bench/warm.sh asks
+# for one per call).
+export QUARRY_DAEMON=off
 ws=$(mktemp -d)
 trap 'rm -rf "$ws"' EXIT
 
