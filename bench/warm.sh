@@ -21,13 +21,13 @@ python3 - "$bin" "$ws" "$repo" "$runs" <<'PY'
 import json, os, subprocess, sys, time
 bin, ws, repo, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 env = dict(os.environ, QUARRY_HOOK_STATE=os.path.join(ws, "hook-state"))
-# The longest code file of the repo up to 3,000 lines, for the Read outline (an agent's usual
-# big file; bench/hook.sh times any file).
+# The longest source file of the repo (tests left out) up to 3,000 lines, for the Read outline
+# (an agent's usual big file; bench/hook.sh times any file).
 def lines(p):
     with open(p, "rb") as f:
         return f.read().count(b"\n")
-code = [os.path.join(d, f) for d, _, fs in os.walk(repo) if "/." not in d for f in fs
-        if f.endswith((".py", ".rs", ".go", ".ts", ".js"))]
+code = [os.path.join(d, f) for d, _, fs in os.walk(repo) if "/." not in d and "test" not in d
+        for f in fs if f.endswith((".py", ".rs", ".go", ".ts", ".js"))]
 biggest = max((p for p in code if lines(p) <= 3000), key=lines)
 # A name the repo defines: the first top-level definition of that file.
 outline = json.loads(subprocess.run([bin, "--index-dir", ws, "summary", biggest, "--json"],
