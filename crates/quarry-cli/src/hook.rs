@@ -249,7 +249,7 @@ impl Hook {
         request.full_text = 0;
         scope.narrow(&ws, input, &mut request);
         // The workspace daemon answers with the model warm; without one, the model loads here.
-        let how = quarry_daemon::protocol::SearchCall::Ranked;
+        let how = quarry_engine::request::SearchCall::Ranked;
         let warm = match ws.store().embedding_model()? {
             Some(_) => quarry_daemon::client::search(&self.workspace_dir, &request, &how)?,
             None => None,
@@ -258,7 +258,7 @@ impl Hook {
             Some(response) => response,
             None => {
                 let _ = ws.attach_embedder(quarry_engine::EmbedPurpose::Searching);
-                how.run(&ws, &request)?
+                ws.search(&request)?
             }
         };
         if response.results.is_empty() {

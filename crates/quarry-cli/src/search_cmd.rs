@@ -2,8 +2,7 @@
 //! agentic follow-ups, a grounded answer), and the working-directory scoping both share with
 //! the history commands.
 
-use quarry_daemon::protocol::SearchCall;
-use quarry_engine::request::{AgenticMode, Engine};
+use quarry_engine::request::{AgenticMode, Engine, SearchCall};
 use quarry_engine::routing;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -156,7 +155,8 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     };
     // A search that embeds its query, on an index with vectors, is the workspace daemon's
     // when one answers (the model stays loaded there); otherwise it runs here as always.
-    let warm = if wants_model && !args.answer && ws.store().embedding_model()?.is_some() {
+    let has_vectors = ws.store().embedding_model()?.is_some();
+    let warm = if wants_model && !args.answer && has_vectors {
         quarry_daemon::client::search(dir, &request, &how)?
     } else {
         None
@@ -170,26 +170,24 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     }
     let response = if let Some(response) = warm {
         response
-    } else if let SearchCall::Agentic { .. } = how {
-        how.run(&ws, &request)?
     } else {
-        let rerank = args.rerank.map(|r| r == RerankArg::Llm);
-        let mut response = how.run(&ws, &request)?;
+        let mut response = ws.search_as(&request, &how, &config)?;
         let handed_over = response.route.as_ref().is_some_and(|r| r.note.is_some());
-        if handed_over && !model_attached && mode == Mode::Auto {
+        let routed = matches!(how, SearchCall::Routed { .. });
+        if routed && handed_over && !model_attached && mode == Mode::Auto {
             // An exact route found nothing and ranked search answered lexically: with the
             // model (the daemon's, else loaded here), ranked search answers again (the exact
             // route is not asked twice).
             let mut ranked = request.clone();
             ranked.engine = Some(Engine::Ranked);
-            let again = match ws.store().embedding_model()? {
-                Some(_) => quarry_daemon::client::search(dir, &ranked, &how)?,
-                None => None,
+            let again = match has_vectors {
+                true => quarry_daemon::client::search(dir, &ranked, &how)?,
+                false => None,
             };
             let again = match again {
                 Some(answer) => Some(answer),
                 None if attach_model(dir, &mut ws, mode)? => {
-                    Some(ws.search_with_settings(&ranked, &config, rerank)?)
+                    Some(ws.search_as(&ranked, &how, &config)?)
                 }
                 None => None,
             };

@@ -11,8 +11,8 @@
 //! - server.rs: the daemon itself (`quarry daemon run`)
 //! - client.rs: asking it, with the in-process fallback, and starting it on demand
 //!
-//! The same searches run on both sides through `protocol::SearchCall::run`, so an answer from the
-//! daemon is the answer the client would have computed.
+//! The same searches run on both sides (`Workspace::search_as` with the caller's `SearchCall`),
+//! so an answer from the daemon is the answer the client would have computed.
 
 pub mod client;
 pub mod place;

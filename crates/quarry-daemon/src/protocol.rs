@@ -2,10 +2,9 @@
 //! the protocol version and the client's build id: a daemon of another build never answers
 //! (it says so and steps down, so the client's next call starts one of its own build).
 
-use anyhow::Result;
 use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
-use quarry_engine::request::{AgenticMode, SearchRequest};
-use quarry_engine::workspace::Workspace;
+pub use quarry_engine::request::SearchCall;
+use quarry_engine::request::SearchRequest;
 use quarry_engine::CommitQuery;
 use serde::{Deserialize, Serialize};
 
@@ -42,35 +41,6 @@ pub enum Call {
     Status,
     /// Finish the requests at hand and exit.
     Stop,
-}
-
-/// Which of the engine's searches answers: the one the caller would have run in-process.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SearchCall {
-    /// `Workspace::search`: ranked search as the hook asks it.
-    Ranked,
-    /// `Workspace::search_with_settings`: the router, then the second stage the settings (or
-    /// `rerank`) ask for — `quarry search`.
-    Routed { rerank: Option<bool> },
-    /// `Workspace::search_agentic` with the follow-up model `mode` picks.
-    Agentic { mode: AgenticMode },
-}
-
-impl SearchCall {
-    /// Runs the search on `ws` (with its embedder attached by the caller).
-    pub fn run(&self, ws: &Workspace, request: &SearchRequest) -> Result<SearchResponse> {
-        match self {
-            SearchCall::Ranked => ws.search(request),
-            SearchCall::Routed { rerank } => {
-                ws.search_with_settings(request, &ws.config()?, *rerank)
-            }
-            SearchCall::Agentic { mode } => {
-                let model = quarry_engine::agentic::follow_up_model(&ws.config()?, *mode)?;
-                ws.search_agentic(request, model.as_deref())
-            }
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -244,7 +244,10 @@ fn search(
         Ok(ws) => ws,
         Err(reply) => return reply,
     };
-    match how.run(&ws, request) {
+    let response = ws
+        .config()
+        .and_then(|config| ws.search_as(request, how, &config));
+    match response {
         Ok(response) => Reply::Search { response },
         Err(e) => Reply::Failed {
             error: format!("{e:#}"),

@@ -12,12 +12,13 @@ use quarry_rank::agentic::{
 };
 
 use crate::answer::{AgenticReport, AgenticRound, SearchResponse, SearchResult};
-use crate::request::{AgenticMode, SearchRequest};
+use crate::request::{AgenticMode, SearchCall, SearchRequest};
+use crate::workspace::config::Config;
 use crate::workspace::Workspace;
 
 /// The model an agentic search in `mode` asks, if any (every interface decides the same way).
 pub fn follow_up_model(
-    config: &crate::workspace::config::Config,
+    config: &Config,
     mode: AgenticMode,
 ) -> Result<Option<Box<dyn LanguageModel>>> {
     let use_model = match mode {
@@ -34,6 +35,24 @@ pub fn follow_up_model(
 pub const FOLLOW_UP_WEIGHT: f64 = 0.2;
 
 impl Workspace {
+    /// `request` answered by the search `how` names, with `config`'s settings (the embedder,
+    /// when the search needs one, attached by the caller).
+    pub fn search_as(
+        &self,
+        request: &SearchRequest,
+        how: &SearchCall,
+        config: &Config,
+    ) -> Result<SearchResponse> {
+        match how {
+            SearchCall::Ranked => self.search(request),
+            SearchCall::Routed { rerank } => self.search_with_settings(request, config, *rerank),
+            SearchCall::Agentic { mode } => {
+                let model = follow_up_model(config, *mode)?;
+                self.search_agentic(request, model.as_deref())
+            }
+        }
+    }
+
     /// `request`, then follow-up rounds (`model`'s, or offline ones without a model), fused.
     pub fn search_agentic(
         &self,

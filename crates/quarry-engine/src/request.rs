@@ -127,6 +127,20 @@ impl Engine {
     }
 }
 
+/// Which of the engine's searches answers a request: the one every interface names, run by
+/// `Workspace::search_as` in-process and in the workspace daemon alike.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SearchCall {
+    /// `Workspace::search`: ranked search alone (the hook's question path).
+    Ranked,
+    /// `Workspace::search_with_settings`: the router, then the second stage the settings (or
+    /// `rerank`) ask for — `quarry search`, the servers.
+    Routed { rerank: Option<bool> },
+    /// `Workspace::search_agentic` with the follow-up model `mode` picks.
+    Agentic { mode: AgenticMode },
+}
+
 /// Where an agentic search's follow-ups come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -9,7 +9,7 @@ use crate::answer::{
 };
 use crate::embedding::{EmbedPurpose, EmbedderNote};
 use crate::error::bad;
-use crate::request::{AgenticMode, Engine, SearchRequest};
+use crate::request::{AgenticMode, Engine, SearchCall, SearchRequest};
 use crate::summary;
 use crate::workspace::Workspace;
 use anyhow::{bail, Result};
@@ -276,13 +276,11 @@ impl Service {
                 _ => bail!("semantic search needs the embedding model"),
             }
         }
-        let response = match p.agentic {
-            Some(mode) => {
-                let model = crate::agentic::follow_up_model(&config, mode)?;
-                ws.search_agentic(&request, model.as_deref())?
-            }
-            None => ws.search_with_settings(&request, &config, p.rerank)?,
+        let how = match p.agentic {
+            Some(mode) => SearchCall::Agentic { mode },
+            None => SearchCall::Routed { rerank: p.rerank },
         };
+        let response = ws.search_as(&request, &how, &config)?;
         self.answer(&ws, &request.repos, response)
     }
 
