@@ -36,14 +36,18 @@ impl Place {
         std::fs::set_permissions(&self.folder, std::fs::Permissions::from_mode(0o700))
     }
 
-    /// Whether a daemon holds the lock now (running, or starting).
-    pub fn is_held(&self) -> bool {
-        let Ok(file) = std::fs::OpenOptions::new()
+    /// The lock file (created when missing); its daemon holds an exclusive lock on it.
+    pub fn open_lock(&self) -> std::io::Result<std::fs::File> {
+        std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&self.lock)
-        else {
+    }
+
+    /// Whether a daemon holds the lock now (running, or starting).
+    pub fn is_held(&self) -> bool {
+        let Ok(file) = self.open_lock() else {
             return false;
         };
         match file.try_lock() {

@@ -38,6 +38,21 @@ struct State {
     socket: String,
 }
 
+impl State {
+    /// Notes a request now: idle time counts from the last one.
+    fn touch(&self) {
+        let now = self.started.elapsed().as_millis() as u64;
+        self.last_request_ms.store(now, Ordering::Relaxed);
+    }
+
+    /// Time since the last request (or since the daemon was ready).
+    fn idle_for(&self) -> Duration {
+        let now = self.started.elapsed().as_millis() as u64;
+        // A request may note itself between the two reads: never below zero.
+        Duration::from_millis(now.saturating_sub(self.last_request_ms.load(Ordering::Relaxed)))
+    }
+}
+
 /// Runs the daemon of the workspace in `dir` until it is idle for `idle`, stopped, or
 /// replaced. Returns at once when another daemon holds the workspace.
 pub fn run(dir: &Path, idle: Duration) -> Result<()> {
@@ -49,12 +64,7 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         );
     }
     place.prepare().context("cannot create the daemon folder")?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&place.lock)
-        .context("cannot open the daemon lock")?;
+    let lock = place.open_lock().context("cannot open the daemon lock")?;
     match lock.try_lock() {
         Ok(()) => {}
         // Another daemon runs (or starts) for this workspace.
@@ -81,10 +91,7 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
     quarry_engine::keep_vectors_in_memory(true);
     let _ = state.service.workspace();
     // Idle time counts from here, not from a slow start.
-    state.last_request_ms.store(
-        state.started.elapsed().as_millis() as u64,
-        Ordering::Relaxed,
-    );
+    state.touch();
     if watching(dir) {
         keep_current(dir);
     }
@@ -92,14 +99,11 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
     let socket = place.socket.clone();
     std::thread::spawn(move || loop {
         std::thread::sleep(Duration::from_millis(500));
-        let since = watchdog.started.elapsed().as_millis() as u64
-            - watchdog.last_request_ms.load(Ordering::Relaxed);
         let replaced = std::fs::metadata(&socket).map_or(true, |m| m.ino() != socket_inode);
         if replaced {
             std::process::exit(0);
         }
-        if Duration::from_millis(since) > watchdog.idle && watchdog.busy.load(Ordering::SeqCst) == 0
-        {
+        if watchdog.idle_for() > watchdog.idle && watchdog.busy.load(Ordering::SeqCst) == 0 {
             step_down(&socket);
         }
     });
@@ -123,10 +127,7 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         let socket = place.socket.clone();
         std::thread::spawn(move || {
             serve(&state, &stream, &socket);
-            state.last_request_ms.store(
-                state.started.elapsed().as_millis() as u64,
-                Ordering::Relaxed,
-            );
+            state.touch();
             state.busy.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -174,10 +175,7 @@ fn step_down(socket: &Path) -> ! {
 }
 
 fn serve(state: &State, stream: &UnixStream, socket: &Path) {
-    state.last_request_ms.store(
-        state.started.elapsed().as_millis() as u64,
-        Ordering::Relaxed,
-    );
+    state.touch();
     state.requests.fetch_add(1, Ordering::Relaxed);
     let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
     let mut line = String::new();
