@@ -69,6 +69,16 @@ impl PathFilter {
         }
     }
 
+    /// The path part alone (glob or substring), for evidence that names a file before its
+    /// chunks' languages are known.
+    pub(crate) fn admits_path(&self, path: &str) -> bool {
+        self.glob.as_ref().is_none_or(|g| g.is_match(path))
+            && self
+                .substring
+                .as_ref()
+                .is_none_or(|s| path.contains(s.as_str()))
+    }
+
     /// A whole file (a notebook is both code and docs, as the stores count it).
     pub(crate) fn admits(&self, path: &str) -> bool {
         let language = Language::detect(Path::new(path));
@@ -89,11 +99,7 @@ impl PathFilter {
     pub(crate) fn admits_chunk(&self, path: &str, chunk_language: Language) -> bool {
         let file_language = Language::detect(Path::new(path));
         let language = chunk_language;
-        self.glob.as_ref().is_none_or(|g| g.is_match(path))
-            && self
-                .substring
-                .as_ref()
-                .is_none_or(|s| path.contains(s.as_str()))
+        self.admits_path(path)
             && self
                 .language
                 .is_none_or(|l| l == language || l == file_language)

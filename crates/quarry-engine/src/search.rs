@@ -2,6 +2,7 @@
 //! documented in docs/JSON.md (later modes extend it, never break it).
 
 use crate::answer::{fit_to_budget, IndexSummary, Mode, SearchResponse, SearchResult};
+use crate::filter::PathFilter;
 use crate::request::{check_request, SearchRequest};
 use crate::workspace::Workspace;
 use anyhow::{bail, Result};
@@ -105,6 +106,7 @@ impl Workspace {
                 .map(quarry_core::history::format_time),
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
         };
+        let filter = PathFilter::new(request)?;
         let query_plan = quarry_rank::plan::plan(&request.query);
         let lexical_terms = query_plan.lexical_terms(
             request.fusion.files.title_repeat.round() as usize,
@@ -184,8 +186,14 @@ impl Workspace {
                     wl / (wl + ws)
                 };
                 let fused = fusion::fuse(lexical, semantic, &query_plan, cfg);
-                let ranked =
-                    self.rank_files(&query_plan, request, &fused, &lexical_query, lexical_share)?;
+                let ranked = self.rank_files(
+                    &query_plan,
+                    request,
+                    &filter,
+                    &fused,
+                    &lexical_query,
+                    lexical_share,
+                )?;
                 let mut chunks = fused;
                 // Files ranked high without a chunk among the candidates get their best one.
                 for file in ranked.iter().take(request.limit.max(10)) {
@@ -214,7 +222,6 @@ impl Workspace {
                 let ordered = only_answers(ordered, &request.query, &query_plan, &ranked, cfg);
                 // Files brought in by evidence (a definition of a name the query uses, a
                 // frame, a path) hold the request's filters like every chunk found by search.
-                let filter = crate::filter::PathFilter::new(request)?;
                 let ordered: Vec<_> = ordered
                     .into_iter()
                     .filter(|(h, _)| !filter.is_set() || filter.admits_chunk(&h.path, h.language))
@@ -266,6 +273,7 @@ impl Workspace {
         &self,
         plan: &QueryPlan,
         request: &SearchRequest,
+        filter: &PathFilter,
         fused: &[(ChunkHit, ScoreParts)],
         lexical_query: &dyn Fn(usize) -> LexicalQuery,
         lexical_share: f64,
@@ -303,11 +311,7 @@ impl Workspace {
         let mentions =
             crate::evidence::gather(self.store(), plan, &request.repos, &request.fusion.files)?;
         for ((repo, path), list) in mentions {
-            if request
-                .path
-                .as_deref()
-                .is_some_and(|p| !path_filter_matches(p, &path))
-            {
+            if !filter.admits_path(&path) {
                 continue;
             }
             entry(&mut candidates, &repo, &path).mentions = list;
@@ -352,38 +356,4 @@ fn only_answers(
             answers::is_answer(words, parts.cosine, is_named, cfg.answer_floor)
         })
         .collect()
-}
-
-/// The store's path filter, for evidence found outside its queries (a GLOB pattern as given,
-/// else a substring).
-fn path_filter_matches(filter: &str, path: &str) -> bool {
-    if filter.contains(['*', '?', '[']) {
-        glob_match(&filter.replace("**/", "*").replace("**", "*"), path)
-    } else {
-        path.contains(filter)
-    }
-}
-
-/// `*` and `?` globbing (`[` classes compare literally), as SQLite's GLOB does for the
-/// patterns quarry builds.
-fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
 }
