@@ -80,7 +80,7 @@ pub fn daemon(dir: &Path, args: DaemonArgs) -> Result<()> {
             }
             None => {
                 eprintln!("quarry daemon: not running for {}", dir.display());
-                std::process::exit(crate::exit_code::NOTHING_FOUND);
+                std::process::exit(crate::output::exit_code::NOTHING_FOUND);
             }
         },
         DaemonAction::Run { idle } => run(dir, idle),

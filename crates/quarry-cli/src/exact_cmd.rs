@@ -10,7 +10,8 @@ use quarry_core::Language;
 use quarry_engine::exact;
 use quarry_grep::{GrepRequest, OutputKind};
 
-use crate::{exit_code, output, parse_language};
+use crate::output::{self, exit_code};
+use crate::parse_language;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ColorArg {

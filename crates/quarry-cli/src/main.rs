@@ -16,6 +16,7 @@ mod settings;
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use output::exit_code;
 use quarry_core::Language;
 use quarry_engine::commit_search::HistoryEmbedScope;
 use quarry_engine::{DiscoverOptions, EmbedPurpose, IndexOptions, Mode, Workspace};
@@ -327,13 +328,6 @@ fn short_lived() {
 }
 
 /// Exit codes, as grep and ripgrep use them (README.md, "Exit codes").
-pub(crate) mod exit_code {
-    /// A search found nothing that answers it.
-    pub const NOTHING_FOUND: i32 = 1;
-    /// Something went wrong (bad arguments, a missing index, a damaged file, ...).
-    pub const ERROR: i32 = 2;
-}
-
 /// A search with no answer: not an error, but exit 1, so scripts can tell "nothing" from
 /// "something" (`quarry search X && ...`). The `--json` document is still printed.
 #[derive(Debug)]

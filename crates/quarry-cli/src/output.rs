@@ -553,3 +553,11 @@ pub fn shown(path: &str) -> std::borrow::Cow<'_, str> {
         path.into()
     }
 }
+
+/// The exit codes every command shares (grep's convention).
+pub(crate) mod exit_code {
+    /// A search found nothing that answers it.
+    pub(crate) const NOTHING_FOUND: i32 = 1;
+    /// Something went wrong (bad arguments, a missing index, a damaged file, ...).
+    pub(crate) const ERROR: i32 = 2;
+}

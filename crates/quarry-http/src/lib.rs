@@ -7,6 +7,8 @@
 
 pub mod openapi;
 
+use openapi::Health;
+
 use anyhow::{bail, Context, Result};
 use axum::body::Body;
 use axum::extract::rejection::BytesRejection;
@@ -124,12 +126,6 @@ type Pairs = Query<HashMap<String, String>>;
 
 /// A route's reply: the service's typed answer (with freshness), or an error.
 type Reply<T> = Result<Json<Answer<T>>, ApiError>;
-
-/// `/healthz`: the server answers.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-pub struct Health {
-    pub ok: bool,
-}
 
 async fn search_code(State(app): State<App>, Query(q): Pairs) -> Reply<SearchResponse> {
     let params = decode(q)?;

@@ -11,6 +11,12 @@ use quarry_engine::service::{CodeSearchParams, CommitSearchParams, SummaryParams
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
+/// `/healthz`'s answer: the server answers (the service's answers are quarry-engine's).
+#[derive(serde::Serialize, JsonSchema)]
+pub struct Health {
+    pub ok: bool,
+}
+
 /// One documented operation.
 pub struct Operation {
     pub method: &'static str,
@@ -50,7 +56,7 @@ pub fn operations() -> Vec<Operation> {
             summary: "Liveness: the server answers.",
             params: None,
             body: None,
-            answer: answer::<crate::Health>(),
+            answer: answer::<Health>(),
         },
         Operation {
             method: "get",
