@@ -153,23 +153,12 @@ fn the_daemon_answers_every_search_as_the_process_would() {
     })
     .to_string();
     let hook = |policy: &str| {
-        use std::io::Write;
-        let mut child = with_daemon(&env, policy, &["hook", "claude"])
-            .env(
-                "QUARRY_HOOK_STATE",
-                env.home.path().join(format!("hook-{policy}")),
-            )
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(event.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap().stdout
+        let mut command = with_daemon(&env, policy, &["hook", "claude"]);
+        command.env(
+            "QUARRY_HOOK_STATE",
+            env.home.path().join(format!("hook-{policy}")),
+        );
+        common::output_with_stdin(&mut command, event.as_bytes()).stdout
     };
     let (alone, warm) = (hook("off"), hook("require"));
     assert!(String::from_utf8_lossy(&warm).contains("permissionDecision"));

@@ -7,8 +7,6 @@ mod common;
 
 use common::Env;
 use serde_json::{json, Value};
-use std::io::Write;
-use std::process::Stdio;
 
 struct Session<'a> {
     env: &'a Env,
@@ -19,19 +17,14 @@ struct Session<'a> {
 impl Session<'_> {
     /// Sends one event (raw bytes); returns the parsed answer, or None when stdout is empty.
     fn send_raw(&self, body: &[u8]) -> Option<Value> {
-        let mut child = self
-            .env
-            .quarry()
-            .args(["hook", "claude"])
-            .env("QUARRY_HOOK_STATE", self.state.path())
-            .env("CLAUDE_PROJECT_DIR", self.env.repo.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(body).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = common::output_with_stdin(
+            self.env
+                .quarry()
+                .args(["hook", "claude"])
+                .env("QUARRY_HOOK_STATE", self.state.path())
+                .env("CLAUDE_PROJECT_DIR", self.env.repo.path()),
+            body,
+        );
         assert_eq!(
             out.status.code(),
             Some(0),

@@ -7,8 +7,6 @@ mod common;
 
 use common::Env;
 use serde_json::Value;
-use std::io::Write;
-use std::process::Stdio;
 
 /// A small package whose tests, docs and changelog say "parse row" far more often than the
 /// code does — the shape that made word overlap rank them first.
@@ -65,22 +63,12 @@ ValueError: a row needs at least two fields
 ";
 
 fn search_stdin(env: &Env, args: &[&str], input: &str) -> Value {
-    let mut child = env
-        .quarry()
-        .args(["search", "--stdin", "--json"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_with_stdin(
+        env.quarry()
+            .args(["search", "--stdin", "--json"])
+            .args(args),
+        input.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -165,3 +165,17 @@ pub fn check_schemas(input: &serde_json::Value) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs `command` with `input` on its stdin; its stdout and stderr are captured.
+#[allow(dead_code)]
+pub fn output_with_stdin(command: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
