@@ -412,12 +412,31 @@ fn the_engine_reads_as_a_pipeline() {
         ("routing", "name_lookup"),
         ("rerank", "answer::reports"),
         ("agentic", "rerank"),
-        ("service", "agentic"),
+        ("service", "request"),
     ] {
         assert!(
             imports(stage).contains(below),
             "{stage} -> {below}: {graph:#?}"
         );
+    }
+    // And none names a stage after it: the order above is the only way the data flows.
+    let order = [
+        "request",
+        "filter",
+        "search",
+        "name_lookup",
+        "routing",
+        "rerank",
+        "agentic",
+        "service",
+    ];
+    for (at, stage) in order.iter().enumerate() {
+        for later in &order[at + 1..] {
+            assert!(
+                !imports(stage).contains(*later),
+                "{stage} imports {later}, a later stage"
+            );
+        }
     }
     // The workspace knows nothing of searching.
     for (module, targets) in &graph {
