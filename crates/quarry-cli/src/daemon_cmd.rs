@@ -76,6 +76,12 @@ pub fn daemon(dir: &Path, args: DaemonArgs) -> Result<()> {
                     s.idle_s,
                     s.model.as_deref().unwrap_or("no model")
                 );
+                if let Some(tree) = s.tree {
+                    println!(
+                        "grep memory: {} folders watched · {} file lists · {} file states",
+                        tree.folders, tree.lists, tree.files
+                    );
+                }
                 Ok(())
             }
             None => {

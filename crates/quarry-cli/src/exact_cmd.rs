@@ -123,10 +123,23 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
             },
         // The engine keeps file lists in the workspace, when there is one.
         listing_cache: None,
+        base: None,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (stats, filter) = exact::grep(dir, &request, &mut out)?;
+    // The workspace daemon, when one runs, searches with its file lists and index warm; the
+    // same bytes either way.
+    let asked = GrepRequest {
+        base: Some(std::env::current_dir()?),
+        ..request.clone()
+    };
+    let (stats, filter) = match quarry_daemon::client::grep(dir, &asked)? {
+        Some((output, stats, filter)) => {
+            out.write_all(&output)?;
+            (stats, filter)
+        }
+        None => exact::grep(dir, &request, &mut out)?,
+    };
     out.flush()?;
     if args.stats {
         eprintln!(

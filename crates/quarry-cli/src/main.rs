@@ -278,6 +278,8 @@ fn parse_language(s: &str) -> Result<Language, String> {
 }
 
 fn main() {
+    // Until the command is known (the first allocations fault in mimalloc's first pages).
+    huge_pages(false);
     quit_quietly_when_stdout_closes();
     let cli = Cli::parse();
     if let Some(url) = &cli.db_url {
@@ -291,8 +293,8 @@ fn main() {
         // quarry sends nothing anywhere. Set before any thread starts.
         std::env::set_var("ORT_DISABLE_TELEMETRY", "1");
     }
-    if matches!(cli.command, Command::Grep(_) | Command::Sg(_)) {
-        short_lived();
+    if !matches!(cli.command, Command::Grep(_) | Command::Sg(_)) {
+        huge_pages(true);
     }
     let dir = cli.index_dir.clone().unwrap_or_else(Workspace::default_dir);
     if let Err(err) = run(cli) {
@@ -315,16 +317,25 @@ fn main() {
     }
 }
 
-/// For a command that lives a few milliseconds: no transparent huge pages. Where the system
-/// offers them on request, mimalloc asks for them, and the kernel then zeroes 2 MiB at the
-/// first touch of each region: 0.5-0.8 ms of a 9 ms `quarry grep` (measured on sympy).
-/// Long runs (indexing, embedding) keep them.
-fn short_lived() {
+/// For a command that lives a few milliseconds (grep, sg): no transparent huge pages. Where
+/// the system offers them on request, mimalloc asks for them, and the kernel then zeroes 2 MiB
+/// at the first touch of each region: 0.5-0.8 ms of a 9 ms `quarry grep`, and 18% of the CPU
+/// of one answered by the daemon (measured on sympy). Long runs (indexing, embedding) keep
+/// them.
+fn huge_pages(allowed: bool) {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes one integer argument and touches no memory of ours.
     unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_THP_DISABLE,
+            libc::c_ulong::from(!allowed),
+            0,
+            0,
+            0,
+        );
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = allowed;
 }
 
 /// Exit codes, as grep and ripgrep use them (README.md, "Exit codes").

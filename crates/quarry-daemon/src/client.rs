@@ -6,12 +6,13 @@
 //! `QUARRY_DAEMON` overrides: `off` never asks or starts one; `require` makes every failure an
 //! error (tests and benchmarks use it to be sure an answer came from the daemon).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
+use quarry_engine::exact::{FilterReport, GrepRequest, GrepStats};
 use quarry_engine::{CommitQuery, SearchRequest};
 
 use crate::place::{build_id, Place};
@@ -95,6 +96,37 @@ fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
     }
 }
 
+/// `quarry grep` run by the workspace's daemon when one runs (its file lists and index are
+/// warm there): the output bytes, the stats and the filter's report. A grep never starts a
+/// daemon (it needs no model); `request.base` must be the caller's working directory.
+pub fn grep(
+    dir: &Path,
+    request: &GrepRequest,
+) -> Result<Option<(Vec<u8>, GrepStats, FilterReport)>> {
+    let policy = policy();
+    if policy == Policy::Off || !Place::of(dir).socket.exists() {
+        return match policy {
+            Policy::Require => bail!("no daemon runs for {}", dir.display()),
+            _ => Ok(None),
+        };
+    }
+    let call = Call::Grep {
+        request: request.clone(),
+    };
+    match ask_with_tail(dir, call) {
+        Ok((
+            Reply::Grep {
+                output_len,
+                stats,
+                filter,
+            },
+            output,
+        )) if output.len() as u64 == output_len => Ok(Some((output, stats, filter))),
+        other if policy == Policy::Require => bail!("the daemon did not answer: {other:?}"),
+        _ => Ok(None),
+    }
+}
+
 /// The running daemon's status, if one answers.
 pub fn status(dir: &Path) -> Option<DaemonStatus> {
     match ask(dir, Call::Status) {
@@ -109,8 +141,13 @@ pub fn stop(dir: &Path) -> bool {
 }
 
 /// One request, one answer.
-#[cfg(unix)]
 fn ask(dir: &Path, call: Call) -> Result<Reply> {
+    ask_with_tail(dir, call).map(|(reply, _)| reply)
+}
+
+/// One request, one answer, and the bytes that follow the answer's line (a grep's output).
+#[cfg(unix)]
+fn ask_with_tail(dir: &Path, call: Call) -> Result<(Reply, Vec<u8>)> {
     use std::os::unix::net::UnixStream;
     let place = Place::of(dir);
     let mut stream = UnixStream::connect(&place.socket)?;
@@ -125,12 +162,18 @@ fn ask(dir: &Path, call: Call) -> Result<Reply> {
     line.push(b'\n');
     stream.write_all(&line)?;
     let mut answer = String::new();
-    BufReader::new(&stream).read_line(&mut answer)?;
-    Ok(serde_json::from_str(&answer)?)
+    let mut reader = BufReader::new(&stream);
+    reader.read_line(&mut answer)?;
+    let reply = serde_json::from_str(&answer)?;
+    let mut tail = Vec::new();
+    if matches!(reply, Reply::Grep { .. }) {
+        reader.read_to_end(&mut tail)?;
+    }
+    Ok((reply, tail))
 }
 
 #[cfg(not(unix))]
-fn ask(_dir: &Path, _call: Call) -> Result<Reply> {
+fn ask_with_tail(_dir: &Path, _call: Call) -> Result<(Reply, Vec<u8>)> {
     bail!("the daemon needs Unix sockets")
 }
 
@@ -171,7 +214,12 @@ pub fn spawn(dir: &Path) -> Result<bool> {
         .args(["daemon", "run"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+        // What a daemon says when it cannot start (or stops on an error) is kept beside its
+        // socket: nobody else would see it.
+        .stderr(
+            std::fs::File::create(place.folder.join("log"))
+                .map_or_else(|_| std::process::Stdio::null(), std::process::Stdio::from),
+        );
     // SAFETY: setsid is async-signal-safe; it detaches the child from the caller's session so
     // a terminal's hang-up or the hook's process group ending does not take the daemon along.
     unsafe {
@@ -193,14 +241,22 @@ pub fn spawn(_dir: &Path) -> Result<bool> {
 pub fn start_and_wait(dir: &Path, wait: Duration) -> Result<DaemonStatus> {
     spawn(dir)?;
     let started = std::time::Instant::now();
+    let mut last_spawn = started;
     loop {
         if let Some(status) = status(dir) {
             return Ok(status);
         }
+        // A daemon of another build that was stepping down held the workspace when the first
+        // one started (which then left at once): start again once it is gone.
+        if last_spawn.elapsed() > Duration::from_millis(500) {
+            spawn(dir)?;
+            last_spawn = std::time::Instant::now();
+        }
         if started.elapsed() > wait {
             bail!(
-                "the daemon did not answer within {} s (see `quarry --index-dir {} daemon run` in the foreground)",
+                "the daemon did not answer within {} s (see {}, or run `quarry --index-dir {} daemon run` in the foreground)",
                 wait.as_secs(),
+                Place::of(dir).folder.join("log").display(),
                 dir.display()
             );
         }

@@ -3,6 +3,7 @@
 //! (it says so and steps down, so the client's next call starts one of its own build).
 
 use quarry_engine::answer::{CommitSearch, Mode, SearchResponse};
+use quarry_engine::exact::{FilterReport, GrepRequest, GrepStats};
 pub use quarry_engine::request::SearchCall;
 use quarry_engine::request::SearchRequest;
 use quarry_engine::CommitQuery;
@@ -37,6 +38,8 @@ pub enum Call {
         query: CommitQuery,
         mode: Mode,
     },
+    /// `quarry grep`, its paths relative to `request.base` (the client's working directory).
+    Grep { request: GrepRequest },
     /// Who is there: pid, build, uptime, requests served, memory.
     Status,
     /// Finish the requests at hand and exit.
@@ -51,6 +54,14 @@ pub enum Reply {
     },
     Commits {
         found: CommitSearch,
+    },
+    /// What `quarry grep` did; what it prints follows the line, byte for byte (`output_len`
+    /// bytes, then the daemon closes the connection): a megabyte of matches costs a copy, not
+    /// a JSON string built and parsed.
+    Grep {
+        output_len: u64,
+        stats: GrepStats,
+        filter: FilterReport,
     },
     Status {
         status: DaemonStatus,
@@ -82,4 +93,7 @@ pub struct DaemonStatus {
     pub rss_kib: Option<u64>,
     /// The embedding model it holds, when one is loaded.
     pub model: Option<String>,
+    /// What greps take from memory: folders watched, file lists and file states held.
+    #[serde(default)]
+    pub tree: Option<quarry_engine::exact::TreeSummary>,
 }

@@ -36,6 +36,9 @@ struct State {
     busy: AtomicUsize,
     idle: Duration,
     socket: String,
+    /// What greps keep between requests: file lists and file states kept true by inotify,
+    /// the open index.
+    exact: quarry_engine::exact::ExactMemory,
 }
 
 impl State {
@@ -85,6 +88,7 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         busy: AtomicUsize::new(0),
         idle,
         socket: place.socket.display().to_string(),
+        exact: quarry_engine::exact::ExactMemory::new(),
     });
     // Vectors stay decoded in memory between searches, and the model is loaded now, so the
     // first request after a start is warm too.
@@ -208,6 +212,31 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
     let answer = match envelope.call {
         Call::Search { request, how } => search(state, &request, &how),
         Call::Log { text, query, mode } => log(state, &text, query, mode),
+        Call::Grep { request } => {
+            let mut output = Vec::new();
+            match quarry_engine::exact::grep_kept(
+                state.service.dir(),
+                &request,
+                &state.exact,
+                &mut output,
+            ) {
+                Ok((stats, filter)) => {
+                    let header = Reply::Grep {
+                        output_len: output.len() as u64,
+                        stats,
+                        filter,
+                    };
+                    if reply(stream, &header).is_ok() {
+                        let mut stream = stream;
+                        let _ = stream.write_all(&output);
+                    }
+                    return;
+                }
+                Err(e) => Reply::Failed {
+                    error: format!("{e:#}"),
+                },
+            }
+        }
         Call::Status => Reply::Status {
             status: status(state),
         },
@@ -289,6 +318,7 @@ fn status(state: &State) -> DaemonStatus {
             .workspace()
             .ok()
             .and_then(|ws| ws.embedder().map(|e| e.fingerprint())),
+        tree: state.exact.tree_summary(),
     }
 }
 

@@ -4,20 +4,20 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use anyhow::Result;
 use quarry_core::Language;
-use quarry_grep::{
-    FileFilter, GrepRequest, GrepStats, IndexedFiles, IndexedStates, Requirement, SgMatch, SgStats,
-};
-use serde::Serialize;
+use quarry_grep::{FileFilter, IndexedFiles, IndexedStates, Requirement, SgMatch, SgStats};
+use serde::{Deserialize, Serialize};
+
+pub use quarry_grep::{Cold, GrepRequest, GrepStats, TreeMemory, TreeSummary, WarmTree};
 
 use crate::workspace::Workspace;
 
 /// Where an exact search's file filter came from.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FilterReport {
     /// Files the index knows the trigrams of (0: no index, or a pattern with no literal of
     /// three characters, so every file was read).
@@ -39,23 +39,40 @@ impl Workspace {
         &self,
         requirement: &Requirement,
     ) -> Result<(IndexedFiles, FilterReport)> {
-        let Some(query) = requirement.fts5_query() else {
+        if requirement.fts5_query().is_none() {
             return Ok((IndexedFiles::default(), FilterReport::default()));
-        };
+        }
         let kept_file = Self::listing_cache(&self.dir).join("indexed-files");
-        let kept = IndexedStates::load(&kept_file);
+        let kept = IndexedStates::load(&kept_file).map(|(g, states)| (g, Arc::new(states)));
+        let (files, report, read) = self.trigram_filter_given(requirement, kept)?;
+        if let Some((generation, states)) = read {
+            // Not kept: the next run reads the index again, nothing worse.
+            let _ = states.save(&kept_file, generation);
+        }
+        Ok((files, report))
+    }
+
+    /// The filter for `requirement`, given the indexed files' states some earlier search
+    /// kept (with the index generation they belong to); also the states read from the index
+    /// when those were missing or stale, for the caller to keep.
+    fn trigram_filter_given(
+        &self,
+        requirement: &Requirement,
+        kept: Option<KeptStates>,
+    ) -> Result<(IndexedFiles, FilterReport, Option<KeptStates>)> {
+        let Some(query) = requirement.fts5_query() else {
+            return Ok((IndexedFiles::default(), FilterReport::default(), None));
+        };
         let lookup = self
             .store()
             .trigram_lookup(&query, kept.as_ref().map(|(generation, _)| *generation))?;
-        let states = match (lookup.files, kept) {
+        let (states, read) = match (lookup.files, kept) {
             (Some(files), _) => {
-                let states = IndexedStates::new(files);
-                // Not kept: the next run reads the index again, nothing worse.
-                let _ = states.save(&kept_file, lookup.generation);
-                states
+                let states = Arc::new(IndexedStates::new(files));
+                (states.clone(), Some((lookup.generation, states)))
             }
-            (None, Some((_, states))) => states,
-            (None, None) => IndexedStates::default(),
+            (None, Some((_, states))) => (states, None),
+            (None, None) => (Arc::default(), None),
         };
         let files = IndexedFiles::new(states, lookup.may_match);
         let report = FilterReport {
@@ -63,9 +80,12 @@ impl Workspace {
             trigram_query: Some(query),
             ..Default::default()
         };
-        Ok((files, report))
+        Ok((files, report, read))
     }
 }
+
+/// Indexed files' states with the index generation they belong to.
+type KeptStates = (i64, Arc<IndexedStates>);
 
 impl Workspace {
     /// Keeps `root`'s file list for `quarry grep`, so that the first search after `quarry
@@ -126,6 +146,13 @@ impl PendingFilter {
         }
     }
 
+    fn ready(filter: Result<Filter>) -> Self {
+        Self {
+            pending: Mutex::new(None),
+            ready: OnceLock::from(filter.map_err(|e| format!("{e:#}"))),
+        }
+    }
+
     fn get(&self) -> &Result<Filter, String> {
         self.ready.get_or_init(|| {
             let handle = self.pending.lock().ok().and_then(|mut h| h.take());
@@ -153,12 +180,123 @@ pub fn grep(
     request: &GrepRequest,
     out: &mut dyn Write,
 ) -> Result<(GrepStats, FilterReport)> {
+    // The index is asked on its own thread while the files are listed and stat-ed.
     let pending = PendingFilter::start(dir, request.requirement());
+    run_grep(dir, request, &pending, &Cold, out)
+}
+
+/// What a resident process (the workspace daemon) keeps between exact searches: the tree's
+/// file lists and file states (kept true by inotify), the open index, and the indexed files'
+/// states. On sympy a selective grep then reads 19 files and asks nothing else of the disk
+/// but the index's trigram table.
+pub struct ExactMemory {
+    tree: Option<WarmTree>,
+    index: Mutex<Option<OpenIndex>>,
+}
+
+/// The index kept open, which file it is (a rebuild puts a new one in its place), and the
+/// indexed files' states last read from it.
+struct OpenIndex {
+    ws: Workspace,
+    file: (u64, u64),
+    states: Option<KeptStates>,
+}
+
+impl Default for ExactMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ExactMemory {
+    pub fn new() -> Self {
+        Self {
+            tree: WarmTree::new(),
+            index: Mutex::new(None),
+        }
+    }
+
+    /// What the tree memory holds (none: the kernel gave no inotify instance).
+    pub fn tree_summary(&self) -> Option<TreeSummary> {
+        self.tree.as_ref().map(WarmTree::summary)
+    }
+
+    fn filter(&self, dir: &Path, requirement: &Requirement) -> Result<Filter> {
+        let started = std::time::Instant::now();
+        let no_index = || {
+            let report = FilterReport {
+                trigram_query: requirement.fts5_query(),
+                ..Default::default()
+            };
+            Ok((IndexedFiles::default(), report))
+        };
+        if requirement.fts5_query().is_none() {
+            return Ok((IndexedFiles::default(), FilterReport::default()));
+        }
+        let Some(file) = file_identity(&Workspace::index_file(dir)) else {
+            return no_index();
+        };
+        let mut open = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if open.as_ref().is_none_or(|o| o.file != file) {
+            *open = Workspace::open_existing(dir).ok().map(|ws| OpenIndex {
+                ws,
+                file,
+                states: None,
+            });
+        }
+        let Some(index) = open.as_mut() else {
+            return no_index();
+        };
+        let (files, mut report, read) = index
+            .ws
+            .trigram_filter_given(requirement, index.states.clone())?;
+        if read.is_some() {
+            index.states = read;
+        }
+        report.lookup_ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok((files, report))
+    }
+}
+
+/// The device and inode of `file`, if it exists.
+#[cfg(unix)]
+fn file_identity(file: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(file).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_identity(file: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(file).ok().map(|m| (m.len(), 0))
+}
+
+/// [`grep`] by a resident process, with what `memory` keeps.
+pub fn grep_kept(
+    dir: &Path,
+    request: &GrepRequest,
+    memory: &ExactMemory,
+    out: &mut dyn Write,
+) -> Result<(GrepStats, FilterReport)> {
+    let pending = PendingFilter::ready(memory.filter(dir, &request.requirement()));
+    let tree: &dyn TreeMemory = match &memory.tree {
+        Some(tree) => tree,
+        None => &Cold,
+    };
+    run_grep(dir, request, &pending, tree, out)
+}
+
+fn run_grep(
+    dir: &Path,
+    request: &GrepRequest,
+    pending: &PendingFilter,
+    tree: &dyn TreeMemory,
+    out: &mut dyn Write,
+) -> Result<(GrepStats, FilterReport)> {
     let request = GrepRequest {
         listing_cache: listing_cache(dir),
         ..request.clone()
     };
-    let stats = quarry_grep::grep(&request, &pending, out)?;
+    let stats = quarry_grep::grep_with_memory(&request, pending, tree, out)?;
     let report = match pending.get() {
         Ok((_, report)) => report.clone(),
         // An index that cannot be read costs the filter, never the answer: every file was read.

@@ -6,6 +6,7 @@
 
 pub mod listing;
 pub mod literals;
+pub mod memory;
 pub mod scan;
 pub mod structural;
 
@@ -19,7 +20,8 @@ use anyhow::Result;
 use quarry_core::TrigramFile;
 
 pub use literals::Requirement;
-pub use scan::{grep, FileFilter, GrepRequest, GrepStats, OutputKind, ScanAll};
+pub use memory::{Cold, TreeMemory, TreeSummary, WarmTree};
+pub use scan::{grep, grep_with_memory, FileFilter, GrepRequest, GrepStats, OutputKind, ScanAll};
 pub use structural::{SgMatch, SgStats};
 
 /// Each indexed file's state when its trigrams were taken: its id, size and modification
@@ -107,14 +109,14 @@ impl IndexedStates {
 /// trigrams allow a match in.
 #[derive(Debug, Default)]
 pub struct IndexedFiles {
-    states: IndexedStates,
+    states: std::sync::Arc<IndexedStates>,
     may_match: HashSet<i64>,
 }
 
 impl IndexedFiles {
-    pub fn new(states: IndexedStates, may_match: Vec<i64>) -> Self {
+    pub fn new(states: impl Into<std::sync::Arc<IndexedStates>>, may_match: Vec<i64>) -> Self {
         Self {
-            states,
+            states: states.into(),
             may_match: may_match.into_iter().collect(),
         }
     }

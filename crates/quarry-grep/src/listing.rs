@@ -75,6 +75,50 @@ fn under(root: &Path, files: Vec<PathBuf>) -> Vec<PathBuf> {
     files.into_iter().map(|file| root.join(file)).collect()
 }
 
+/// A walk of one folder, with everything its answer depended on, for a process that keeps
+/// the answer in memory and watches what it depended on ([`crate::memory::WarmTree`]).
+pub(crate) struct WalkedTree {
+    root: PathBuf,
+    listing: Listing,
+    /// The files found (absolute), sorted.
+    pub files: Vec<PathBuf>,
+    /// The folders entered (absolute).
+    pub folders: Vec<PathBuf>,
+    /// Files outside those folders whose change, creation or removal changes the walk (the
+    /// ignore files and `.git` above the root, the user's git configuration).
+    pub depends_on: Vec<PathBuf>,
+}
+
+impl WalkedTree {
+    /// True when no folder changed between the walk and now (nor too close to the walk to
+    /// tell).
+    pub fn still_true(&self) -> bool {
+        !self.listing.racy && self.listing.still_true(&self.root)
+    }
+}
+
+pub(crate) fn walk_with_dependencies(root: &Path) -> Result<WalkedTree> {
+    let mut listing = walk(root, None, true)?;
+    let files = under(root, std::mem::take(&mut listing.files));
+    let folders = listing
+        .folders
+        .iter()
+        .map(|(folder, _)| root.join(folder).components().collect())
+        .collect::<Vec<PathBuf>>();
+    let depends_on = listing
+        .watched
+        .iter()
+        .map(|(path, _, _)| path.clone())
+        .collect();
+    Ok(WalkedTree {
+        root: root.to_path_buf(),
+        listing,
+        files,
+        folders,
+        depends_on,
+    })
+}
+
 /// Walks `root` and keeps its list in `cache` (after an index run, so the first search after
 /// it need not walk).
 pub fn refresh(root: &Path, cache: &Path) -> Result<()> {

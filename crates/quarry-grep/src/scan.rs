@@ -9,7 +9,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 use anyhow::{anyhow, Result};
 use grep_printer::{ColorSpecs, JSONBuilder, StandardBuilder, SummaryBuilder, SummaryKind};
@@ -21,9 +20,10 @@ use termcolor::Buffer;
 
 use crate::listing::threads;
 use crate::literals::{requirement, PatternSyntax, Requirement};
+use crate::memory::{Cold, Stamp, TreeMemory};
 
 /// How matches are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum OutputKind {
     /// Matching lines (ripgrep's default).
     #[default]
@@ -37,7 +37,7 @@ pub enum OutputKind {
 }
 
 /// One `quarry grep`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct GrepRequest {
     /// Patterns; a line matches if any matches (`-e` repeated).
     pub patterns: Vec<String>,
@@ -65,6 +65,11 @@ pub struct GrepRequest {
     /// Where folders' file lists are kept between runs (the workspace's cache), so that a
     /// search need not walk the tree; none: walk every time.
     pub listing_cache: Option<PathBuf>,
+    /// The folder `paths` (and globs) are relative to, and printed paths are relative to: the
+    /// caller's working directory when another process (the workspace daemon) searches for
+    /// it; none: this process's.
+    #[serde(default)]
+    pub base: Option<PathBuf>,
 }
 
 /// Decides which files need not be read at all.
@@ -84,7 +89,7 @@ impl FileFilter for ScanAll {
 }
 
 /// What a grep did.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct GrepStats {
     /// Files the walk found (after ignore rules, globs and `--lang`).
     pub files: usize,
@@ -134,7 +139,10 @@ impl GrepRequest {
 
 /// A file to search, with how it is printed.
 pub(crate) struct Target {
+    /// The path as printed: as given, or found under a folder given.
     pub path: PathBuf,
+    /// The path to open: `path` under the request's base folder (`path` itself without one).
+    pub open: PathBuf,
     /// Named on the command line (binary files are then searched, as ripgrep does).
     pub explicit: bool,
 }
@@ -145,9 +153,21 @@ pub fn grep(
     filter: &dyn FileFilter,
     out: &mut dyn Write,
 ) -> Result<GrepStats> {
+    grep_with_memory(request, filter, &Cold, out)
+}
+
+/// [`grep`], taking file lists and file states from `memory` where it holds them (a resident
+/// process's [`crate::WarmTree`]).
+pub fn grep_with_memory(
+    request: &GrepRequest,
+    filter: &dyn FileFilter,
+    memory: &dyn TreeMemory,
+    out: &mut dyn Write,
+) -> Result<GrepStats> {
     let matcher = request.matcher()?;
     let started = std::time::Instant::now();
-    let (targets, with_filename) = list_files(request)?;
+    memory.catch_up();
+    let (targets, with_filename) = list_files(request, memory)?;
     let walk_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = std::time::Instant::now();
     let mut stats = GrepStats {
@@ -155,7 +175,7 @@ pub fn grep(
         walk_ms,
         ..Default::default()
     };
-    let (results, ruled_out) = search_targets(&targets, filter, |target| {
+    let (results, ruled_out) = search_targets(&targets, filter, memory, |target| {
         search_one(request, &matcher, target, with_filename)
     })?;
     stats.ruled_out = ruled_out;
@@ -177,65 +197,107 @@ pub fn grep(
     Ok(stats)
 }
 
-/// Runs `work` on every target `filter` does not rule out, on every thread; returns each
-/// target's outcome in target order (`None`: ruled out, or nothing) and how many were ruled
-/// out.
+/// Runs `work` on every target `filter` does not rule out; returns each target's outcome in
+/// target order (`None`: ruled out, or nothing) and how many were ruled out.
 ///
-/// Two passes over the targets: first every walked file is stat-ed (which needs no filter, so
-/// it runs while the filter may still be coming from the index), then each is checked and
-/// searched.
+/// Three steps: each walked file's state is taken from `memory` or read (in parallel; this
+/// needs no filter, so it runs while the filter may still be coming from the index), the
+/// filter rules files out, and the rest are searched — on every thread when there are enough
+/// of them to pay for starting one.
 pub(crate) fn search_targets<T: Send>(
     targets: &[Target],
     filter: &dyn FileFilter,
+    memory: &dyn TreeMemory,
     work: impl Fn(&Target) -> Option<T> + Sync,
 ) -> Result<(Vec<Option<T>>, usize)> {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let workers = threads().min(targets.len().max(1));
-    let stat_next = AtomicUsize::new(0);
-    let stamps: Vec<OnceLock<Option<(u64, i64)>>> =
-        (0..targets.len()).map(|_| OnceLock::new()).collect();
-    let stat_done = std::sync::Barrier::new(workers);
-    let next = AtomicUsize::new(0);
-    let ruled_out = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..targets.len()).map(|_| None).collect());
-    let worker = || {
-        loop {
-            let i = stat_next.fetch_add(1, Ordering::Relaxed);
-            let Some(target) = targets.get(i) else { break };
-            let stamp = (!target.explicit)
-                .then(|| std::fs::metadata(&target.path).ok())
-                .flatten()
-                .map(|m| (m.len(), quarry_core::mtime_ns(&m)));
-            let _ = stamps[i].set(stamp);
+    let walked: Vec<usize> = (0..targets.len())
+        .filter(|&i| !targets[i].explicit)
+        .collect();
+    let remembered = memory.stamps(
+        &walked
+            .iter()
+            .map(|&i| targets[i].open.as_path())
+            .collect::<Vec<_>>(),
+    );
+    let mut stamps: Vec<Option<Stamp>> = vec![None; targets.len()];
+    let mut unknown = Vec::new();
+    for (&i, stamp) in walked.iter().zip(remembered) {
+        match stamp {
+            Some(stamp) => stamps[i] = Some(stamp),
+            None => unknown.push(i),
         }
-        stat_done.wait();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(target) = targets.get(i) else { break };
-            if let Some(Some((size, mtime))) = stamps[i].get() {
-                if filter.rules_out(&cwd.join(&target.path), *size, *mtime) {
-                    ruled_out.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-            }
-            let outcome = work(target);
-            if let Ok(mut slots) = results.lock() {
-                slots[i] = outcome;
-            }
-        }
-    };
-    // The calling thread is one of the workers: starting a thread costs up to a millisecond
-    // on a small virtual machine, a sixth of a selective grep.
-    std::thread::scope(|scope| {
-        for _ in 1..workers {
-            scope.spawn(worker);
-        }
-        worker();
+    }
+    let read = on_threads(&unknown, unknown.len() / 64, |i| {
+        std::fs::metadata(&targets[i].open)
+            .ok()
+            .map(|m| (m.len(), quarry_core::mtime_ns(&m)))
     });
-    let results = results
-        .into_inner()
-        .map_err(|_| anyhow!("a search thread panicked"))?;
-    Ok((results, ruled_out.into_inner()))
+    let mut learned = Vec::new();
+    for (&i, stamp) in unknown.iter().zip(read) {
+        if let Some(stamp) = stamp {
+            learned.push((targets[i].open.as_path(), stamp));
+        }
+        stamps[i] = stamp;
+    }
+    memory.keep(&learned);
+    let mut ruled_out = 0;
+    let mut to_read = Vec::new();
+    for (i, target) in targets.iter().enumerate() {
+        if let Some((size, mtime)) = stamps[i] {
+            let path = if target.open.is_absolute() {
+                std::borrow::Cow::Borrowed(target.open.as_path())
+            } else {
+                std::borrow::Cow::Owned(cwd.join(&target.open))
+            };
+            if filter.rules_out(&path, size, mtime) {
+                ruled_out += 1;
+                continue;
+            }
+        }
+        to_read.push(i);
+    }
+    // Starting a thread costs up to a millisecond on a small virtual machine: a few files are
+    // read on the calling thread.
+    let outcomes = on_threads(&to_read, to_read.len() / 8, |i| work(&targets[i]));
+    let mut results: Vec<Option<T>> = (0..targets.len()).map(|_| None).collect();
+    for (&i, outcome) in to_read.iter().zip(outcomes) {
+        results[i] = outcome;
+    }
+    Ok((results, ruled_out))
+}
+
+/// `work` on each of `items`, in order, on up to `spread` threads (the calling thread one of
+/// them; never more than the CPUs).
+fn on_threads<T: Send>(items: &[usize], spread: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let workers = threads().min(spread).max(1);
+    if workers == 1 {
+        return items.iter().map(|&i| work(i)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    // Each thread keeps what it did, by position; joined in order after.
+    let worker = || {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = items.get(at) else { break };
+            done.push((at, work(i)));
+        }
+        done
+    };
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..workers).map(|_| scope.spawn(worker)).collect();
+        let mut done = worker();
+        for other in others {
+            match other.join() {
+                Ok(theirs) => done.extend(theirs),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(at, _)| *at);
+    done.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
 /// Searches one file into a buffer; `None` when nothing matched (or it could not be read:
@@ -252,7 +314,7 @@ fn search_one(
     } else {
         Buffer::no_color()
     };
-    let path = &target.path;
+    let (path, open) = (&target.path, &target.open);
     let lines = match request.output {
         OutputKind::Lines => {
             let mut printer = StandardBuilder::new()
@@ -261,7 +323,7 @@ fn search_one(
                 .path(with_filename)
                 .build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, path, &mut sink).ok()?;
+            searcher.search_path(matcher, open, &mut sink).ok()?;
             sink.match_count()
         }
         OutputKind::FilesWithMatches | OutputKind::Count => {
@@ -276,7 +338,7 @@ fn search_one(
                 .path(with_filename || kind == SummaryKind::PathWithMatch)
                 .build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, path, &mut sink).ok()?;
+            searcher.search_path(matcher, open, &mut sink).ok()?;
             if !sink.has_match() {
                 return None;
             }
@@ -286,7 +348,7 @@ fn search_one(
         OutputKind::Json => {
             let mut printer = JSONBuilder::new().build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, path, &mut sink).ok()?;
+            searcher.search_path(matcher, open, &mut sink).ok()?;
             sink.match_count()
         }
     };
@@ -312,16 +374,29 @@ fn searcher(request: &GrepRequest, explicit: bool) -> Searcher {
 
 /// The files to search, sorted by path, and whether lines carry the file's name (they do
 /// unless the only thing searched is one file named on the command line, as in ripgrep).
-pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
+pub(crate) fn list_files(
+    request: &GrepRequest,
+    memory: &dyn TreeMemory,
+) -> Result<(Vec<Target>, bool)> {
     let implicit_root = request.paths.is_empty();
     let roots: Vec<PathBuf> = if implicit_root {
         vec![PathBuf::from(".")]
     } else {
         request.paths.clone()
     };
+    // Paths are opened under the request's base folder (another process's working directory)
+    // and printed as given.
+    let base = request.base.as_deref();
+    let open_of = |path: &Path| match base {
+        Some(base) => base.join(path),
+        None => path.to_path_buf(),
+    };
     let mut overrides = None;
     if !request.globs.is_empty() {
-        let mut builder = OverrideBuilder::new(std::env::current_dir()?);
+        let mut builder = OverrideBuilder::new(match base {
+            Some(base) => base.to_path_buf(),
+            None => std::env::current_dir()?,
+        });
         for glob in &request.globs {
             builder
                 .add(glob)
@@ -334,30 +409,44 @@ pub(crate) fn list_files(request: &GrepRequest) -> Result<(Vec<Target>, bool)> {
     let mut targets = Vec::new();
     let mut any_folder = false;
     for root in &roots {
-        let meta = std::fs::metadata(root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+        let open_root = open_of(root);
+        let meta = std::fs::metadata(&open_root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
         if !meta.is_dir() {
             targets.push(Target {
                 path: root.clone(),
+                open: open_root,
                 explicit: true,
             });
             continue;
         }
         any_folder = true;
-        let found = crate::listing::folder_files(
-            root,
-            overrides.as_ref(),
-            request.listing_cache.as_deref(),
-        )?;
+        let found = match &overrides {
+            // Globs prune the walk: no list kept without them can answer.
+            Some(overrides) => crate::listing::folder_files(
+                &open_root,
+                Some(overrides),
+                request.listing_cache.as_deref(),
+            )?,
+            None => memory.files(&open_root, request.listing_cache.as_deref())?,
+        };
         let language = request.language;
         let found = found
             .into_iter()
             .filter(|path| language.is_none_or(|l| Language::detect(path) == l))
-            .map(|path| match path.strip_prefix("./") {
-                Ok(stripped) if implicit_root => stripped.to_path_buf(),
-                _ => path,
+            .map(|open| {
+                let shown = match open.strip_prefix(&open_root) {
+                    Ok(relative) => root.join(relative),
+                    Err(_) => open.clone(),
+                };
+                let shown = match shown.strip_prefix("./") {
+                    Ok(stripped) if implicit_root => stripped.to_path_buf(),
+                    _ => shown,
+                };
+                (shown, open)
             });
-        targets.extend(found.map(|path| Target {
+        targets.extend(found.map(|(path, open)| Target {
             path,
+            open,
             explicit: false,
         }));
     }
@@ -381,7 +470,7 @@ pub fn matching_lines(
     limit: usize,
 ) -> Result<Vec<LineMatch>> {
     let matcher = request.matcher()?;
-    let (targets, _) = list_files(request)?;
+    let (targets, _) = list_files(request, &Cold)?;
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut found = Vec::new();
     for target in &targets {
@@ -389,9 +478,9 @@ pub fn matching_lines(
             break;
         }
         if !target.explicit {
-            if let Ok(meta) = std::fs::metadata(&target.path) {
+            if let Ok(meta) = std::fs::metadata(&target.open) {
                 let mtime = quarry_core::mtime_ns(&meta);
-                if filter.rules_out(&cwd.join(&target.path), meta.len(), mtime) {
+                if filter.rules_out(&cwd.join(&target.open), meta.len(), mtime) {
                     continue;
                 }
             }
@@ -404,7 +493,7 @@ pub fn matching_lines(
         let mut searcher = searcher(&counting, target.explicit);
         let _ = searcher.search_path(
             &matcher,
-            &target.path,
+            &target.open,
             grep_searcher::sinks::Lossy(|line_number, line| {
                 found.push(LineMatch {
                     path: target.path.clone(),

@@ -191,11 +191,12 @@ pub fn search(
         listing_cache: listing_cache.map(Path::to_path_buf),
         ..Default::default()
     };
-    let (targets, _) = crate::scan::list_files(&request)?;
-    let (found, ruled_out) = crate::scan::search_targets(&targets, filter, |target| {
-        let matches = match_file(&target.path, &compiled, &lang);
-        (!matches.is_empty()).then_some(matches)
-    })?;
+    let (targets, _) = crate::scan::list_files(&request, &crate::Cold)?;
+    let (found, ruled_out) =
+        crate::scan::search_targets(&targets, filter, &crate::Cold, |target| {
+            let matches = match_file(&target.path, &compiled, &lang);
+            (!matches.is_empty()).then_some(matches)
+        })?;
     let mut stats = SgStats {
         files: targets.len(),
         ruled_out,
