@@ -124,6 +124,24 @@ pub fn chunk_file(language: Language, text: &str, opts: &ChunkOptions) -> FileCh
     }
 }
 
+/// The definitions (or headings) of `text`, as `chunk_file` finds them, without making its
+/// chunks: for code, one parse and one walk for definitions (no call sites).
+pub fn file_symbols(language: Language, text: &str) -> Vec<quarry_core::Symbol> {
+    if !language.is_code() {
+        return chunk_file(language, text, &ChunkOptions::default()).symbols;
+    }
+    let lines = Lines::new(text);
+    if lines.trim(1, lines.len()).is_none() {
+        return Vec::new();
+    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tree::symbols(language, text, &lines)
+    }))
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+}
+
 /// Line windows over the whole file, kind `text`, no symbols.
 pub(crate) fn text_chunks(language: Language, lines: &Lines, opts: &ChunkOptions) -> FileChunks {
     let Some((s, e)) = lines.trim(1, lines.len()) else {

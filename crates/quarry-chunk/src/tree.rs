@@ -90,11 +90,7 @@ pub(crate) fn chunk(
         opts,
     };
     let pieces = cx.level(1, lines.len(), None, &roots);
-    let mut symbols: Vec<Symbol> = defs.iter().map(Def::symbol).collect();
-    if language == Language::Rust {
-        symbols.extend(macro_items(spec, &tree, text, 0, 0));
-        symbols.sort_by_key(|s| s.start_line);
-    }
+    let symbols = symbols_of(language, spec, &tree, text, &defs);
     let mut names: Vec<(u32, String)> = defs
         .iter()
         .map(|d| (d.sym_start, d.qname.clone()))
@@ -107,6 +103,30 @@ pub(crate) fn chunk(
         calls,
         names,
     })
+}
+
+/// A code file's definitions alone, without chunks or call sites (an outline needs no more:
+/// on a 3,000-line Python file the parse is then most of the work); `None` as for [`chunk`].
+pub(crate) fn symbols(language: Language, text: &str, lines: &Lines) -> Option<Vec<Symbol>> {
+    let spec = languages::spec(language)?;
+    let tree = parse(language, spec, text, parse_budget(text.len()))?;
+    let defs = collect(language, spec, &tree, text, lines);
+    Some(symbols_of(language, spec, &tree, text, &defs))
+}
+
+fn symbols_of(
+    language: Language,
+    spec: &Spec,
+    tree: &Tree,
+    text: &str,
+    defs: &[Def],
+) -> Vec<Symbol> {
+    let mut symbols: Vec<Symbol> = defs.iter().map(Def::symbol).collect();
+    if language == Language::Rust {
+        symbols.extend(macro_items(spec, tree, text, 0, 0));
+        symbols.sort_by_key(|s| s.start_line);
+    }
+    symbols
 }
 
 /// Macros inside macros are read this deep (`cfg_net! { pin_project! { … } }`).

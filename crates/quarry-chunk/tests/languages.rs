@@ -41,6 +41,11 @@ fn check(
         want_split,
         "{language} chunks (max 10 lines, unmerged)"
     );
+    assert_eq!(
+        quarry_chunk::file_symbols(language, text),
+        fc.symbols,
+        "{language} symbols without chunking (outlines) are the chunker's"
+    );
     fc
 }
 

@@ -195,7 +195,8 @@ impl Hook {
             }
         }
         let rel = project_relative(file, event);
-        let outline = quarry_engine::summary::summarize_file(path, &rel)?;
+        let outline =
+            quarry_engine::summary::summarize_file_in(self.workspace().as_ref(), path, &rel)?;
         if (outline.total_lines as usize) < MIN_LINES {
             return Ok(Decision::Allow("short file".into()));
         }

@@ -553,7 +553,7 @@ fn summary(dir: &std::path::Path, args: SummaryArgs) -> Result<()> {
     let ws = || Workspace::open_existing(dir).ok();
     match (args.mode, &args.symbol) {
         (SummaryMode::Structure, _) => {
-            let outline = summary::summarize_file(&args.file, &shown)?;
+            let outline = summary::summarize_file_in(ws().as_ref(), &args.file, &shown)?;
             if args.json {
                 return output::print_json(&outline);
             }

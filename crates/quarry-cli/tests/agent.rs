@@ -171,3 +171,46 @@ fn context_and_call_graph_resolve_names_through_the_index() {
         .fails(&["summary", service, "--mode", "context"])
         .contains("--symbol"));
 }
+
+/// An outline of an indexed, unchanged file is built from the index's definitions (no parse):
+/// the same answer as a parse; a file whose size or time moved since is parsed again.
+#[test]
+fn outlines_of_unchanged_files_come_from_the_index() {
+    let env = Env::new();
+    repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let bare = Env::new();
+    let path = env.repo.path().join("app/service.py");
+    let service = path.to_str().unwrap();
+    let names = |outline: &Value| strings(&outline["items"], "qualified_name");
+    let indexed = env.json(&["summary", service]);
+    assert_eq!(indexed, bare.json(&["summary", service]));
+    assert_eq!(names(&indexed), ["create_user", "handler"]);
+
+    // The same size and time as indexed: the index's definitions are trusted (as grep's
+    // trigram filter trusts them), so the outline still names `handler`.
+    let time = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("def handler", "def hendler")).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+    assert_eq!(
+        names(&env.json(&["summary", service])),
+        ["create_user", "handler"]
+    );
+    // A new time: parsed again.
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(time + std::time::Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(
+        names(&env.json(&["summary", service])),
+        ["create_user", "hendler"]
+    );
+}

@@ -302,6 +302,16 @@ pub trait Store: crate::history::HistoryStore {
     ) -> anyhow::Result<Vec<(String, String)>>;
     /// Every chunk of one file, in line order.
     fn file_chunks(&self, repo: &str, path: &str) -> anyhow::Result<Vec<ChunkHit>>;
+    /// The definitions indexed for one file, in the chunker's order, with the file's state
+    /// when they were taken (an outline of an unchanged file needs no parse). `None`: not
+    /// indexed, or a backend that does not keep them at hand (the caller parses).
+    fn indexed_symbols(
+        &self,
+        _repo: &str,
+        _path: &str,
+    ) -> anyhow::Result<Option<(FileState, Vec<crate::Symbol>)>> {
+        Ok(None)
+    }
     /// Calls of `name` (the called name's last segment), in the given repos (all when empty).
     fn callers(&self, name: &str, repos: &[String], limit: usize) -> anyhow::Result<Vec<CallRef>>;
     /// Calls made inside the definition `caller` (its qualified name) of one file.

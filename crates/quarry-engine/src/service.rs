@@ -321,7 +321,7 @@ impl Service {
         let (repo, file, shown) = self.resolve_file(&ws, &p.file)?;
         let body = match (p.mode.unwrap_or_default(), &p.symbol) {
             (SummaryMode::Structure, _) => {
-                FileSummary::Structure(summary::summarize_file(&file, &shown)?)
+                FileSummary::Structure(summary::summarize_file_in(Some(&ws), &file, &shown)?)
             }
             (SummaryMode::Context, None) => return Err(bad("context mode needs `symbol`")),
             (SummaryMode::Context, Some(symbol)) => {

@@ -13,7 +13,6 @@ mod compact;
 mod render;
 mod source;
 
-use quarry_chunk::{chunk_file, ChunkOptions};
 use quarry_core::{Language, Symbol};
 use serde::Serialize;
 
@@ -100,7 +99,7 @@ pub fn outline(path: &str, language: Language, text: &str) -> Outline {
     let symbols = if language == Language::Text {
         Vec::new()
     } else {
-        chunk_file(language, text, &ChunkOptions::default()).symbols
+        quarry_chunk::file_symbols(language, text)
     };
     outline_from_symbols(path, language, text, &symbols)
 }

@@ -1,4 +1,5 @@
 use super::*;
+use quarry_chunk::{chunk_file, ChunkOptions};
 
 const RUST: &str = r#"use std::collections::HashMap;
 use std::path::{Path, PathBuf};

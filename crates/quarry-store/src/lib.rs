@@ -649,6 +649,14 @@ impl Store for SqliteStore {
         search::file_chunks(&self.conn, repo, path).map_err(|e| self.err(e))
     }
 
+    fn indexed_symbols(
+        &self,
+        repo: &str,
+        path: &str,
+    ) -> Result<Option<(quarry_core::FileState, Vec<quarry_core::Symbol>)>> {
+        search::indexed_symbols(&self.conn, repo, path).map_err(|e| self.err(e))
+    }
+
     fn stats(&self) -> Result<Vec<RepoStats>> {
         search::stats(&self.conn).map_err(|e| self.err(e))
     }

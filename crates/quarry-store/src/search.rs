@@ -267,6 +267,51 @@ pub fn file_chunks(conn: &Connection, repo: &str, path: &str) -> rusqlite::Resul
     rows.collect()
 }
 
+pub fn indexed_symbols(
+    conn: &Connection,
+    repo: &str,
+    path: &str,
+) -> rusqlite::Result<Option<(quarry_core::FileState, Vec<quarry_core::Symbol>)>> {
+    // One read transaction: the state and the symbols belong to the same indexing of the file.
+    let tx = conn.unchecked_transaction()?;
+    let file = tx
+        .prepare_cached(
+            "SELECT f.id, f.hash, f.size, f.mtime_ns FROM files f JOIN repos r ON r.id = f.repo_id
+             WHERE r.name = ?1 AND f.path = ?2",
+        )?
+        .query_row([repo, path], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                quarry_core::FileState {
+                    hash: r.get(1)?,
+                    size: r.get::<_, i64>(2)? as u64,
+                    mtime_ns: r.get(3)?,
+                },
+            ))
+        })
+        .optional()?;
+    let Some((file_id, state)) = file else {
+        return Ok(None);
+    };
+    let symbols = tx
+        .prepare_cached(
+            "SELECT name, kind, parent, start_line, end_line, signature FROM symbols
+             WHERE file_id = ?1 ORDER BY id",
+        )?
+        .query_map([file_id], |r| {
+            Ok(quarry_core::Symbol {
+                name: r.get(0)?,
+                kind: r.get(1)?,
+                parent: r.get(2)?,
+                start_line: r.get(3)?,
+                end_line: r.get(4)?,
+                signature: r.get(5)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some((state, symbols)))
+}
+
 pub fn stats(conn: &Connection) -> rusqlite::Result<Vec<RepoStats>> {
     let mut repos = conn.prepare(&format!("SELECT {REPO_COLUMNS} FROM repos ORDER BY name"))?;
     let repos = repos
