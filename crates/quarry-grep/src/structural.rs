@@ -130,6 +130,27 @@ pub struct SgMatch {
     pub text: String,
     /// Each named metavariable's text (`$$$ARGS`: the source from its first to last node).
     pub captures: BTreeMap<String, String>,
+    /// The text or a capture was longer than [`MAX_MATCH_TEXT`] bytes and was cut there (the
+    /// lines say where the whole match is).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// Bytes of a match's text (and of each capture) returned. A pattern such as `{ $$$A }`
+/// matches every nested block of a file, each containing the next: without a cut, 100,000
+/// nested braces made matches of 10 GB.
+pub const MAX_MATCH_TEXT: usize = 64 << 10;
+
+/// `text` cut to [`MAX_MATCH_TEXT`] bytes at a character boundary; whether it was cut.
+fn bounded(text: &str) -> (String, bool) {
+    if text.len() <= MAX_MATCH_TEXT {
+        return (text.to_string(), false);
+    }
+    let mut end = MAX_MATCH_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), true)
 }
 
 /// What an `sg` search did.
@@ -194,8 +215,8 @@ pub fn search(
     let (targets, _) = crate::scan::list_files(&request, &crate::Cold)?;
     let (found, ruled_out) =
         crate::scan::search_targets(&targets, filter, &crate::Cold, |target| {
-            let matches = match_file(&target.path, &compiled, &lang);
-            (!matches.is_empty()).then_some(matches)
+            let (matches, count) = match_file(&target.path, &compiled, &lang, limit);
+            (count > 0).then_some((matches, count))
         })?;
     let mut stats = SgStats {
         files: targets.len(),
@@ -203,31 +224,44 @@ pub fn search(
         ..Default::default()
     };
     stats.searched = stats.files - stats.ruled_out;
-    let mut matches: Vec<SgMatch> = found.into_iter().flatten().flatten().collect();
-    stats.matches = matches.len();
-    stats.left_out = matches.len().saturating_sub(limit);
+    let mut matches = Vec::new();
+    for (found, count) in found.into_iter().flatten() {
+        stats.matches += count;
+        matches.extend(found);
+    }
+    stats.left_out = stats.matches.saturating_sub(limit);
     matches.truncate(limit);
     Ok((matches, stats))
 }
 
-/// A file's matches; a file that cannot be read as text has none (binary files are skipped,
-/// as `quarry grep` skips them).
-fn match_file(path: &Path, pattern: &Pattern, lang: &SgLanguage) -> Vec<SgMatch> {
+/// A file's first `limit` matches and how many it has in all; a file that cannot be read as
+/// text has none (binary files are skipped, as `quarry grep` skips them). Matches past the
+/// limit are counted, never built.
+fn match_file(
+    path: &Path,
+    pattern: &Pattern,
+    lang: &SgLanguage,
+    limit: usize,
+) -> (Vec<SgMatch>, usize) {
     let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     let Ok(source) = String::from_utf8(bytes) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let root = lang.ast_grep(&source);
-    root.root()
-        .find_all(pattern)
+    let top = root.root();
+    let mut all = top.find_all(pattern);
+    let built: Vec<SgMatch> = all
+        .by_ref()
+        .take(limit)
         .map(|m| {
             let env = m.get_env();
             let mut captures = BTreeMap::new();
+            let mut truncated = false;
             for var in env.get_matched_variables() {
                 let name = match var {
                     ast_grep_core::meta_var::MetaVariable::Capture(name, _) => name,
@@ -247,15 +281,71 @@ fn match_file(path: &Path, pattern: &Pattern, lang: &SgLanguage) -> Vec<SgMatch>
                         }
                     }
                 };
+                let (text, cut) = bounded(&text);
+                truncated |= cut;
                 captures.insert(name, text);
             }
+            let (text, cut) = bounded(&m.text());
             SgMatch {
                 path: path.display().to_string(),
                 start_line: m.start_pos().line() + 1,
                 end_line: m.end_pos().line() + 1,
-                text: m.text().into_owned(),
+                text,
                 captures,
+                truncated: truncated || cut,
             }
         })
-        .collect()
+        .collect();
+    let count = built.len() + all.count();
+    (built, count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pattern that matches every block of 40,000 nested ones, each holding the next: the
+    /// limit builds 3 matches and counts the rest, and no match carries more than
+    /// `MAX_MATCH_TEXT` bytes (before, each held its whole nest: 851 MB for half this nesting).
+    #[test]
+    fn nested_matches_are_counted_past_the_limit_and_their_text_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let braces = "{".repeat(40_000) + &"}".repeat(40_000);
+        let lines: Vec<&str> = braces
+            .as_bytes()
+            .chunks(60)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let deep = dir.path().join("deep.rs");
+        std::fs::write(&deep, format!("fn f() {{\n{}\n}}\n", lines.join("\n"))).unwrap();
+        let (matches, stats) = search(
+            "{ $$$A }",
+            Language::Rust,
+            &[deep],
+            &crate::ScanAll,
+            3,
+            None,
+        )
+        .unwrap();
+        assert_eq!(matches.len(), 3);
+        assert!(stats.matches > 40_000, "{stats:?}");
+        assert_eq!(stats.left_out, stats.matches - 3);
+        assert!(matches.iter().all(|m| m.text.len() <= MAX_MATCH_TEXT
+            && m.captures.values().all(|c| c.len() <= MAX_MATCH_TEXT)));
+        // The outermost block is cut, and says so; a small match is whole.
+        assert!(matches[0].truncated);
+        let small = dir.path().join("small.rs");
+        std::fs::write(&small, "fn g() { let x = 1; }\n").unwrap();
+        let (matches, _) = search(
+            "{ $$$A }",
+            Language::Rust,
+            &[small],
+            &crate::ScanAll,
+            10,
+            None,
+        )
+        .unwrap();
+        assert_eq!(matches[0].text, "{ let x = 1; }");
+        assert!(!matches[0].truncated);
+    }
 }
