@@ -121,6 +121,15 @@ struct ServeArgs {
     /// Allow a non-loopback address (needs a token).
     #[arg(long)]
     allow_remote: bool,
+    /// Connections held open at once; more are closed when they arrive.
+    #[arg(long, default_value_t = quarry_http::Limits::default().max_connections)]
+    max_connections: usize,
+    /// Seconds a connection may take to send a request's headers (or sit idle).
+    #[arg(long, default_value_t = quarry_http::Limits::default().header_timeout.as_secs_f64())]
+    header_timeout: f64,
+    /// Requests at work at once [default: two per CPU]; a few more wait, the rest get 503.
+    #[arg(long)]
+    max_concurrent: Option<usize>,
 }
 
 #[derive(Args)]
@@ -416,6 +425,16 @@ fn run(cli: Cli) -> Result<()> {
                 addr: args.addr,
                 token: args.token,
                 allow_remote: args.allow_remote,
+                limits: quarry_http::Limits {
+                    max_connections: args.max_connections,
+                    header_timeout: std::time::Duration::from_secs_f64(
+                        args.header_timeout.max(0.001),
+                    ),
+                    max_concurrent: args
+                        .max_concurrent
+                        .unwrap_or(quarry_http::Limits::default().max_concurrent),
+                    ..Default::default()
+                },
             },
         ),
         Command::Log(args) => history_cmd::log(&dir, args),

@@ -265,6 +265,11 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             400,
             "no indexed repo named",
         ),
+        (
+            "/api/summary?file=app/users.py&mode=context&symbol=noSuchThing",
+            400,
+            "defines no `noSuchThing`",
+        ),
         ("/api/nothing", 404, "no route"),
     ];
     for (target, want, says) in cases {
@@ -356,12 +361,17 @@ fn killing_the_server_in_the_middle_of_a_sync_leaves_an_index_that_opens() {
 
 /// Raw HTTP/1.1 with a chosen Host header; returns the status code.
 fn status_with_host(server: &Server, host: &str) -> u16 {
+    raw_status(server, &format!("Host: {host}\r\n"))
+}
+
+/// Raw HTTP/1.1 with the given header lines; returns the status code.
+fn raw_status(server: &Server, headers: &str) -> u16 {
     use std::io::{Read, Write};
     let addr = server.base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
-        "GET /api/status HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        "GET /api/status HTTP/1.1\r\n{headers}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
@@ -386,9 +396,100 @@ fn a_loopback_server_refuses_other_host_names() {
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         "localhost".to_string(),
+        format!("[::1]:{port}"),
     ] {
         assert_eq!(status_with_host(&server, &host), 200, "{host}");
     }
+    // A loopback address with a name glued after it, a second Host, or none at all.
+    for host in ["[::1]evil.example", "[::1]:80evil", "[::1"] {
+        assert_eq!(status_with_host(&server, host), 403, "{host}");
+    }
+    let two = format!("Host: 127.0.0.1:{port}\r\nHost: evil.example\r\n");
+    assert_eq!(raw_status(&server, &two), 400);
+    assert_eq!(raw_status(&server, ""), 400);
+}
+
+/// Connections past the cap are closed, a client that never finishes its headers is dropped,
+/// and searches past the turns and the queue are answered 503 with Retry-After — while the
+/// server keeps answering.
+#[test]
+fn a_server_holds_a_bounded_number_of_connections_and_requests() {
+    use std::io::{Read, Write};
+    let env = Env::new();
+    indexed_repo(&env);
+    let server = start(
+        &env,
+        &[
+            "--max-connections",
+            "4",
+            "--header-timeout",
+            "0.5",
+            "--max-concurrent",
+            "1",
+        ],
+    );
+    let addr = server.base.trim_start_matches("http://").to_string();
+    // Four slow clients hold every slot; a fifth connection is closed unanswered.
+    let slow: Vec<_> = (0..4)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"GET /api/status HTTP/1.1\r\nHo").unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut fifth = std::net::TcpStream::connect(&addr).unwrap();
+    fifth
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let _ = fifth.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let mut answer = Vec::new();
+    let _ = fifth.read_to_end(&mut answer);
+    assert!(
+        answer.is_empty(),
+        "over the cap: {}",
+        String::from_utf8_lossy(&answer)
+    );
+    // The slow ones are dropped after the header timeout, and the server answers again.
+    for mut s in slow {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut rest = Vec::new();
+        let started = std::time::Instant::now();
+        let _ = s.read_to_end(&mut rest);
+        assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    }
+    assert_eq!(get(&server, "/healthz", None).0, 200);
+
+    // A flood of searches, on a server with room for the connections and one turn at work:
+    // each gets 200 or 503 with Retry-After (64 may wait), none waits forever.
+    drop(server);
+    let server = start(&env, &["--max-concurrent", "1"]);
+    let base = server.base.clone();
+    let flood: Vec<_> = (0..120)
+        .map(|i| {
+            let base = base.clone();
+            std::thread::spawn(move || {
+                let response = agent()
+                    .get(format!(
+                        "{base}/api/search/code?query=user%20name%20{i}&mode=lexical"
+                    ))
+                    .call()
+                    .unwrap();
+                let retry = response.headers().get("retry-after").is_some();
+                (response.status().as_u16(), retry)
+            })
+        })
+        .collect();
+    let outcomes: Vec<(u16, bool)> = flood.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(
+        outcomes
+            .iter()
+            .all(|(status, retry)| *status == 200 || (*status == 503 && *retry)),
+        "{outcomes:?}"
+    );
+    assert!(outcomes.iter().any(|(status, _)| *status == 200));
+    assert_eq!(get(&server, "/api/status", None).0, 200);
 }
 
 #[test]

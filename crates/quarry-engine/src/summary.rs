@@ -225,7 +225,7 @@ pub fn symbol_context(
                 .find(|i| i.name == crate::graph::bare_name(symbol))
         })
         .cloned()
-        .with_context(|| {
+        .ok_or_else(|| {
             let names: Vec<&str> = file
                 .outline
                 .items
@@ -233,10 +233,11 @@ pub fn symbol_context(
                 .map(|i| i.qualified_name.as_str())
                 .take(30)
                 .collect();
-            format!(
+            // The caller named it: their error (HTTP 400), not the index's.
+            crate::error::bad(format!(
                 "{shown} defines no `{symbol}` (it defines: {})",
                 names.join(", ")
-            )
+            ))
         })?;
     let source: Vec<&str> = file
         .text

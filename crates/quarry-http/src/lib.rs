@@ -4,6 +4,12 @@
 //! every request. Without `--allow-remote`, a request whose `Host` is not a loopback name is
 //! refused (DNS rebinding). Bodies and query strings are bounded, paths never leave a repo's root
 //! (the service resolves them), and every error is JSON with a status code.
+//!
+//! Bounded under load: at most `max_connections` connections are held (more are closed at
+//! once), a client that has not sent its headers within `header_timeout` is dropped (idle
+//! keep-alive connections too), and at most `max_concurrent` requests do work at a time; a
+//! few more wait briefly for a turn, the rest are answered 503 with `Retry-After` — so a
+//! flood of searches costs queue slots, not memory.
 
 pub mod openapi;
 
@@ -40,7 +46,39 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// Binding a non-loopback address is refused without this.
     pub allow_remote: bool,
+    pub limits: Limits,
 }
+
+/// What one server holds at most.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Connections open at once; another is closed when accepted.
+    pub max_connections: usize,
+    /// Time a connection may take to send a request's headers (and may sit idle between
+    /// requests).
+    pub header_timeout: std::time::Duration,
+    /// Requests doing work at once (searches, summaries, syncs).
+    pub max_concurrent: usize,
+    /// Requests waiting for a turn; more are answered 503.
+    pub max_queued: usize,
+}
+
+impl Default for Limits {
+    /// 256 connections (a quarter of the usual 1,024 descriptors), 10 s for headers, two
+    /// requests at work per CPU (each search is single-threaded and mostly CPU), 64 waiting.
+    fn default() -> Self {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Limits {
+            max_connections: 256,
+            header_timeout: std::time::Duration::from_secs(10),
+            max_concurrent: 2 * cpus,
+            max_queued: 64,
+        }
+    }
+}
+
+/// How long a request waits for a turn before it is answered 503.
+const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Clone)]
 struct App {
@@ -48,13 +86,23 @@ struct App {
     token: Option<Arc<String>>,
     /// Serving loopback only: requests must name a loopback host.
     loopback_only: bool,
+    /// Turns at work, and how many requests wait for one.
+    work: Arc<tokio::sync::Semaphore>,
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
+    max_queued: usize,
 }
 
 struct ApiError(StatusCode, String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
+        let mut response = (self.0, Json(json!({ "error": self.1 }))).into_response();
+        if self.0 == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        response
     }
 }
 
@@ -109,17 +157,22 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("bad parameters: {e}")))
 }
 
-/// Runs a blocking service call off the async workers; its typed answer is the body.
+/// Runs a blocking service call off the async workers, when its turn comes; its typed
+/// answer is the body.
 async fn blocking<T: Send + 'static>(
     app: &App,
     call: impl FnOnce(&Service) -> Result<T> + Send + 'static,
 ) -> Result<Json<T>, ApiError> {
+    let permit = turn(app).await?;
     let service = app.service.clone();
-    tokio::task::spawn_blocking(move || call(&service))
-        .await
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map(Json)
-        .map_err(ApiError::from)
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        call(&service)
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    .map(Json)
+    .map_err(ApiError::from)
 }
 
 type Pairs = Query<HashMap<String, String>>;
@@ -225,6 +278,31 @@ async fn not_found(request: Request<Body>) -> ApiError {
     )
 }
 
+/// A turn at work: at once, or after waiting up to [`QUEUE_WAIT`] behind the others; a 503
+/// with `Retry-After` when the queue is full or the wait ran out.
+async fn turn(app: &App) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    use std::sync::atomic::Ordering;
+    if let Ok(permit) = app.work.clone().try_acquire_owned() {
+        return Ok(permit);
+    }
+    let busy = || {
+        ApiError(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many requests at once: retry in a second".into(),
+        )
+    };
+    if app.waiting.fetch_add(1, Ordering::SeqCst) >= app.max_queued {
+        app.waiting.fetch_sub(1, Ordering::SeqCst);
+        return Err(busy());
+    }
+    let waited = tokio::time::timeout(QUEUE_WAIT, app.work.clone().acquire_owned()).await;
+    app.waiting.fetch_sub(1, Ordering::SeqCst);
+    match waited {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(busy()),
+    }
+}
+
 /// Byte comparison whose time does not depend on where the first difference is.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -240,12 +318,18 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
     }
     if app.loopback_only {
         // DNS rebinding: a web page on evil.example whose name now resolves to 127.0.0.1
-        // reaches this server from the user's browser with `Host: evil.example`.
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("localhost");
+        // reaches this server from the user's browser with `Host: evil.example`. Exactly one
+        // Host header, naming a loopback host (HTTP/1.1 requires it; two are a smuggling
+        // attempt).
+        let mut hosts = request.headers().get_all(header::HOST).iter();
+        let (Some(host), None) = (hosts.next(), hosts.next()) else {
+            return ApiError(
+                StatusCode::BAD_REQUEST,
+                "a request needs exactly one Host header".into(),
+            )
+            .into_response();
+        };
+        let host = host.to_str().unwrap_or("");
         if !is_loopback_host(host) {
             return ApiError(
                 StatusCode::FORBIDDEN,
@@ -275,7 +359,18 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
 /// `localhost`, `127.0.0.1`, `[::1]` (and other loopback addresses), with or without a port.
 fn is_loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
+        // `[::1]` or `[::1]:PORT`, nothing else after the bracket (`[::1]evil.example`).
+        let Some((name, after)) = rest.split_once(']') else {
+            return false;
+        };
+        let port_only = after.is_empty()
+            || after
+                .strip_prefix(':')
+                .is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+        if !port_only {
+            return false;
+        }
+        name
     } else {
         host.rsplit_once(':').map_or(host, |(name, port)| {
             if port.chars().all(|c| c.is_ascii_digit()) {
@@ -293,11 +388,19 @@ fn is_loopback_host(host: &str) -> bool {
 
 /// The routes, for `serve` and for tests that run the server in-process. `loopback_only`
 /// refuses requests whose `Host` is not a loopback name.
-pub fn router(service: Arc<Service>, token: Option<String>, loopback_only: bool) -> Router {
+pub fn router(
+    service: Arc<Service>,
+    token: Option<String>,
+    loopback_only: bool,
+    limits: Limits,
+) -> Router {
     let app = App {
         service,
         token: token.map(Arc::new),
         loopback_only,
+        work: Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1))),
+        waiting: Arc::default(),
+        max_queued: limits.max_queued,
     };
     Router::new()
         .route("/healthz", get(healthz))
@@ -343,11 +446,45 @@ pub fn serve(dir: &Path, opts: ServeOptions) -> Result<()> {
             .with_context(|| format!("cannot listen on {}", opts.addr))?;
         eprintln!("quarry: serving http://{}", listener.local_addr()?);
         let loopback_only = !opts.allow_remote;
-        axum::serve(listener, router(service, opts.token, loopback_only))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
-        Ok(())
+        let app = router(service, opts.token, loopback_only, opts.limits);
+        accept(listener, app, opts.limits).await
     })
+}
+
+/// Serves connections until Ctrl-C, each bounded as `limits` says. axum's own `serve` has no
+/// header-read timeout and no connection cap, so connections are served with hyper's
+/// builder directly.
+async fn accept(listener: tokio::net::TcpListener, app: Router, limits: Limits) -> Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    let open = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let stop = tokio::signal::ctrl_c();
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of descriptors, most often: wait for connections to close.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => return Ok(()),
+        };
+        // Over the cap: closed at once, so the connections held stay within it.
+        let Ok(slot) = open.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                .serve_connection(TokioIo::new(stream), service);
+            let _ = connection.await;
+        });
+    }
 }
