@@ -278,6 +278,69 @@ fn protocol_errors_are_answered_and_the_session_goes_on() {
     );
 }
 
+/// A response sent before `initialize` is ignored (it used to silence the server), and a
+/// client that pipelines many calls gets every answer: the guard holds a few with rmcp at a
+/// time and reads the rest when they are answered.
+#[test]
+fn a_stray_response_is_ignored_and_pipelined_calls_are_all_answered() {
+    use std::io::{BufRead, Write};
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let mut child = env
+        .quarry()
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (seen, replies) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(reply) = serde_json::from_str(&line) {
+                let _ = seen.send(reply);
+            }
+        }
+    });
+    let mut script = vec![
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+    ];
+    let calls = 40;
+    for id in 100..100 + calls {
+        script.push(format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{{"query":"getUserName {id}","mode":"lexical"}}}}}}"#
+        ));
+    }
+    // All at once, as a pipelining client sends them.
+    stdin.write_all((script.join("\n") + "\n").as_bytes()).unwrap();
+    let mut answered = std::collections::BTreeSet::new();
+    let mut initialized = false;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while answered.len() < calls && std::time::Instant::now() < deadline {
+        let Ok(reply) = replies.recv_timeout(std::time::Duration::from_secs(1)) else {
+            continue;
+        };
+        match reply["id"].as_i64() {
+            Some(2) => initialized = reply["result"]["serverInfo"]["name"] == "quarry",
+            Some(id) if id >= 100 => {
+                assert!(reply["result"].is_object(), "{reply}");
+                answered.insert(id);
+            }
+            _ => panic!("no reply to a response is expected: {reply}"),
+        }
+    }
+    assert!(initialized, "initialize was answered after the stray response");
+    assert_eq!(answered.len(), calls, "answered: {answered:?}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 /// The official MCP Inspector CLI (npm `@modelcontextprotocol/inspector`, installed by
 /// scripts/install-test-clients.sh, part of ./install.sh and CI) drives `quarry mcp` as users'
 /// clients do. It sends every `--tool-arg` as text (`limit=1`, `repos=["name"]`): a string

@@ -2,8 +2,15 @@
 //! leaves to the application: a line that is not JSON gets a -32700 reply (rmcp drops it
 //! without a word, and the client waits forever), `tools/call` whose params are not an object
 //! with a tool name gets -32602 (rmcp answers "method not found"), and a request before
-//! `initialize` gets -32600 saying what to send first. Every other line goes to rmcp as it
+//! `initialize` gets -32600 saying what to send first, and a response sent before `initialize`
+//! (there is no request of the server's it could answer) is dropped — forwarded, it ended
+//! rmcp's handshake and the server never answered again. Every other line goes to rmcp as it
 //! came; rmcp's replies and the guard's share one writer, a line at a time.
+//!
+//! The guard also bounds the work at hand: at most [`max_in_flight`] requests are with rmcp
+//! at once (each is released by its reply, or by the client cancelling it); until one is,
+//! the guard reads no further line, so a client that pipelines a thousand searches waits for
+//! them in its own pipe instead of in this process's memory.
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -84,7 +91,12 @@ fn check(line: &str, initialized: &mut bool) -> Verdict {
     };
     let id = object.get("id").cloned();
     let Some(method) = object.get("method").and_then(Value::as_str) else {
-        return Verdict::Forward; // a response to the server, or rmcp's to refuse
+        // A response to the server: before `initialize` there is nothing it can answer.
+        return if *initialized {
+            Verdict::Forward
+        } else {
+            Verdict::Drop
+        };
     };
     if method == "initialize" {
         *initialized = true;
@@ -121,6 +133,47 @@ fn check(line: &str, initialized: &mut bool) -> Verdict {
     Verdict::Forward
 }
 
+/// Requests with rmcp at once: two per CPU (a search is mostly one CPU's work), at least 2.
+pub fn max_in_flight() -> usize {
+    2 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A request's id as a key (ids are numbers or strings).
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The requests with rmcp, each holding a turn until its reply passes.
+#[derive(Default, Clone)]
+struct InFlight(
+    std::sync::Arc<
+        std::sync::Mutex<std::collections::HashMap<String, tokio::sync::OwnedSemaphorePermit>>,
+    >,
+);
+
+impl InFlight {
+    fn hold(&self, id: &Value, turn: tokio::sync::OwnedSemaphorePermit) {
+        if let Ok(mut held) = self.0.lock() {
+            held.insert(id_key(id), turn);
+        }
+    }
+
+    fn release(&self, id: &Value) {
+        if let Ok(mut held) = self.0.lock() {
+            held.remove(&id_key(id));
+        }
+    }
+}
+
+/// The id of a reply line, read without building the rest (a reply may be a large result).
+fn reply_id(line: &str) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: Option<Value>,
+    }
+    serde_json::from_str::<Id>(line).ok()?.id
+}
+
 /// Serves `server` on stdin/stdout through the guard until the client closes stdin.
 pub async fn serve_stdio<S>(server: S) -> anyhow::Result<()>
 where
@@ -141,9 +194,15 @@ where
         Ok::<_, std::io::Error>(())
     });
     let replies = lines_out.clone();
+    let in_flight = InFlight::default();
+    let turns = std::sync::Arc::new(tokio::sync::Semaphore::new(max_in_flight()));
+    let answered = in_flight.clone();
     tokio::spawn(async move {
         let mut lines = BufReader::new(from_rmcp).lines();
         while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(id) = reply_id(&line) {
+                answered.release(&id);
+            }
             if replies.send(line).is_err() {
                 break;
             }
@@ -172,6 +231,25 @@ where
             }
             match check(&line, &mut initialized) {
                 Verdict::Forward => {
+                    if let Ok(message) = serde_json::from_str::<Value>(&line) {
+                        let method = message.get("method").and_then(Value::as_str);
+                        match (method, message.get("id")) {
+                            // A request: it waits for a turn, held until its reply.
+                            (Some(_), Some(id)) if !id.is_null() => {
+                                let Ok(turn) = turns.clone().acquire_owned().await else {
+                                    break;
+                                };
+                                in_flight.hold(id, turn);
+                            }
+                            // A cancelled request may never be answered: its turn is free.
+                            (Some("notifications/cancelled"), None) => {
+                                if let Some(id) = message.pointer("/params/requestId") {
+                                    in_flight.release(id);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     let sent = async {
                         to_rmcp.write_all(line.as_bytes()).await?;
                         to_rmcp.write_all(b"\n").await
@@ -238,6 +316,10 @@ mod tests {
             Verdict::Forward
         ));
         assert!(state, "initialize opens the session");
+        // A response before `initialize` answers nothing: dropped, not forwarded.
+        let response = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        assert!(matches!(check(response, &mut false), Verdict::Drop));
+        assert!(matches!(check(response, &mut true), Verdict::Forward));
     }
 
     #[test]
