@@ -459,7 +459,7 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     let (mut ws, lock) = Workspace::open_for_writing(dir, wait, args.rebuild)?;
     if let Some(aside) = &ws.moved_aside {
         eprintln!(
-            "quarry: the index was damaged; it was moved to {} (kept for inspection) and a new one is built. Repos not named here must be indexed again.",
+            "quarry: the index was damaged; it was moved to {} (kept for inspection) and a new one is built. Repos not named here must be indexed again, and git history synced before must be synced again (`quarry sync`).",
             aside.display()
         );
     }

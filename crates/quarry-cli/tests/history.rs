@@ -54,6 +54,20 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
         "Throttle logins with a rate limiter",
         "{log}"
     );
+    // Rebuilding the repo's index starts its files over and keeps its history (the tree
+    // cannot give it back).
+    env.ok(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+    assert_eq!(env.json(&["log", "rate limiting"]), log, "history kept");
+    assert!(
+        !env.ok(&["status"]).contains("history: not synced"),
+        "{}",
+        env.ok(&["status"])
+    );
+    assert!(
+        env.json(&["search", "--mode", "lexical", "session"])["results"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
     // The commit index stems as the code index does: other forms of the same words match.
     let stemmed = env.json(&["log", "limiters throttled", "--mode", "lexical"]);
     assert_eq!(

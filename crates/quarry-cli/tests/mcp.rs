@@ -318,7 +318,9 @@ fn a_stray_response_is_ignored_and_pipelined_calls_are_all_answered() {
         ));
     }
     // All at once, as a pipelining client sends them.
-    stdin.write_all((script.join("\n") + "\n").as_bytes()).unwrap();
+    stdin
+        .write_all((script.join("\n") + "\n").as_bytes())
+        .unwrap();
     let mut answered = std::collections::BTreeSet::new();
     let mut initialized = false;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -335,7 +337,10 @@ fn a_stray_response_is_ignored_and_pipelined_calls_are_all_answered() {
             _ => panic!("no reply to a response is expected: {reply}"),
         }
     }
-    assert!(initialized, "initialize was answered after the stray response");
+    assert!(
+        initialized,
+        "initialize was answered after the stray response"
+    );
     assert_eq!(answered.len(), calls, "answered: {answered:?}");
     drop(stdin);
     assert!(child.wait().unwrap().success());

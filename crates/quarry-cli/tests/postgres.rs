@@ -185,6 +185,14 @@ fn postgres_history_answers_as_the_embedded_store_does() {
         1,
         "the old commit is gone"
     );
+    // A rebuild of the repo's files keeps its history on both stores.
+    let before = commits(&on_pg(&["log", "rate limiting", "--mode", "lexical"]));
+    on_pg(&["index", "--rebuild", repo, "--no-embed"]);
+    embedded.json(&["index", "--rebuild", repo, "--no-embed"]);
+    assert_eq!(
+        commits(&on_pg(&["log", "rate limiting", "--mode", "lexical"])),
+        before
+    );
     let status = on_pg(&["status"]);
     assert_eq!(
         status.to_string().contains("\"commits\":4"),

@@ -281,6 +281,11 @@ pub trait Store: crate::history::HistoryStore {
     fn move_repo(&mut self, repo: i64, root: &str) -> anyhow::Result<()>;
     /// Removes a repo and everything indexed for it.
     fn remove_repo(&mut self, repo: i64) -> anyhow::Result<()>;
+    /// Removes a repo's files and everything read from them (chunks, symbols, calls, their
+    /// full-text and trigram rows) and keeps the repo and its git history: what `index
+    /// --rebuild` starts over from. History cannot be rebuilt from the tree (a clone may be
+    /// shallow now, a branch gone).
+    fn clear_files(&mut self, repo: i64) -> anyhow::Result<()>;
     /// The stored state of every file of a repo, by repo-relative path.
     fn file_states(&self, repo: i64) -> anyhow::Result<HashMap<String, FileState>>;
     /// Applies one batch atomically: after a crash either all of it or none of it is there.

@@ -146,11 +146,11 @@ impl Workspace {
             .unwrap_or_else(|| "root".into());
         let name = opts.name.clone().unwrap_or(default_name);
 
-        let (mut repo, moved_from) = self.register_repo(&name, &root_str, &|_| false)?;
+        let (repo, moved_from) = self.register_repo(&name, &root_str, &|_| false)?;
         let store = self.store_mut();
         if opts.rebuild {
-            store.remove_repo(repo.id)?;
-            repo = store.ensure_repo(&name, &root_str)?;
+            // The files start over; the synced history stays (the tree cannot give it back).
+            store.clear_files(repo.id)?;
         }
 
         progress.begin("discovering files", 0);

@@ -5,7 +5,7 @@
 
 use crate::answer::{CallGraph, CallerSite, Edge, SymbolContext, Target};
 use crate::workspace::Workspace;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use quarry_core::{CallSite, Language, SymbolRef};
 use quarry_sources::FileText;
 use std::path::Path;

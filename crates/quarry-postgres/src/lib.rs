@@ -228,6 +228,20 @@ impl Store for PgStore {
         })
     }
 
+    fn clear_files(&mut self, repo: i64) -> Result<()> {
+        self.transaction(|tx| {
+            for table in ["embeddings", "calls", "symbols", "chunks", "files"] {
+                tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
+            }
+            // The files' and chunks' totals go; the commits' stay with them.
+            tx.execute(
+                "DELETE FROM fts_totals WHERE repo_id = $1 AND kind NOT LIKE 'commit%'",
+                &[&repo],
+            )?;
+            Ok(())
+        })
+    }
+
     fn file_states(&self, repo: i64) -> Result<HashMap<String, FileState>> {
         self.with(|c| {
             c.query(

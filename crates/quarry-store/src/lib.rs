@@ -504,6 +504,40 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn clear_files(&mut self, repo: i64) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| classify(&self.path, e))?;
+        tx.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN
+               (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
+            [repo],
+        )
+        .and_then(|_| {
+            tx.execute(
+                "DELETE FROM files_fts WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
+                [repo],
+            )
+        })
+        .and_then(|_| {
+            tx.execute(
+                "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
+                [repo],
+            )
+        })
+        .and_then(|_| tx.execute("DELETE FROM files WHERE repo_id = ?1", [repo]))
+        .and_then(|_| {
+            tx.execute(
+                "UPDATE repos SET file_count = 0, chunk_count = 0 WHERE id = ?1",
+                [repo],
+            )
+        })
+        .and_then(|_| vectors::refresh_coverage(&tx))
+        .and_then(|_| tx.commit())
+        .map_err(|e| classify(&self.path, e))
+    }
+
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
         let tx = self
             .conn
