@@ -184,6 +184,43 @@ fn a_damaged_git_object_fails_the_sync_unless_asked_to_keep_going() {
     assert_eq!(env.json(&["status"])["history"][0]["commits"], 3);
 }
 
+/// A blob whose object file is damaged (not missing) is reported like a missing one: the
+/// commit that needs it is not stored, exit 2 (it used to be stored with "(blob unavailable,
+/// no patch)" and exit 0).
+#[test]
+fn a_damaged_blob_is_reported_and_its_commit_not_stored() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    init(dir);
+    env.write("src/a.py", "x = 1\n");
+    commit(dir, "Add a", "Ann", "2025-01-01T00:00:00Z");
+    env.write("src/a.py", "x = 2\n");
+    commit(dir, "Change a", "Ann", "2025-02-01T00:00:00Z");
+    let blob = Command::new("git")
+        .args(["rev-parse", "HEAD:src/a.py"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let blob = String::from_utf8(blob.stdout).unwrap().trim().to_string();
+    let object = dir.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    let mut permissions = std::fs::metadata(&object).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(&object, permissions).unwrap();
+    let mut bytes = std::fs::read(&object).unwrap();
+    let middle = bytes.len() / 2;
+    for b in &mut bytes[middle..] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&object, bytes).unwrap();
+
+    let out = env.run(&["sync", env.repo_path(), "--no-embed"]);
+    let said = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("could not be read"), "{said}");
+    assert_eq!(env.json(&["status"])["history"][0]["commits"], 1, "{said}");
+}
+
 #[test]
 fn killed_at_random_points_an_index_run_leaves_an_index_that_opens_and_finishes() {
     let env = Env::new();

@@ -187,6 +187,11 @@ pub(crate) struct Differ<'r> {
     cap: usize,
     changes: Vec<Change>,
     patch_buf: Vec<u8>,
+    /// A partial clone lacks blobs by design: a missing one is not damage there.
+    partial_clone: bool,
+    /// Why a change of the commit at hand could not be read (a damaged blob, or a missing
+    /// one outside a partial clone): the commit is then reported, not stored as complete.
+    unreadable: Option<String>,
 }
 
 impl<'r> Differ<'r> {
@@ -201,6 +206,11 @@ impl<'r> Differ<'r> {
             cap: opts.patch_cap,
             changes: Vec::new(),
             patch_buf: Vec::new(),
+            partial_clone: repo
+                .config_snapshot()
+                .string("extensions.partialClone")
+                .is_some(),
+            unreadable: None,
         })
     }
 
@@ -256,11 +266,17 @@ impl<'r> Differ<'r> {
         // The tree diff emits breadth-first (all top-level entries, then subtrees); git orders
         // by full path, which plain byte order on the path reproduces.
         changes.sort_by(|a, b| a.location().cmp(b.location()));
+        self.unreadable = None;
         for ch in &changes {
             let fc = self.file_change(ch, &mut truncated);
             rec.files.push(fc);
         }
         self.changes = changes;
+        if let Some(why) = self.unreadable.take() {
+            // The files stay (stored as they are under `--keep-going`); the commit is
+            // reported as incomplete.
+            rec.diff_error = Some(why);
+        }
         if self.patch {
             let mut s = String::from_utf8_lossy(&self.patch_buf).into_owned();
             if s.len() > self.cap {
@@ -360,9 +376,14 @@ impl<'r> Differ<'r> {
             .cache
             .set_resource_by_change(ch.to_ref(), &self.repo.objects)
         {
-            // Missing blob -> set_resource::Error::ConvertToDiffable with a NotFound cause.
+            // Missing blob -> set_resource::Error::ConvertToDiffable with a NotFound cause; a
+            // damaged one fails with another cause (zlib, size).
             let e: gix::Error = e.into();
             fc.missing_blob = e.is_not_found();
+            if !fc.missing_blob || !self.partial_clone {
+                self.unreadable
+                    .get_or_insert_with(|| format!("a blob of {} cannot be read: {e}", fc.path));
+            }
             if want_patch {
                 self.patch_buf
                     .extend_from_slice(b"(blob unavailable, no patch)\n");
@@ -371,7 +392,16 @@ impl<'r> Differ<'r> {
         }
         let prep = match self.cache.prepare_diff() {
             Ok(p) => p,
-            Err(_) => return fc,
+            // The blobs are read here: a damaged one fails now.
+            Err(e) => {
+                self.unreadable
+                    .get_or_insert_with(|| format!("a blob of {} cannot be read: {e}", fc.path));
+                if want_patch {
+                    self.patch_buf
+                        .extend_from_slice(b"(blob unavailable, no patch)\n");
+                }
+                return fc;
+            }
         };
         match prep.operation {
             Operation::InternalDiff { algorithm } => {
