@@ -32,6 +32,51 @@ fn garbage_index_says_damaged_and_rebuild_recovers() {
     assert_eq!(json["results"][0]["path"], "src/config.rs");
 }
 
+/// Damage in the header (the offsets 44 and 18, the second making SQLite open the
+/// file read-only) is recovered by `--rebuild`, which never needs the old file; a file that
+/// is read-only by its permissions is not moved aside but named.
+#[test]
+fn rebuild_recovers_from_header_damage() {
+    use std::io::{Seek, SeekFrom, Write};
+    for offset in [44u64, 18] {
+        let env = Env::new();
+        sample_repo(&env);
+        env.ok(&["index", env.repo_path(), "--no-embed"]);
+        let file = index_file(&env);
+        let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.seek(SeekFrom::Start(offset)).unwrap();
+        f.write_all(&[0, 0, 0, 9]).unwrap();
+        drop(f);
+        let out = env.run(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+        assert!(
+            out.status.success(),
+            "offset {offset}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json = env.json(&["search", "parse config file", "--mode", "lexical"]);
+        assert_eq!(
+            json["results"][0]["path"], "src/config.rs",
+            "offset {offset}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let env = Env::new();
+        sample_repo(&env);
+        env.ok(&["index", env.repo_path(), "--no-embed"]);
+        let file = index_file(&env);
+        let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.seek(SeekFrom::Start(44)).unwrap();
+        f.write_all(&[0, 0, 0, 9]).unwrap();
+        drop(f);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let err = env.fails(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+        assert!(err.contains("read-only"), "{err}");
+        assert!(file.exists(), "a read-only index is left where it is");
+    }
+}
+
 #[test]
 fn truncated_index_is_an_error_not_a_panic() {
     let env = Env::new();

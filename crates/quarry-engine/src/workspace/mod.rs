@@ -150,7 +150,16 @@ impl Workspace {
         let file = Self::index_file(dir);
         let mut moved_aside = None;
         let ws = match Self::with_store(dir, Access::Write) {
-            Err(e) if rebuild && quarry_store::is_corrupt(&e) => {
+            // A rebuild never needs the old file: whatever keeps it from opening for writing
+            // (damage in the header, a write version that makes SQLite open it read-only, a
+            // schema of another build) sends it aside, unless the file itself is read-only.
+            Err(e) if rebuild && file.exists() && !lock::is_lock_busy(&e) => {
+                if std::fs::metadata(&file).is_ok_and(|m| m.permissions().readonly()) {
+                    bail!(
+                        "the index {} is read-only: make it writable (chmod u+w) or use another --index-dir",
+                        file.display()
+                    );
+                }
                 moved_aside = Some(quarry_store::move_aside(&file)?);
                 Self::with_store(dir, Access::Write)?
             }
