@@ -62,6 +62,9 @@ pub fn watch(
                 .with_context(|| format!("cannot watch {}", r.display()))
         })
         .collect::<Result<_>>()?;
+    // The workspace's own files (index, WAL, caches, the daemon's socket) may lie inside a
+    // watched repo: the pass's writes there must not start the next pass.
+    let own = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let (tx, rx) = mpsc::channel();
     let mut watcher = notify::recommended_watcher(move |event| {
         let _ = tx.send(event);
@@ -92,7 +95,7 @@ pub fn watch(
                 return;
             }
             for path in &event.paths {
-                if is_noise(path) {
+                if is_noise(path) || path.starts_with(&own) {
                     continue;
                 }
                 if let Some(i) = roots.iter().position(|r| path.starts_with(r)) {
