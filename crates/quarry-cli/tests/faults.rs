@@ -294,6 +294,23 @@ fn inputs_that_could_only_answer_nothing_say_why() {
     assert!(empty.contains("empty"), "{empty}");
     let glob = env.fails(&["search", "parse_config_file", "--path", "src/[abc"]);
     assert!(glob.contains("not a valid glob"), "{glob}");
+    // Brace alternatives hold on every route (SQLite's GLOB has none of its own).
+    let braces = env.json(&[
+        "search",
+        "config upload",
+        "--mode",
+        "lexical",
+        "--path",
+        "{src,web}/**",
+    ]);
+    let mut found = common::result_paths(&braces);
+    found.sort();
+    found.dedup();
+    assert_eq!(found, ["src/config.rs", "web/upload.ts"], "{braces}");
+    // A glob too long for the store is the caller's error, said plainly.
+    let huge = format!("src/{}*", "a".repeat(50_000));
+    let long = env.fails(&["search", "config", "--path", &huge]);
+    assert!(long.contains("at most 4096"), "{long}");
 
     let started = Instant::now();
     let long = "word ".repeat(20_000);

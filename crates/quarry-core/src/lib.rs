@@ -7,6 +7,7 @@
 
 pub mod conformance;
 pub mod embed;
+pub mod glob;
 pub mod hash;
 pub mod history;
 pub mod language;

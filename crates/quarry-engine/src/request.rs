@@ -84,6 +84,19 @@ pub(crate) fn check_request(request: &SearchRequest) -> Result<()> {
         ));
     }
     if let Some(path) = request.path.as_deref() {
+        if path.len() > quarry_core::glob::MAX_GLOB_BYTES {
+            return Err(bad(format!(
+                "the path filter is {} bytes long: at most {} (name a folder, or fewer alternatives)",
+                path.len(),
+                quarry_core::glob::MAX_GLOB_BYTES
+            )));
+        }
+        if quarry_core::glob::brace_alternatives(path).is_none() {
+            return Err(bad(format!(
+                "the path filter `{path}` stands for more than {} paths: use fewer {{…}} alternatives",
+                quarry_core::glob::MAX_ALTERNATIVES
+            )));
+        }
         if path.contains(['*', '?', '[']) {
             globset::Glob::new(path)
                 .map_err(|e| bad(format!("the path filter `{path}` is not a valid glob: {e}")))?;

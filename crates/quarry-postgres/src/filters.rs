@@ -20,6 +20,9 @@ pub(crate) fn path_regex(filter: &str) -> String {
     }
     let mut out = String::from("^");
     let mut in_class = false;
+    // Brace alternatives (`{core,solvers}`) as regex groups, when the braces pair up.
+    let braces = quarry_core::glob::brace_alternatives(filter).is_some_and(|a| a.len() > 1);
+    let mut depth = 0usize;
     for c in filter.replace("**/", "*").chars() {
         match c {
             '[' if !in_class => {
@@ -31,6 +34,15 @@ pub(crate) fn path_regex(filter: &str) -> String {
                 out.push(']');
             }
             c if in_class => out.push(c),
+            '{' if braces => {
+                depth += 1;
+                out.push_str("(?:");
+            }
+            '}' if braces && depth > 0 => {
+                depth -= 1;
+                out.push(')');
+            }
+            ',' if braces && depth > 0 => out.push('|'),
             '*' => out.push_str(".*"),
             '?' => out.push('.'),
             c => out.push_str(&regex_escape(&c.to_string())),

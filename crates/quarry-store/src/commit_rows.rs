@@ -23,10 +23,9 @@ pub(crate) fn push_commit_filters(sql: &mut String, args: &mut Vec<Value>, q: &C
         ));
     }
     if let Some(path) = &q.path {
-        args.push(Value::Text(crate::search::path_pattern(path)));
+        let condition = crate::search::path_condition(args, path, &["cf.path", "cf.old_path"]);
         sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM commit_files cf WHERE cf.commit_id = c.id AND (cf.path GLOB ?{0} OR cf.old_path GLOB ?{0}))",
-            args.len()
+            " AND EXISTS (SELECT 1 FROM commit_files cf WHERE cf.commit_id = c.id AND {condition})"
         ));
     }
 }

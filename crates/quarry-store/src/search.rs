@@ -46,9 +46,26 @@ pub(crate) fn push_filters(
         sql.push_str(&format!(" AND r.name IN ({})", marks.join(",")));
     }
     if let Some(filter) = path_glob {
-        args.push(Value::Text(path_pattern(filter)));
-        sql.push_str(&format!(" AND f.path GLOB ?{}", args.len()));
+        sql.push_str(&format!(
+            " AND {}",
+            path_condition(args, filter, &["f.path"])
+        ));
     }
+}
+
+/// `columns GLOB` each of `filter`'s patterns (its brace alternatives: SQLite's GLOB has no
+/// braces), as one condition with its parameters bound.
+pub(crate) fn path_condition(args: &mut Vec<Value>, filter: &str, columns: &[&str]) -> String {
+    let patterns =
+        quarry_core::glob::brace_alternatives(filter).unwrap_or_else(|| vec![filter.to_string()]);
+    let mut alternatives = Vec::new();
+    for pattern in patterns {
+        args.push(Value::Text(path_pattern(&pattern)));
+        for column in columns {
+            alternatives.push(format!("{column} GLOB ?{}", args.len()));
+        }
+    }
+    format!("({})", alternatives.join(" OR "))
 }
 
 /// Restricts a search by language and to code or documents. For chunks (`chunks = true`)
