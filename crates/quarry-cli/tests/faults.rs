@@ -307,6 +307,14 @@ fn inputs_that_could_only_answer_nothing_say_why() {
     found.sort();
     found.dedup();
     assert_eq!(found, ["src/config.rs", "web/upload.ts"], "{braces}");
+    // Pattern errors quote the pattern as written, not as rewritten for the engines.
+    let slash = env.fails(&["grep", "\\", env.repo_path()]);
+    assert!(
+        slash.contains("incomplete escape") && !slash.contains("unclosed group"),
+        "{slash}"
+    );
+    let sg = env.fails(&["sg", "$A; $B", "--lang", "rust", env.repo_path()]);
+    assert!(sg.contains("$A; $B") && !sg.contains('µ'), "{sg}");
     // A glob too long for the store is the caller's error, said plainly.
     let huge = format!("src/{}*", "a".repeat(50_000));
     let long = env.fails(&["search", "config", "--path", &huge]);

@@ -124,6 +124,19 @@ impl GrepRequest {
         if self.patterns.is_empty() {
             return Err(anyhow!("no pattern: give one, or several with -e"));
         }
+        // Each pattern checked as written: the builder joins them as `(?:a)|(?:b)`, and its
+        // errors quote that rewriting (`grep '\'` said "unclosed group").
+        if !self.fixed_strings {
+            for pattern in &self.patterns {
+                if let Err(e) = regex_syntax::ParserBuilder::new()
+                    .multi_line(true)
+                    .build()
+                    .parse(pattern)
+                {
+                    return Err(anyhow!("invalid pattern {pattern:?}:\n{e}"));
+                }
+            }
+        }
         RegexMatcherBuilder::new()
             .case_insensitive(self.ignore_case)
             .word(self.word)

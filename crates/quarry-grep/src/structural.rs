@@ -203,8 +203,13 @@ pub fn search(
     }
     let lang = SgLanguage::new(language)?;
     let pattern = &complete_block_header(pattern, language);
-    let compiled = Pattern::try_new(pattern, lang.clone())
-        .map_err(|e| anyhow!("invalid {} pattern {pattern:?}: {e}", language.name()))?;
+    let compiled = Pattern::try_new(pattern, lang.clone()).map_err(|e| {
+        // ast-grep reports the pattern as it parsed it, metavariables rewritten (`µA`): say
+        // it as the user wrote it.
+        let expando = ast_grep_core::Language::expando_char(&lang);
+        let said = e.to_string().replace(expando, "$");
+        anyhow!("invalid {} pattern {pattern:?}: {said}", language.name())
+    })?;
     let request = GrepRequest {
         patterns: vec![String::new()],
         paths: paths.to_vec(),

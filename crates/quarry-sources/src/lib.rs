@@ -125,7 +125,12 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
         let Some(file_type) = entry.file_type() else {
             continue;
         };
+        if file_type.is_dir() {
+            continue;
+        }
         if !file_type.is_file() {
+            // A FIFO, socket or device: never opened, and counted like every other skip.
+            skip(reason::NOT_REGULAR);
             continue;
         }
         let path = entry.path();

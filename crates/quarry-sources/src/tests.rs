@@ -148,5 +148,9 @@ fn minified_files_and_fifos_are_skipped_with_their_reason() {
             read_text(&fifo, 10 << 20),
             FileText::Skipped(reason::NOT_REGULAR)
         ));
+        // Discovery passes it by, and counts it.
+        let found = discover(root, &DiscoverOptions::default()).unwrap();
+        assert_eq!(found.skipped.get(reason::NOT_REGULAR), Some(&1));
+        assert!(found.files.iter().all(|f| f.rel_path != "pipe.py"));
     }
 }
