@@ -94,7 +94,9 @@ pub enum Access {
 /// (the first problems SQLite lists). Reads the whole file: run it on error paths and on
 /// request (`status --check`, `index --rebuild`), not on every open.
 pub fn check_file(path: &Path) -> Option<String> {
-    let conn = match Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) {
+    // Opened as a reader opens it: a WAL file that nobody may write (no shared-memory file,
+    // a read-only folder) is read as immutable, not reported as damaged.
+    let conn = match SqliteStore::open_reader(path) {
         Ok(c) => c,
         Err(e) => return Some(e.to_string()),
     };
