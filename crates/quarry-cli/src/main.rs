@@ -261,6 +261,10 @@ struct StatusArgs {
     /// Also verify the index file (SQLite's quick check; reads the whole file).
     #[arg(long)]
     check: bool,
+    /// With --check: also SQLite's full integrity check, the full-text indexes' own checks
+    /// and every stored vector (finds small damage inside pages; slower).
+    #[arg(long, requires = "check")]
+    deep: bool,
     #[arg(long)]
     json: bool,
 }
@@ -642,7 +646,12 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         return Ok(());
     }
     if args.check && store_url.is_none() {
-        if let Some(problem) = Workspace::check(dir) {
+        let problem = if args.deep {
+            Workspace::check_deep(dir)
+        } else {
+            Workspace::check(dir)
+        };
+        if let Some(problem) = problem {
             bail!(
                 "the index file {} is damaged ({problem}); `quarry index --rebuild PATH` moves it aside and builds a new one",
                 file.display()
@@ -672,7 +681,9 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
             history_embed_recent: ws.history_embed_bound(HistoryEmbedScope::Recent)?,
             store_bytes: bytes,
             embedding,
-            check: args.check.then_some("ok"),
+            check: args
+                .check
+                .then_some(if args.deep { "ok (deep)" } else { "ok" }),
         })
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
@@ -704,7 +715,9 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
             ),
             None => println!("embedding: none yet (`quarry model install`, then `quarry index`)"),
         }
-        if args.check {
+        if args.deep {
+            println!("check: ok (SQLite integrity check, full-text indexes and vectors)");
+        } else if args.check {
             println!("check: ok (SQLite quick check of the whole file)");
         }
         Ok(())

@@ -175,3 +175,62 @@ fn killed_index_runs_leave_an_index_that_opens_and_finishes() {
     let json = env.json(&["search", "compute_1234"]);
     assert_eq!(json["results"][0]["path"], "pkg9/module_1234.py");
 }
+
+/// Damage inside pages (a stored vector, a full-text segment) passes SQLite's quick check and
+/// changes answers; `status --check --deep` finds it. Damaged with Python's sqlite3, as bytes
+/// flipped on disk would leave it.
+#[test]
+fn a_deep_check_finds_damage_the_quick_check_cannot() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path()]);
+    let file = index_file(&env);
+    assert!(env
+        .ok(&["status", "--check", "--deep"])
+        .contains("check: ok"));
+    let damage = |sql: &str| {
+        let done = std::process::Command::new("python3")
+            .args(["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()"])
+            .arg(&file)
+            .arg(sql)
+            .status()
+            .unwrap();
+        assert!(done.success(), "{sql}");
+    };
+    // A vector with one value changed to 1.0: no longer of unit length.
+    damage(
+        "UPDATE embeddings SET vector = CAST(X'0000803F' || substr(vector, 5) AS BLOB) \
+         WHERE id = (SELECT min(id) FROM embeddings);",
+    );
+    assert!(
+        env.ok(&["status", "--check"]).contains("check: ok"),
+        "the quick check passes"
+    );
+    let deep = env.fails(&["status", "--check", "--deep"]);
+    assert!(
+        deep.contains("damaged") && deep.contains("embeddings"),
+        "{deep}"
+    );
+
+    // A rebuild recovers (the damaged file is moved aside: its vectors are not reused).
+    env.ok(&["index", "--rebuild", env.repo_path()]);
+    assert!(env
+        .ok(&["status", "--check", "--deep"])
+        .contains("check: ok"));
+
+    // A full-text segment with bytes changed.
+    damage(
+        "UPDATE chunks_fts_data SET block = CAST(substr(block, 1, 12) || randomblob(8) || substr(block, 21) AS BLOB) \
+         WHERE id = (SELECT max(id) FROM chunks_fts_data) AND length(block) > 24;",
+    );
+    let deep = env.fails(&["status", "--check", "--deep"]);
+    assert!(
+        deep.contains("damaged") && deep.contains("chunks_fts"),
+        "{deep}"
+    );
+    // And a rebuild recovers.
+    env.ok(&["index", "--rebuild", env.repo_path()]);
+    assert!(env
+        .ok(&["status", "--check", "--deep"])
+        .contains("check: ok"));
+}

@@ -66,6 +66,12 @@ impl Workspace {
         quarry_store::check_file(&Self::index_file(dir))
     }
 
+    /// [`Workspace::check`] and what a page check cannot see: full integrity, the full-text
+    /// indexes' own checks, every stored vector (`status --check --deep`).
+    pub fn check_deep(dir: &Path) -> Option<String> {
+        quarry_store::check_file_deep(&Self::index_file(dir))
+    }
+
     /// `err`, met while using the index in `dir`, turned into "the index is damaged, here is
     /// what works" when a quick check of the file says so.
     pub fn diagnose(dir: &Path, err: anyhow::Error) -> anyhow::Error {
@@ -163,7 +169,9 @@ impl Workspace {
                 moved_aside = Some(quarry_store::move_aside(&file)?);
                 Self::with_store(dir, Access::Write)?
             }
-            Ok(ws) if rebuild && quarry_store::check_file(&file).is_some() => {
+            // The deep check: damage inside pages (a vector, an FTS segment) would survive a
+            // rebuild that keeps the file (vectors are reused by their text's hash).
+            Ok(ws) if rebuild && quarry_store::check_file_deep(&file).is_some() => {
                 drop(ws);
                 moved_aside = Some(quarry_store::move_aside(&file)?);
                 Self::with_store(dir, Access::Write)?
