@@ -293,6 +293,25 @@ impl<'r> Differ<'r> {
         Ok(())
     }
 
+    /// A change whose blob could not be read: noted as the commit's damage when it is one,
+    /// and said in the patch.
+    fn blob_unavailable(
+        &mut self,
+        path: &str,
+        error: &dyn std::fmt::Display,
+        damage: bool,
+        want_patch: bool,
+    ) {
+        if damage {
+            self.unreadable
+                .get_or_insert_with(|| format!("a blob of {path} cannot be read: {error}"));
+        }
+        if want_patch {
+            self.patch_buf
+                .extend_from_slice(b"(blob unavailable, no patch)\n");
+        }
+    }
+
     fn file_change(&mut self, ch: &Change, truncated: &mut bool) -> FileChange {
         let (path, status) = match ch {
             Change::Addition { location, .. } => (lossy(location.as_ref()), FileStatus::Added),
@@ -380,26 +399,15 @@ impl<'r> Differ<'r> {
             // damaged one fails with another cause (zlib, size).
             let e: gix::Error = e.into();
             fc.missing_blob = e.is_not_found();
-            if !fc.missing_blob || !self.partial_clone {
-                self.unreadable
-                    .get_or_insert_with(|| format!("a blob of {} cannot be read: {e}", fc.path));
-            }
-            if want_patch {
-                self.patch_buf
-                    .extend_from_slice(b"(blob unavailable, no patch)\n");
-            }
+            let damage = !fc.missing_blob || !self.partial_clone;
+            self.blob_unavailable(&fc.path, &e, damage, want_patch);
             return fc;
         }
         let prep = match self.cache.prepare_diff() {
             Ok(p) => p,
             // The blobs are read here: a damaged one fails now.
             Err(e) => {
-                self.unreadable
-                    .get_or_insert_with(|| format!("a blob of {} cannot be read: {e}", fc.path));
-                if want_patch {
-                    self.patch_buf
-                        .extend_from_slice(b"(blob unavailable, no patch)\n");
-                }
+                self.blob_unavailable(&fc.path, &e, true, want_patch);
                 return fc;
             }
         };

@@ -271,6 +271,24 @@ fn classify(path: &Path, err: rusqlite::Error) -> anyhow::Error {
     anyhow::Error::new(err)
 }
 
+/// Deletes the full-text and trigram rows of a repo's files (contentless FTS5 tables have no
+/// foreign keys to cascade from): what both `clear_files` and `remove_repo` must do first.
+fn delete_file_text_rows(tx: &rusqlite::Transaction<'_>, repo: i64) -> rusqlite::Result<usize> {
+    tx.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN
+           (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
+        [repo],
+    )?;
+    tx.execute(
+        "DELETE FROM files_fts WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
+        [repo],
+    )?;
+    tx.execute(
+        "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
+        [repo],
+    )
+}
+
 /// The SQLite store of one workspace.
 pub struct SqliteStore {
     conn: Connection,
@@ -613,33 +631,17 @@ impl Store for SqliteStore {
             .conn
             .transaction()
             .map_err(|e| classify(&self.path, e))?;
-        tx.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN
-               (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
-            [repo],
-        )
-        .and_then(|_| {
-            tx.execute(
-                "DELETE FROM files_fts WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
-                [repo],
-            )
-        })
-        .and_then(|_| {
-            tx.execute(
-                "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
-                [repo],
-            )
-        })
-        .and_then(|_| tx.execute("DELETE FROM files WHERE repo_id = ?1", [repo]))
-        .and_then(|_| {
-            tx.execute(
-                "UPDATE repos SET file_count = 0, chunk_count = 0 WHERE id = ?1",
-                [repo],
-            )
-        })
-        .and_then(|_| vectors::refresh_coverage(&tx))
-        .and_then(|_| tx.commit())
-        .map_err(|e| classify(&self.path, e))
+        delete_file_text_rows(&tx, repo)
+            .and_then(|_| tx.execute("DELETE FROM files WHERE repo_id = ?1", [repo]))
+            .and_then(|_| {
+                tx.execute(
+                    "UPDATE repos SET file_count = 0, chunk_count = 0 WHERE id = ?1",
+                    [repo],
+                )
+            })
+            .and_then(|_| vectors::refresh_coverage(&tx))
+            .and_then(|_| tx.commit())
+            .map_err(|e| classify(&self.path, e))
     }
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
@@ -647,23 +649,7 @@ impl Store for SqliteStore {
             .conn
             .transaction()
             .map_err(|e| classify(&self.path, e))?;
-        tx.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN
-               (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
-            [repo],
-        )
-        .and_then(|_| {
-            tx.execute(
-                "DELETE FROM files_fts WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
-                [repo],
-            )
-        })
-        .and_then(|_| {
-            tx.execute(
-                "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
-                [repo],
-            )
-        })
+        delete_file_text_rows(&tx, repo)
         .and_then(|_| {
             tx.execute(
                 "DELETE FROM commits_fts WHERE rowid IN (SELECT id FROM commits WHERE repo_id = ?1)",
