@@ -212,20 +212,24 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
 /// A client that breaks the protocol gets JSON-RPC errors, one per request, and the server
 /// goes on serving: a line that is not JSON (-32700), a request before `initialize` (-32600),
 /// `tools/call` whose arguments are not an object (-32602).
-#[test]
-fn protocol_errors_are_answered_and_the_session_goes_on() {
-    use std::io::Write;
-    let env = Env::new();
-    sample_repo(&env);
+/// `quarry mcp` on the sample repo (indexed lexically), its stdio piped for a raw client.
+fn raw_session(env: &Env) -> std::process::Child {
+    sample_repo(env);
     env.ok(&["index", env.repo_path(), "--no-embed"]);
-    let mut child = env
-        .quarry()
+    env.quarry()
         .arg("mcp")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn protocol_errors_are_answered_and_the_session_goes_on() {
+    use std::io::Write;
+    let env = Env::new();
+    let mut child = raw_session(&env);
     let mut stdin = child.stdin.take().unwrap();
     let lines = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
@@ -285,16 +289,7 @@ fn protocol_errors_are_answered_and_the_session_goes_on() {
 fn a_stray_response_is_ignored_and_pipelined_calls_are_all_answered() {
     use std::io::{BufRead, Write};
     let env = Env::new();
-    sample_repo(&env);
-    env.ok(&["index", env.repo_path(), "--no-embed"]);
-    let mut child = env
-        .quarry()
-        .arg("mcp")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = raw_session(&env);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let (seen, replies) = std::sync::mpsc::channel::<Value>();
