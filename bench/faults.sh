@@ -5,7 +5,10 @@
 #   2. one finishing run, whose file, chunk and commit counts must equal a clean run's
 #      (lost or mismatched rows);
 #   3. 4 KB of garbage at random offsets of a copy of the index: `status --check` must find it
-#      and `index --rebuild` must recover;
+#      and `index --rebuild` must recover; then 1-16 random bytes (CORRUPTIONS trials): what
+#      `--check` and `--check --deep` find, and whether answers changed unseen; then abuse (sg
+#      on 100k nested braces, 600 pipelined MCP calls, 400 concurrent HTTP searches) with the
+#      peak memory of each;
 #   4. writers (index, sync) and readers (search, status) at once: errors other than "another
 #      process is writing" are failures;
 #   5. the property tests (chunker, planner, MCP guard) with PROPTEST_CASES cases.
@@ -100,6 +103,62 @@ for trial in $(seq 1 "$CORRUPTIONS"); do
     fi
 done
 echo "corruption: $CORRUPTIONS trials (4 KB of garbage at a random page of $((size / 4096))), detected by status --check: $detected, recovered by index --rebuild: $recovered"
+
+# 3b. small damage: 1-16 random bytes at a random offset past the header. The quick check
+# misses most; --deep must find every one that changes an answer (compared with the clean
+# index's answers to a few searches).
+small=0; quick=0; deep=0; changed=0; changed_missed=0
+answers() { for q in handler_17 "handle request kind" Store1300 load; do
+    "$Q" --index-dir "$1" search "$q" --mode lexical -k 3 --json 2>/dev/null | python3 -c 'import json,sys
+try: print([r["path"] for r in json.load(sys.stdin)["results"]])
+except Exception: print("error")'
+done; }
+clean_answers=$(answers "$CLEAN")
+for trial in $(seq 1 "$CORRUPTIONS"); do
+    DAMAGED="$WORK/small"
+    rm -rf "$DAMAGED" && cp -r "$CLEAN" "$DAMAGED"
+    offset=$((100 + (RANDOM * 32768 + RANDOM) % (size - 100)))
+    head -c $((1 + RANDOM % 16)) /dev/urandom | dd of="$DAMAGED/index.sqlite" bs=1 seek="$offset" conv=notrunc status=none
+    small=$((small + 1))
+    "$Q" --index-dir "$DAMAGED" status --check >/dev/null 2>&1 || quick=$((quick + 1))
+    if "$Q" --index-dir "$DAMAGED" status --check --deep >/dev/null 2>&1; then
+        [ "$(answers "$DAMAGED")" != "$clean_answers" ] && changed_missed=$((changed_missed + 1))
+    else
+        deep=$((deep + 1))
+    fi
+    [ "$(answers "$DAMAGED")" != "$clean_answers" ] && changed=$((changed + 1))
+done
+echo "small damage: $small trials (1-16 bytes), found by status --check: $quick, by --check --deep: $deep; answers changed: $changed, of those missed by --deep: $changed_missed"
+
+# 3c. abuse: a structure that nests 100k deep for sg, 600 pipelined MCP calls, 400 concurrent
+# HTTP searches; peak memory of each (the process must stay under 1 GB and answer).
+printf 'fn f() {\n%s\n}\n' "$(python3 -c "print('{'*100000+'}'*100000)" | fold -w 60)" >"$WORK/deep.rs"
+/usr/bin/time -f "%M" -o "$WORK/sg.kb" "$Q" --index-dir "$CLEAN" sg '{ $$$A }' --lang rust -k 3 "$WORK/deep.rs" >/dev/null 2>&1 || true
+echo "abuse sg (100k nested braces, -k 3): peak $(( $(cat "$WORK/sg.kb") / 1024 )) MiB"
+python3 - "$Q" "$CLEAN" <<'PY'
+import json, subprocess, sys, time
+q, ws = sys.argv[1], sys.argv[2]
+lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "1"}}}),
+         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+lines += [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "search_commits", "arguments": {"query": "handler"}}}) for i in range(1, 601)]
+p = subprocess.Popen([q, "--index-dir", ws, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+p.stdin.write("\n".join(lines) + "\n"); p.stdin.flush()
+answered, peak, started = 0, 0, time.time()
+while answered < 601 and time.time() - started < 120:
+    line = p.stdout.readline()
+    if not line: break
+    answered += 1
+    with open(f"/proc/{p.pid}/status") as f:
+        peak = max(peak, next(int(l.split()[1]) for l in f if l.startswith("VmHWM")))
+p.kill()
+print(f"abuse MCP (600 pipelined search_commits): {answered - 1} answered, peak {peak // 1024} MiB")
+PY
+"$Q" --index-dir "$CLEAN" serve --addr 127.0.0.1:7799 2>/dev/null &
+server=$!
+sleep 1
+codes=$(seq 400 | xargs -P 400 -I{} curl -s -o /dev/null -w '%{http_code}\n' 'http://127.0.0.1:7799/api/search/commits?query=handler' | sort | uniq -c | tr '\n' ' ')
+echo "abuse HTTP (400 concurrent commit searches): $codes; peak $(( $(awk '/VmHWM/ {print $2}' /proc/$server/status) / 1024 )) MiB"
+kill $server
 
 # 4. concurrent writers and readers
 LOAD="$WORK/load"
