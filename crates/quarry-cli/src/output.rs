@@ -534,24 +534,9 @@ pub fn print_eval(r: &EvalReport) -> Result<()> {
     Ok(())
 }
 
-/// A path as human output prints it: one result per line, so control characters in a file
-/// name (a newline, a tab, an escape) are written escaped, as `ls -b` does; `--json` keeps
-/// the name exact.
+/// A path as human output prints it (control characters escaped, `quarry_core::shown_path`).
 pub fn shown(path: &str) -> std::borrow::Cow<'_, str> {
-    if path.chars().any(char::is_control) {
-        path.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect::<String>()
-            .into()
-    } else {
-        path.into()
-    }
+    quarry_core::shown_path(path)
 }
 
 /// The exit codes every command shares (grep's convention).

@@ -24,3 +24,35 @@ pub use store::{
     PendingEmbedding, RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile,
     TrigramLookup, VectorQuery,
 };
+
+/// A path (or any name) as human output prints it: one result per line, so control
+/// characters in a file name (a newline, a tab, an escape) are written escaped, as `ls -b`
+/// does; a terminal would obey them otherwise. `--json` keeps the name exact.
+pub fn shown_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.chars().any(char::is_control) {
+        path.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        path.into()
+    }
+}
+
+#[cfg(test)]
+mod shown_path_tests {
+    #[test]
+    fn control_characters_in_names_are_escaped() {
+        assert_eq!(super::shown_path("src/a.py"), "src/a.py");
+        assert_eq!(
+            super::shown_path("evil\u{1b}[2Jname\n.py"),
+            "evil\\u{1b}[2Jname\\n.py"
+        );
+    }
+}

@@ -181,7 +181,7 @@ fn header(outline: &Outline) -> String {
     };
     format!(
         "{} — {}, {size}, {} {what}{}\n",
-        printable(&outline.path),
+        quarry_core::shown_path(&outline.path),
         outline.language.name(),
         outline.items.len(),
         if outline.heuristic {
@@ -505,36 +505,4 @@ fn write_item(
         let _ = writeln!(out, "{indent}  {{ {line} }}");
     }
     false
-}
-
-/// `text` with control characters written as escapes (`\u{1b}`): a file name may hold any
-/// byte but `/`, and a terminal obeys escape sequences (a name could clear the screen or
-/// hide the lines after it).
-pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(
-        text.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_unicode().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
-
-#[cfg(test)]
-mod printable_tests {
-    #[test]
-    fn control_characters_in_names_are_escaped() {
-        assert_eq!(super::printable("src/a.py"), "src/a.py");
-        assert_eq!(
-            super::printable("evil\u{1b}[2Jname\n.py"),
-            "evil\\u{1b}[2Jname\\u{a}.py"
-        );
-    }
 }
