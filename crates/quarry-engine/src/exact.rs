@@ -39,12 +39,12 @@ impl Workspace {
         &self,
         requirement: &Requirement,
     ) -> Result<(IndexedFiles, FilterReport)> {
-        if requirement.fts5_query().is_none() {
+        let Some(query) = requirement.fts5_query() else {
             return Ok((IndexedFiles::default(), FilterReport::default()));
-        }
+        };
         let kept_file = Self::listing_cache(&self.dir).join("indexed-files");
         let kept = IndexedStates::load(&kept_file).map(|(g, states)| (g, Arc::new(states)));
-        let (files, report, read) = self.trigram_filter_given(requirement, kept)?;
+        let (files, report, read) = self.trigram_filter_given(query, kept)?;
         if let Some((generation, states)) = read {
             // Not kept: the next run reads the index again, nothing worse.
             let _ = states.save(&kept_file, generation);
@@ -52,17 +52,14 @@ impl Workspace {
         Ok((files, report))
     }
 
-    /// The filter for `requirement`, given the indexed files' states some earlier search
-    /// kept (with the index generation they belong to); also the states read from the index
-    /// when those were missing or stale, for the caller to keep.
+    /// The filter for the trigram `query`, given the indexed files' states some earlier
+    /// search kept (with the index generation they belong to); also the states read from the
+    /// index when those were missing or stale, for the caller to keep.
     fn trigram_filter_given(
         &self,
-        requirement: &Requirement,
+        query: String,
         kept: Option<KeptStates>,
     ) -> Result<(IndexedFiles, FilterReport, Option<KeptStates>)> {
-        let Some(query) = requirement.fts5_query() else {
-            return Ok((IndexedFiles::default(), FilterReport::default(), None));
-        };
         let lookup = self
             .store()
             .trigram_lookup(&query, kept.as_ref().map(|(generation, _)| *generation))?;
@@ -108,16 +105,19 @@ fn filter(dir: &Path, requirement: &Requirement) -> Result<Filter> {
     let started = std::time::Instant::now();
     let (files, mut report) = match workspace(dir) {
         Some(ws) => ws.trigram_filter(requirement)?,
-        None => (
-            IndexedFiles::default(),
-            FilterReport {
-                trigram_query: requirement.fts5_query(),
-                ..Default::default()
-            },
-        ),
+        None => without_index(requirement.fts5_query()),
     };
     report.lookup_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok((files, report))
+}
+
+/// No index to ask: every file is read; the report still names the query it would have run.
+fn without_index(query: Option<String>) -> Filter {
+    let report = FilterReport {
+        trigram_query: query,
+        ..Default::default()
+    };
+    (IndexedFiles::default(), report)
 }
 
 /// Where folders' file lists are kept: in the workspace, when there is one (a search without
@@ -223,18 +223,11 @@ impl ExactMemory {
 
     fn filter(&self, dir: &Path, requirement: &Requirement) -> Result<Filter> {
         let started = std::time::Instant::now();
-        let no_index = || {
-            let report = FilterReport {
-                trigram_query: requirement.fts5_query(),
-                ..Default::default()
-            };
-            Ok((IndexedFiles::default(), report))
-        };
-        if requirement.fts5_query().is_none() {
+        let Some(query) = requirement.fts5_query() else {
             return Ok((IndexedFiles::default(), FilterReport::default()));
-        }
+        };
         let Some(file) = file_identity(&Workspace::index_file(dir)) else {
-            return no_index();
+            return Ok(without_index(Some(query)));
         };
         let mut open = self.index.lock().unwrap_or_else(|e| e.into_inner());
         if open.as_ref().is_none_or(|o| o.file != file) {
@@ -245,11 +238,10 @@ impl ExactMemory {
             });
         }
         let Some(index) = open.as_mut() else {
-            return no_index();
+            return Ok(without_index(Some(query)));
         };
-        let (files, mut report, read) = index
-            .ws
-            .trigram_filter_given(requirement, index.states.clone())?;
+        let (files, mut report, read) =
+            index.ws.trigram_filter_given(query, index.states.clone())?;
         if read.is_some() {
             index.states = read;
         }
