@@ -70,10 +70,11 @@ pub struct WarmTree {
 
 struct Inner {
     inotify: inotify::Inotify,
-    /// Each watch's folder, and whether the folder was walked (else it is watched for its
-    /// ignore files and `.git` only: a folder above a root, or the user's configuration).
-    folders: HashMap<inotify::WatchDescriptor, (PathBuf, bool)>,
-    /// Walked folders: only their files' states are remembered.
+    /// Each watch's folder.
+    folders: HashMap<inotify::WatchDescriptor, PathBuf>,
+    /// The watched folders that were walked (the others are watched for the files a walk
+    /// depends on: ignore files and `.git` above a root, the user's configuration); only
+    /// their files' states are remembered.
     walked: HashSet<PathBuf>,
     /// Files outside the walked folders that decide a walk (see `WalkedTree::depends_on`),
     /// and folders on the way to one that does not exist yet.
@@ -117,20 +118,7 @@ impl WarmTree {
             }),
         })
     }
-}
 
-/// What a [`WarmTree`] holds now.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TreeSummary {
-    /// Folders watched (walked ones and those holding files a walk depends on).
-    pub folders: usize,
-    /// Folders whose file lists are held.
-    pub lists: usize,
-    /// Files whose state is held.
-    pub files: usize,
-}
-
-impl WarmTree {
     /// What it holds, after reading the events queued so far.
     pub fn summary(&self) -> TreeSummary {
         let Ok(mut inner) = self.inner.lock() else {
@@ -145,17 +133,27 @@ impl WarmTree {
     }
 }
 
+/// What a [`WarmTree`] holds now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TreeSummary {
+    /// Folders watched (walked ones and those holding files a walk depends on).
+    pub folders: usize,
+    /// Folders whose file lists are held.
+    pub lists: usize,
+    /// Files whose state is held.
+    pub files: usize,
+}
+
 impl Inner {
     /// Reads every queued event and drops what they touch; called before each search.
     fn catch_up(&mut self) {
-        let inner = self;
         let mut buffer = [0u8; 16 * 1024];
         loop {
-            let events = match inner.inotify.read_events(&mut buffer) {
+            let events = match self.inotify.read_events(&mut buffer) {
                 Ok(events) => events,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(_) => {
-                    inner.forget_all();
+                    self.forget_all();
                     return;
                 }
             };
@@ -167,9 +165,10 @@ impl Inner {
                     forget_all = true;
                     continue;
                 }
-                let Some((folder, walked)) = inner.folders.get(&event.wd).cloned() else {
+                let Some(folder) = self.folders.get(&event.wd).cloned() else {
                     continue;
                 };
+                let walked = self.walked.contains(&folder);
                 let name = event.name.map(Path::new);
                 let tree_changed = event.mask.intersects(
                     E::CREATE
@@ -181,30 +180,29 @@ impl Inner {
                         | E::IGNORED,
                 );
                 let path = name.map(|name| folder.join(name));
-                let decides_walk = path.as_ref().is_some_and(|p| inner.depends_on.contains(p));
+                let decides_walk = path.as_ref().is_some_and(|p| self.depends_on.contains(p));
                 if (walked && tree_changed) || decides_walk || name.is_none() {
                     forget_lists = true;
                 }
                 if let Some(path) = path {
-                    inner.stamps.remove(&*state_key(&path));
+                    self.stamps.remove(&*state_key(&path));
                     if event.mask.contains(E::ISDIR) {
                         // A folder renamed or removed: everything under it.
-                        inner.stamps.retain(|p, _| !Path::new(p).starts_with(&path));
+                        self.stamps.retain(|p, _| !Path::new(p).starts_with(&path));
                     }
                 }
                 if event.mask.contains(E::IGNORED) {
-                    if let Some((folder, _)) = inner.folders.remove(&event.wd) {
-                        inner.walked.remove(&folder);
-                        inner
-                            .stamps
+                    if let Some(folder) = self.folders.remove(&event.wd) {
+                        self.walked.remove(&folder);
+                        self.stamps
                             .retain(|p, _| !Path::new(p).starts_with(&folder));
                     }
                 }
             }
             if forget_all {
-                inner.forget_all();
+                self.forget_all();
             } else if forget_lists {
-                inner.lists.clear();
+                self.lists.clear();
             }
         }
     }
@@ -221,11 +219,9 @@ impl Inner {
         }
         match self.inotify.watches().add(folder, mask()) {
             Ok(wd) => {
-                let entry = self
-                    .folders
+                self.folders
                     .entry(wd)
-                    .or_insert_with(|| (folder.to_path_buf(), walked));
-                entry.1 |= walked;
+                    .or_insert_with(|| folder.to_path_buf());
                 if walked {
                     self.walked.insert(folder.to_path_buf());
                 }
@@ -272,16 +268,15 @@ impl TreeMemory for WarmTree {
         for file in &walk.depends_on {
             watched &= inner.watch_for(file);
         }
-        let files = walk.files.clone();
         if !watched {
             // Nothing of this tree is remembered: its searches run cold.
             inner.forget_all();
-            return Ok(files);
+            return Ok(walk.files);
         }
         if walk.still_true() {
-            inner.lists.insert(root.to_path_buf(), files.clone());
+            inner.lists.insert(root.to_path_buf(), walk.files.clone());
         }
-        Ok(files)
+        Ok(walk.files)
     }
 
     fn stamps(&self, paths: &[&Path]) -> Vec<Option<Stamp>> {
