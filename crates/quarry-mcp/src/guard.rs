@@ -61,9 +61,31 @@ async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<O
 
 /// What the guard decides for one line.
 enum Verdict {
-    Forward,
+    /// To rmcp, taking or freeing a turn as it says.
+    Forward(Turn),
     Reply(Value),
     Drop,
+}
+
+/// What a forwarded line does to the turns at work.
+enum Turn {
+    /// A request: it waits for a turn, held until the reply with this id.
+    Take(Value),
+    /// The client cancelled this request, which may never be answered: its turn is free.
+    Free(Value),
+    Keep,
+}
+
+/// The turn a forwarded message with `method` and `id` takes or frees.
+fn turn_of(method: &str, id: Option<Value>, object: &serde_json::Map<String, Value>) -> Turn {
+    match id {
+        Some(id) if !id.is_null() => Turn::Take(id),
+        _ if method == "notifications/cancelled" => object
+            .get("params")
+            .and_then(|p| p.get("requestId"))
+            .map_or(Turn::Keep, |id| Turn::Free(id.clone())),
+        _ => Turn::Keep,
+    }
 }
 
 fn error_reply(id: Value, code: i64, message: impl Into<String>) -> Value {
@@ -93,14 +115,14 @@ fn check(line: &str, initialized: &mut bool) -> Verdict {
     let Some(method) = object.get("method").and_then(Value::as_str) else {
         // A response to the server: before `initialize` there is nothing it can answer.
         return if *initialized {
-            Verdict::Forward
+            Verdict::Forward(Turn::Keep)
         } else {
             Verdict::Drop
         };
     };
     if method == "initialize" {
         *initialized = true;
-        return Verdict::Forward;
+        return Verdict::Forward(turn_of(method, id, object));
     }
     if !*initialized && method != "ping" {
         return match id {
@@ -113,7 +135,7 @@ fn check(line: &str, initialized: &mut bool) -> Verdict {
         };
     }
     if method == "tools/call" {
-        if let Some(id) = id {
+        if let Some(id) = id.clone() {
             let params = object.get("params");
             let named = params
                 .and_then(|p| p.get("name"))
@@ -130,7 +152,7 @@ fn check(line: &str, initialized: &mut bool) -> Verdict {
             }
         }
     }
-    Verdict::Forward
+    Verdict::Forward(turn_of(method, id, object))
 }
 
 /// Requests with rmcp at once: two per CPU (a search is mostly one CPU's work), at least 2.
@@ -230,25 +252,16 @@ where
                 continue;
             }
             match check(&line, &mut initialized) {
-                Verdict::Forward => {
-                    if let Ok(message) = serde_json::from_str::<Value>(&line) {
-                        let method = message.get("method").and_then(Value::as_str);
-                        match (method, message.get("id")) {
-                            // A request: it waits for a turn, held until its reply.
-                            (Some(_), Some(id)) if !id.is_null() => {
-                                let Ok(turn) = turns.clone().acquire_owned().await else {
-                                    break;
-                                };
-                                in_flight.hold(id, turn);
-                            }
-                            // A cancelled request may never be answered: its turn is free.
-                            (Some("notifications/cancelled"), None) => {
-                                if let Some(id) = message.pointer("/params/requestId") {
-                                    in_flight.release(id);
-                                }
-                            }
-                            _ => {}
+                Verdict::Forward(turn) => {
+                    match turn {
+                        Turn::Take(id) => {
+                            let Ok(turn) = turns.clone().acquire_owned().await else {
+                                break;
+                            };
+                            in_flight.hold(&id, turn);
                         }
+                        Turn::Free(id) => in_flight.release(&id),
+                        Turn::Keep => {}
                     }
                     let sent = async {
                         to_rmcp.write_all(line.as_bytes()).await?;
@@ -313,13 +326,13 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
                 &mut state
             ),
-            Verdict::Forward
+            Verdict::Forward(_)
         ));
         assert!(state, "initialize opens the session");
         // A response before `initialize` answers nothing: dropped, not forwarded.
         let response = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
         assert!(matches!(check(response, &mut false), Verdict::Drop));
-        assert!(matches!(check(response, &mut true), Verdict::Forward));
+        assert!(matches!(check(response, &mut true), Verdict::Forward(_)));
     }
 
     #[test]
@@ -360,7 +373,7 @@ mod tests {
                 Verdict::Reply(reply) if !parsed => {
                     proptest::prop_assert_eq!(&reply["error"]["code"], -32700)
                 }
-                Verdict::Drop | Verdict::Forward if !parsed => {
+                Verdict::Drop | Verdict::Forward(_) if !parsed => {
                     proptest::prop_assert!(false, "a line that is not JSON went unanswered")
                 }
                 _ => {}
