@@ -1,13 +1,12 @@
 //! Finding damage in an index file and moving a damaged one aside: the quick check (pages),
 //! the deep one (integrity, full-text indexes, vectors), and turning an error met while
-//! using the index into "the index is damaged" when a check says so.
+//! using the index into "the index is damaged" when a check says so; and how a reader opens
+//! the file (read-only, or as immutable where nobody may write its WAL), which the checks share.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use rusqlite::Connection;
-
-use crate::{is_corrupt, CorruptIndex, SqliteStore};
 
 /// `PRAGMA quick_check` of the index at `path`: `None` when it is sound, else what is wrong
 /// (the first problems SQLite lists). Reads the whole file: run it on error paths and on
@@ -15,7 +14,7 @@ use crate::{is_corrupt, CorruptIndex, SqliteStore};
 pub fn check_file(path: &Path) -> Option<String> {
     // Opened as a reader opens it: a WAL file that nobody may write (no shared-memory file,
     // a read-only folder) is read as immutable, not reported as damaged.
-    let conn = match SqliteStore::open_reader(path) {
+    let conn = match open_reader(path) {
         Ok(c) => c,
         Err(e) => return Some(e.to_string()),
     };
@@ -40,7 +39,7 @@ pub fn check_file_deep(path: &Path) -> Option<String> {
     if let Some(problem) = check_file(path) {
         return Some(problem);
     }
-    let conn = match SqliteStore::open_reader(path) {
+    let conn = match open_reader(path) {
         Ok(c) => c,
         Err(e) => return Some(e.to_string()),
     };
@@ -171,4 +170,61 @@ pub fn move_aside(path: &Path) -> Result<PathBuf> {
         }
     }
     Ok(target)
+}
+
+/// The index file is damaged or not an index at all.
+#[derive(Debug)]
+pub struct CorruptIndex {
+    pub path: PathBuf,
+    pub detail: String,
+}
+
+impl std::fmt::Display for CorruptIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the index file {} is damaged ({}); `quarry index --rebuild PATH` moves it aside and builds a new one",
+            self.path.display(),
+            self.detail
+        )
+    }
+}
+
+impl std::error::Error for CorruptIndex {}
+
+/// True when `err` (at any depth) says the index file is damaged.
+pub fn is_corrupt(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<CorruptIndex>())
+}
+
+/// A reader's connection: read-write when the file and its folder may be written (WAL
+/// readers write the shared-memory index), else read-only; never creates the file.
+pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
+    use rusqlite::OpenFlags;
+    let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
+    let dir_writable = path.parent().is_none_or(writable);
+    if writable(path) && dir_writable {
+        return Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        );
+    }
+    let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, read_only)?;
+    // A WAL file read without write access needs its shared-memory file; without one,
+    // read the file as immutable (no writer can be at work where nobody may write).
+    if conn
+        .query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+        .is_ok()
+    {
+        return Ok(conn);
+    }
+    let uri = format!(
+        "file:{}?immutable=1",
+        path.to_string_lossy()
+            .replace('%', "%25")
+            .replace('?', "%3f")
+            .replace('#', "%23")
+    );
+    Connection::open_with_flags(uri, read_only | OpenFlags::SQLITE_OPEN_URI)
 }

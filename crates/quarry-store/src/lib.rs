@@ -17,7 +17,7 @@ mod schema;
 mod search;
 mod vectors;
 
-pub use damage::{check_file, check_file_deep, diagnose, move_aside};
+pub use damage::{check_file, check_file_deep, diagnose, is_corrupt, move_aside, CorruptIndex};
 pub use vectors::keep_in_memory as keep_vectors_in_memory;
 
 use anyhow::{Context, Result};
@@ -27,31 +27,6 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// The index file is damaged or not an index at all.
-#[derive(Debug)]
-pub struct CorruptIndex {
-    pub path: PathBuf,
-    pub detail: String,
-}
-
-impl std::fmt::Display for CorruptIndex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the index file {} is damaged ({}); `quarry index --rebuild PATH` moves it aside and builds a new one",
-            self.path.display(),
-            self.detail
-        )
-    }
-}
-
-impl std::error::Error for CorruptIndex {}
-
-/// True when `err` (at any depth) says the index file is damaged.
-pub fn is_corrupt(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.is::<CorruptIndex>())
-}
 
 /// A reader met an index whose schema is missing or older than this build's: only a writer
 /// (under the write lock) creates or upgrades it, so the reader waits for one or becomes one.
@@ -152,7 +127,7 @@ impl SqliteStore {
                 }
                 Connection::open(path)
             }
-            Access::Read => Self::open_reader(path),
+            Access::Read => damage::open_reader(path),
         }
         .map_err(|e| classify(path, e))
         .with_context(|| format!("cannot open index {}", path.display()))?;
@@ -180,38 +155,6 @@ impl SqliteStore {
             }
         }
         Ok(store)
-    }
-
-    /// A reader's connection: read-write when the file and its folder may be written (WAL
-    /// readers write the shared-memory index), else read-only; never creates the file.
-    pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
-        use rusqlite::OpenFlags;
-        let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
-        let dir_writable = path.parent().is_none_or(writable);
-        if writable(path) && dir_writable {
-            return Connection::open_with_flags(
-                path,
-                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            );
-        }
-        let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, read_only)?;
-        // A WAL file read without write access needs its shared-memory file; without one,
-        // read the file as immutable (no writer can be at work where nobody may write).
-        if conn
-            .query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
-            .is_ok()
-        {
-            return Ok(conn);
-        }
-        let uri = format!(
-            "file:{}?immutable=1",
-            path.to_string_lossy()
-                .replace('%', "%25")
-                .replace('?', "%3f")
-                .replace('#', "%23")
-        );
-        Connection::open_with_flags(uri, read_only | OpenFlags::SQLITE_OPEN_URI)
     }
 
     fn configure(&self, access: Access) -> rusqlite::Result<()> {
