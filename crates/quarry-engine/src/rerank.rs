@@ -5,7 +5,7 @@
 //! answer is then the first stage's, with a note saying why.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use quarry_llm::LanguageModel;
@@ -236,7 +236,7 @@ pub fn write_json_atomically(file: &std::path::Path, value: &impl Serialize) {
 /// Which language model the settings name: the endpoint when `llm.endpoint` is set, else the
 /// command (`llm.command`, default `claude -p`).
 pub fn language_model(config: &crate::workspace::config::Config) -> Result<Box<dyn LanguageModel>> {
-    let timeout = Duration::from_secs_f64(config.number("llm.timeout_s").max(0.1));
+    let timeout = config.seconds("llm.timeout_s");
     if config.is_set("llm.endpoint") {
         let key = std::env::var(config.get("llm.api_key_env")?)
             .ok()

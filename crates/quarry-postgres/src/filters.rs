@@ -2,7 +2,7 @@
 //! pushed into the same statement as the ranking (chunks in read.rs and bm25.rs, commits in
 //! history.rs), with the embedded store's rules.
 
-use postgres::types::ToSql;
+use tokio_postgres::types::ToSql;
 use quarry_core::{ContentType, Language};
 
 pub(crate) type Params = Vec<Box<dyn ToSql + Sync>>;

@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 
 use anyhow::Result;
-use postgres::Transaction;
 use quarry_core::history::{
     commit_embed_text, ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStats,
     PendingCommit,
@@ -15,6 +14,7 @@ use quarry_core::history::{
 use quarry_core::tokens;
 
 use crate::bm25::{self, Bm25};
+use crate::connection::{PgTransaction, Queries};
 use crate::filters::{path_regex, push_filters, refs, Params};
 use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
@@ -32,7 +32,7 @@ const HIT_COLUMNS: &str = "r.name, c.sha, c.author, c.email, c.author_time, c.su
      c.files_changed, EXISTS(SELECT 1 FROM commit_vectors v
                              WHERE v.repo_id = c.repo_id AND v.commit_id = c.id)";
 
-fn hit(r: &postgres::Row, score: f64) -> CommitHit {
+fn hit(r: &tokio_postgres::Row, score: f64) -> CommitHit {
     CommitHit {
         repo: r.get(0),
         sha: r.get(1),
@@ -86,7 +86,7 @@ fn like_escape(text: &str) -> String {
 
 /// Stores the commits of `repo` not stored yet, in `tx`: COPY into staging tables, then into
 /// place with their text vectors, as a batch of files is.
-pub fn put(tx: &mut Transaction, repo: i64, commits: &[CommitRecord]) -> Result<()> {
+pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Result<()> {
     if commits.is_empty() {
         return Ok(());
     }
@@ -200,7 +200,7 @@ pub fn put(tx: &mut Transaction, repo: i64, commits: &[CommitRecord]) -> Result<
 }
 
 /// Removes commits no longer reachable, with their files, vectors and BM25 totals.
-pub fn drop(tx: &mut Transaction, repo: i64, shas: &[String]) -> Result<()> {
+pub fn drop(tx: &mut PgTransaction, repo: i64, shas: &[String]) -> Result<()> {
     if shas.is_empty() {
         return Ok(());
     }

@@ -11,6 +11,7 @@
 //! keyed by `repo_id` first, for Citus (schema.rs).
 
 mod bm25;
+mod connection;
 mod filters;
 mod history;
 mod read;
@@ -19,9 +20,10 @@ mod write;
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use postgres::{Client, NoTls};
+use connection::{PgClient, PgError, PgTransaction, Queries};
 use quarry_core::history::{CommitHit, CommitQuery, CommitRecord, HistoryStats, PendingCommit};
 use quarry_core::store::{IndexBatch, RepoInfo, SkipCounts, Store};
 use quarry_core::{
@@ -32,7 +34,10 @@ use quarry_core::{
 /// The PostgreSQL store. Reads take `&self` in the `Store` trait and a client needs `&mut`:
 /// the client sits in a `RefCell` (one store, one connection, one thread at a time).
 pub struct PgStore {
-    client: RefCell<Client>,
+    client: RefCell<PgClient>,
+    /// For a fresh connection after a call timed out.
+    url: String,
+    timeout: Duration,
     /// The URL without its password, for messages.
     shown_url: String,
     /// Repos whose chunks this store replaced or deleted since the last prune: only they can
@@ -76,48 +81,59 @@ fn redact_password_parameter(text: &str) -> String {
 }
 
 impl PgStore {
-    /// Connects to `url` (`postgres://user:password@host:port/database`) and brings the schema
-    /// up to date. Errors name the URL without its password and say what to check.
+    /// Connects to `url` (`postgres://user:password@host:port/database`) with calls bounded
+    /// by [`DEFAULT_TIMEOUT`], and brings the schema up to date.
     pub fn connect(url: &str) -> Result<PgStore> {
+        Self::connect_with(url, DEFAULT_TIMEOUT)
+    }
+
+    /// Connects to `url`, giving the connect and every later call `timeout` to answer
+    /// (`store.timeout_s`), and brings the schema up to date. Errors name the URL without its
+    /// password and say what to check.
+    pub fn connect_with(url: &str, timeout: Duration) -> Result<PgStore> {
         let shown_url = redact(url);
-        let mut client = Client::connect(url, NoTls).map_err(|e| {
-            let reason = e
-                .as_db_error()
-                .map(|d| d.message().to_string())
-                .unwrap_or_else(|| format!("{e:#}"));
-            anyhow!(
-                "cannot connect to PostgreSQL at {shown_url}: {reason}. Check the host, port, \
-                 user, password and database of store.url (or --db-url, $QUARRY_DB_URL)"
-            )
+        let mut client = PgClient::connect(url, timeout).map_err(|e| match e {
+            PgError::Db(_) => anyhow!(
+                "cannot connect to PostgreSQL at {shown_url}: {}. Check the host, port, \
+                 user, password and database of store.url (or --db-url, $QUARRY_DB_URL)",
+                e.detail()
+            ),
+            _ => anyhow!("cannot connect to PostgreSQL at {shown_url}: {}", e.detail()),
         })?;
         schema::migrate(&mut client).with_context(|| format!("PostgreSQL at {shown_url}"))?;
         Ok(PgStore {
             client: RefCell::new(client),
+            url: url.to_string(),
+            timeout,
             shown_url,
             pruning: HashSet::new(),
         })
     }
 
-    fn err(&self, e: postgres::Error) -> anyhow::Error {
-        let detail = e
-            .as_db_error()
-            .map(|d| d.message().to_string())
-            .unwrap_or_else(|| e.to_string());
-        anyhow!("PostgreSQL at {}: {detail}", self.shown_url)
+    fn err(&self, e: PgError) -> anyhow::Error {
+        anyhow!("PostgreSQL at {}: {}", self.shown_url, e.detail())
     }
 
-    pub(crate) fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
-    ) -> Result<T> {
-        f(&mut self.client.borrow_mut()).map_err(|e| self.err(e))
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut PgClient) -> Result<T, PgError>) -> Result<T> {
+        let mut client = self.live_client()?;
+        f(&mut client).map_err(|e| self.err(e))
+    }
+
+    /// The connection, replaced by a fresh one when a call on it timed out: a server that
+    /// answers again is used again (the daemon, MCP and HTTP servers live long).
+    fn live_client(&self) -> Result<std::cell::RefMut<'_, PgClient>> {
+        let mut client = self.client.borrow_mut();
+        if client.is_abandoned() {
+            *client = PgClient::connect(&self.url, self.timeout).map_err(|e| self.err(e))?;
+        }
+        Ok(client)
     }
 
     /// Runs `f` in one transaction, committed when it returns `Ok`.
-    fn transaction<T>(&self, f: impl FnOnce(&mut postgres::Transaction) -> Result<T>) -> Result<T> {
-        let mut client = self.client.borrow_mut();
+    fn transaction<T>(&self, f: impl FnOnce(&mut PgTransaction) -> Result<T>) -> Result<T> {
+        let mut client = self.live_client()?;
         let mut tx = client.transaction().map_err(|e| self.err(e))?;
-        let out = f(&mut tx).map_err(|e| match e.downcast::<postgres::Error>() {
+        let out = f(&mut tx).map_err(|e| match e.downcast::<PgError>() {
             Ok(pg) => self.err(pg),
             Err(other) => other,
         })?;
@@ -133,9 +149,12 @@ impl PgStore {
     }
 }
 
+/// How long the connect and each call may wait for the server when `store.timeout_s` is not set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
 const REPO_COLUMNS: &str = "id, name, root, indexed_at, file_count, chunk_count, skipped";
 
-fn repo_from_row(r: &postgres::Row) -> RepoInfo {
+fn repo_from_row(r: &tokio_postgres::Row) -> RepoInfo {
     let skipped: String = r.get(6);
     RepoInfo {
         id: r.get(0),

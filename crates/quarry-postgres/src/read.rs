@@ -9,6 +9,7 @@ use quarry_core::{
 };
 
 use crate::bm25::{self, Bm25};
+use crate::connection::{PgClient, PgError, Queries};
 use crate::filters::{push_filters, push_scope, refs, Params};
 use crate::{repo_from_row, vector_text, PgStore, REPO_COLUMNS};
 
@@ -18,7 +19,7 @@ const HIT_COLUMNS: &str = "c.id, r.name, f.path, c.start_line, c.end_line, c.sym
 /// The column after `HIT_COLUMNS`.
 const SCORE_COLUMN: usize = 11;
 
-fn hit(r: &postgres::Row, score: f64) -> ChunkHit {
+fn hit(r: &tokio_postgres::Row, score: f64) -> ChunkHit {
     let language: String = r.get(7);
     ChunkHit {
         id: r.get(0),
@@ -211,7 +212,7 @@ pub fn file_chunks(store: &PgStore, repo: &str, path: &str) -> Result<Vec<ChunkH
     })
 }
 
-fn call_ref(r: &postgres::Row) -> CallRef {
+fn call_ref(r: &tokio_postgres::Row) -> CallRef {
     CallRef {
         repo: r.get(0),
         path: r.get(1),
@@ -328,7 +329,7 @@ pub fn stats(store: &PgStore) -> Result<Vec<RepoStats>> {
         let mut out = Vec::with_capacity(repos.len());
         for row in &repos {
             let repo = repo_from_row(row);
-            let count = |c: &mut postgres::Client, table: &str| -> Result<u64, postgres::Error> {
+            let count = |c: &mut PgClient, table: &str| -> Result<u64, PgError> {
                 c.query_one(
                     &format!("SELECT count(*) FROM {table} WHERE repo_id = $1"),
                     &[&repo.id],

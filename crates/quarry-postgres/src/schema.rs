@@ -7,7 +7,7 @@
 //! `repo_id` (docs/POSTGRES.md) with `repos` as a reference table.
 
 use anyhow::{bail, Context, Result};
-use postgres::{Client, GenericClient};
+use crate::connection::{PgClient, Queries};
 
 /// Held while migrating (any number: it names quarry's migration lock).
 const MIGRATION_LOCK: i64 = 0x7175_6172_7279;
@@ -177,7 +177,7 @@ const MIGRATIONS: &[&str] = &[
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The database's schema version (0: none yet).
-fn version(client: &mut impl GenericClient) -> Result<i64> {
+fn version(client: &mut impl Queries) -> Result<i64> {
     let exists: bool = client
         .query_one("SELECT to_regclass('quarry_meta') IS NOT NULL", &[])?
         .get(0);
@@ -195,7 +195,7 @@ fn version(client: &mut impl GenericClient) -> Result<i64> {
 
 /// Brings the schema up to date; refuses a newer one; says how to get pgvector when the
 /// server lacks it.
-pub fn migrate(client: &mut Client) -> Result<()> {
+pub fn migrate(client: &mut PgClient) -> Result<()> {
     let current = version(client)?;
     if current > SCHEMA_VERSION {
         bail!(
@@ -212,7 +212,7 @@ pub fn migrate(client: &mut Client) -> Result<()> {
         bail!(
             "the server has no pgvector extension ({}): install it on the server (the \
              `postgresql-NN-pgvector` package, or https://github.com/pgvector/pgvector), then run again",
-            e.as_db_error().map_or(e.to_string(), |d| d.message().to_string())
+            e.detail()
         );
     }
     // Another process may have migrated while this one waited for the lock.

@@ -3,12 +3,12 @@
 //! quarry prepared (the same code-aware tokens the embedded store gives FTS5). A batch is
 //! all there or not at all; readers see the previous state until it commits.
 
-use std::io::Write;
 
 use anyhow::Result;
-use postgres::Transaction;
 use quarry_core::store::IndexBatch;
 use quarry_core::tokens;
+
+use crate::connection::{PgTransaction, Queries};
 
 /// COPY's text format for one field (`\N` for none): backslash, tab and line ends escaped;
 /// NUL, which a PostgreSQL text cannot hold, replaced.
@@ -42,18 +42,16 @@ pub(crate) fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
     out.push(b'\n');
 }
 
-pub(crate) fn copy(tx: &mut Transaction, statement: &str, data: &[u8]) -> Result<()> {
+pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: &[u8]) -> Result<()> {
     if data.is_empty() {
         return Ok(());
     }
-    let mut writer = tx.copy_in(statement)?;
-    writer.write_all(data)?;
-    writer.finish()?;
+    tx.copy_in(statement, data)?;
     Ok(())
 }
 
 /// Applies `batch` to `repo` in `tx` (the caller commits).
-pub fn apply(tx: &mut Transaction, repo: i64, batch: &IndexBatch) -> Result<()> {
+pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()> {
     let replaced: Vec<&str> = batch
         .deleted
         .iter()

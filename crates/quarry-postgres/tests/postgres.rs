@@ -613,3 +613,103 @@ fn postgres_chunks_keep_their_page_cell_and_language_and_type_filters_by_them() 
     let mut store = store("documents");
     quarry_core::conformance::chunks_keep_their_place_and_language(&mut store);
 }
+
+/// A TCP relay in front of `port` that can stop passing bytes while keeping every connection
+/// open: what a frozen (SIGSTOPped) server looks like from the client, whose kernel still
+/// acknowledges.
+struct FreezingRelay {
+    port: u16,
+    frozen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FreezingRelay {
+    fn start(target: u16) -> FreezingRelay {
+        use std::io::{Read, Write};
+        use std::net::{TcpListener, TcpStream};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let flag = frozen.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let server = TcpStream::connect(("127.0.0.1", target)).unwrap();
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let flag = flag.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 8192];
+                        while let Ok(n) = from.read(&mut buf) {
+                            while flag.load(Ordering::SeqCst) {
+                                std::thread::sleep(std::time::Duration::from_millis(20));
+                            }
+                            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+            }
+        });
+        FreezingRelay { port, frozen }
+    }
+
+    fn freeze(&self) {
+        self.frozen.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn thaw(&self) {
+        self.frozen.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn postgres_a_server_that_stops_answering_is_an_error_within_the_timeout() {
+    use std::time::{Duration, Instant};
+    let server = quarry_test_postgres::server();
+    let url = quarry_test_postgres::database("frozen");
+    let relay = FreezingRelay::start(server.port);
+    let relayed = url.replace(
+        &format!(":{}/", server.port),
+        &format!(":{}/", relay.port),
+    );
+    assert_ne!(relayed, url, "the test URL names the server's port: {url}");
+    let limit = Duration::from_millis(700);
+    let mut store = PgStore::connect_with(&relayed, limit).unwrap();
+    store.ensure_repo("r", "/src/r").unwrap();
+    assert_eq!(store.repos().unwrap().len(), 1);
+
+    relay.freeze();
+    let started = Instant::now();
+    let message = format!("{:#}", store.repos().err().expect("no answer"));
+    let waited = started.elapsed();
+    assert!(
+        message.contains("no answer within 0.7 s") && message.contains("store.timeout_s"),
+        "{message}"
+    );
+    assert!(waited >= limit && waited < limit * 4, "{waited:?}");
+    // The connection is given up; the next call opens a fresh one, which waits no longer.
+    let started = Instant::now();
+    let message = format!("{:#}", store.search_lexical(&query("alpha")).err().expect("frozen"));
+    assert!(message.contains("no answer within 0.7 s"), "{message}");
+    assert!(started.elapsed() < limit * 4, "{:?}", started.elapsed());
+
+    // A frozen server met at connect time: accepted by its kernel, never answered.
+    let started = Instant::now();
+    let message = format!(
+        "{:#}",
+        PgStore::connect_with(&relayed, limit).err().expect("no answer")
+    );
+    assert!(
+        message.contains("cannot connect") && message.contains("no answer within"),
+        "{message}"
+    );
+    assert!(started.elapsed() < limit * 4, "{:?}", started.elapsed());
+
+    // When the server answers again, the same store answers again.
+    relay.thaw();
+    assert_eq!(store.repos().unwrap().len(), 1);
+}

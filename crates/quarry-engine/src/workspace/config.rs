@@ -63,6 +63,7 @@ fn default_of(key: &str) -> String {
         "daemon.watch" => "false".into(),
         "daemon.idle_s" => DEFAULT_DAEMON_IDLE_S.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
+        "store.timeout_s" => quarry_postgres::DEFAULT_TIMEOUT.as_secs().to_string(),
         "search.rerank" => "none".into(),
         "search.rerank_candidates" => DEFAULT_RERANK_CANDIDATES.to_string(),
         "llm.command" => "claude -p".into(),
@@ -303,6 +304,12 @@ impl Config {
             .unwrap_or(0.0)
     }
 
+    /// A `*.timeout_s` key as a duration: at least 0.1 s, and at most a year (a larger
+    /// finite number is accepted by `config set` but no `Duration` holds 1e300 seconds).
+    pub fn seconds(&self, key: &str) -> Duration {
+        Duration::from_secs_f64(self.number(key).clamp(0.1, 365.0 * 86_400.0))
+    }
+
     /// The hybrid pipeline's constants: the defaults with every set `search.*` key applied.
     pub fn fusion(&self) -> FusionConfig {
         let count = |key| self.number(key) as usize;
@@ -379,7 +386,7 @@ impl Config {
                     url,
                     model,
                     api_key_env: self.get("embed.api_key_env")?,
-                    timeout: Duration::from_secs_f64(self.number("embed.timeout_s").max(0.1)),
+                    timeout: self.seconds("embed.timeout_s"),
                 }
             }
         })

@@ -35,6 +35,11 @@ pub const KEYS: &[KeySpec] = &[
         help: "keep the index on PostgreSQL with pgvector instead of the embedded SQLite file, e.g. postgres://user:password@host:5432/db; $QUARRY_DB_URL and --db-url override it (lists show the password as ***)",
     },
     KeySpec {
+        name: "store.timeout_s",
+        kind: KeyKind::Number,
+        help: "seconds PostgreSQL may take to accept a connection or answer one call before quarry gives up with an error (the server is also asked to stop the statement then)",
+    },
+    KeySpec {
         name: "embed.provider",
         kind: KeyKind::Choice(&["auto", "local", "endpoint", "none"]),
         help: "which embedder makes vectors: auto = the endpoint when embed.endpoint is set, else the local model; none = lexical only",

@@ -96,7 +96,10 @@ impl Workspace {
 
     fn with_store(dir: &Path, access: Access) -> Result<Workspace> {
         let store: Box<dyn Store + Send> = match Self::store_url(dir)? {
-            Some(url) => Box::new(quarry_postgres::PgStore::connect(&url)?),
+            Some(url) => {
+                let timeout = config::Config::load(dir)?.seconds("store.timeout_s");
+                Box::new(quarry_postgres::PgStore::connect_with(&url, timeout)?)
+            }
             None => Box::new(SqliteStore::open_with(&Self::index_file(dir), access)?),
         };
         Ok(Workspace {
