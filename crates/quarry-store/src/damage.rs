@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
-/// `PRAGMA quick_check` of the index at `path`: `None` when it is sound, else what is wrong
-/// (the first problems SQLite lists). Reads the whole file: run it on error paths and on
+/// `PRAGMA quick_check` of the index at `path`, then its schema against the digest recorded
+/// when it was written: `None` when it is sound, else what is wrong (the first problems
+/// SQLite lists). Reads the whole file: run it on error paths and on
 /// request (`status --check`, `index --rebuild`), not on every open.
 pub fn check_file(path: &Path) -> Option<String> {
     // Opened as a reader opens it: a WAL file that nobody may write (no shared-memory file,
@@ -23,7 +24,7 @@ pub fn check_file(path: &Path) -> Option<String> {
             .collect::<rusqlite::Result<Vec<String>>>()
     });
     match rows {
-        Ok(rows) if rows == ["ok"] => None,
+        Ok(rows) if rows == ["ok"] => crate::schema::problem(&conn).unwrap_or_else(|e| Some(e.to_string())),
         Ok(rows) => Some(rows.join("; ")),
         Err(e) => Some(e.to_string()),
     }

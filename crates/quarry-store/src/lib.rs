@@ -137,6 +137,13 @@ impl SqliteStore {
             path: path.to_path_buf(),
         };
         store.configure(access).map_err(|e| classify(path, e))?;
+        if let Some(detail) = schema::problem(&store.conn).map_err(|e| classify(path, e))? {
+            return Err(CorruptIndex {
+                path: path.to_path_buf(),
+                detail,
+            }
+            .into());
+        }
         let sql_error = |e: anyhow::Error| match e.downcast::<rusqlite::Error>() {
             Ok(sql) => classify(path, sql),
             Err(other) => other,

@@ -203,11 +203,74 @@ pub fn check_version(conn: &Connection) -> Result<i64> {
     Ok(current)
 }
 
+/// The schema as the file records it — every table, index, trigger and view with its SQL,
+/// SQLite's own `sqlite_*` tables (statistics) left out — as one digest, kept in `meta`.
+fn digest(conn: &Connection) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema
+         WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY type, name",
+    )?;
+    let mut text = String::new();
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        for column in 0..4 {
+            text.push_str(row.get_ref(column)?.as_str().unwrap_or(""));
+            text.push('\0');
+        }
+    }
+    Ok(quarry_core::hash::content_hash(text.as_bytes()))
+}
+
+/// What is wrong with the file's schema, if anything: its digest against the one recorded
+/// when the schema was last written. Damage to the schema's own pages passes SQLite's page
+/// checks and can leave a table read differently from how it was written; this finds it on
+/// every open for microseconds (SQLite has just read the schema table). A file from before
+/// digests were kept has none to compare and passes.
+pub fn problem(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let recorded: Option<String> = match conn.query_row(
+        "SELECT value FROM meta WHERE key = 'schema_digest'",
+        [],
+        |r| r.get(0),
+    ) {
+        Ok(value) => Some(value),
+        Err(rusqlite::Error::QueryReturnedNoRows) => None,
+        // No `meta` table: a file with no schema yet, or one whose schema is gone.
+        Err(rusqlite::Error::SqliteFailure(_, Some(message))) if message.contains("no such table") => {
+            let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+            return Ok((tables > 0).then(|| "its schema has no `meta` table".to_string()));
+        }
+        Err(e) => return Err(e),
+    };
+    let Some(recorded) = recorded else {
+        return Ok(None);
+    };
+    let found = digest(conn)?;
+    Ok((found != recorded).then(|| {
+        "its schema differs from the one quarry wrote (damaged schema pages)".to_string()
+    }))
+}
+
+/// Records the file's schema digest (after the schema was written, or for a file from
+/// before digests were kept).
+fn record(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_digest', ?1)",
+        [digest(conn)?],
+    )?;
+    Ok(())
+}
+
 /// Brings the schema up to date in one immediate transaction: the version is read inside
 /// it, so two openers can never both apply a step ("table already exists"), and a reader
 /// sees either the old schema or the whole new one.
 pub fn migrate(conn: &Connection) -> Result<()> {
     if check_version(conn)? == SCHEMA_VERSION {
+        let recorded = conn
+            .query_row("SELECT 1 FROM meta WHERE key = 'schema_digest'", [], |_| Ok(()))
+            .is_ok();
+        if !recorded {
+            record(conn)?;
+        }
         return Ok(());
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -217,6 +280,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
             conn.execute_batch(sql)?;
         }
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        record(conn)?;
         Ok(())
     })();
     match result {

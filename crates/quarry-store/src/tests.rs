@@ -302,6 +302,61 @@ fn garbage_file_is_reported_as_corrupt() {
 }
 
 #[test]
+fn a_schema_changed_behind_quarrys_back_is_damage_found_on_open() {
+    let (dir, store, _) = fixture();
+    let path = dir.path().join("index.sqlite");
+    drop(store);
+    // A change SQLite itself accepts: the page-level check passes, the table is read with a
+    // column default the writer never gave it.
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA writable_schema = ON;
+         UPDATE sqlite_schema SET sql = replace(sql, 'trigrams INTEGER NOT NULL DEFAULT 0',
+                                                'trigrams INTEGER NOT NULL DEFAULT 1')
+         WHERE name = 'files';",
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(
+        Connection::open(&path)
+            .unwrap()
+            .query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0))
+            .unwrap(),
+        "ok"
+    );
+    for access in [Access::Read, Access::Write] {
+        let err = SqliteStore::open_with(&path, access).err().expect("damaged");
+        assert!(is_corrupt(&err), "{err:#}");
+        assert!(format!("{err:#}").contains("schema differs"), "{err:#}");
+    }
+    assert!(check_file(&path).is_some_and(|p| p.contains("schema differs")));
+}
+
+#[test]
+fn an_index_from_before_schema_digests_gets_one_from_its_next_writer() {
+    let (dir, store, _) = fixture();
+    let path = dir.path().join("index.sqlite");
+    drop(store);
+    let digest = |conn: &Connection| {
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema_digest'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .ok()
+    };
+    let written = digest(&Connection::open(&path).unwrap()).expect("recorded when written");
+    Connection::open(&path)
+        .unwrap()
+        .execute("DELETE FROM meta WHERE key = 'schema_digest'", [])
+        .unwrap();
+    let reader = SqliteStore::open_with(&path, Access::Read).unwrap();
+    assert!(!reader.search_lexical(&query("config")).unwrap().is_empty());
+    drop(reader);
+    assert_eq!(digest(&Connection::open(&path).unwrap()), None);
+    drop(SqliteStore::open(&path).unwrap());
+    assert_eq!(digest(&Connection::open(&path).unwrap()), Some(written));
+}
+
+#[test]
 fn newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.sqlite");
