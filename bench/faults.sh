@@ -6,7 +6,8 @@
 #      (lost or mismatched rows);
 #   3. 4 KB of garbage at random offsets of a copy of the index: `status --check` must find it
 #      and `index --rebuild` must recover; then 1-16 random bytes (CORRUPTIONS trials): what
-#      `--check` and `--check --deep` find, and whether answers changed unseen; then abuse (sg
+#      `--check` and `--check --deep` find, and whether answers changed unseen; then one byte
+#      of schema text (refused as damaged or answered as clean); then abuse (sg
 #      on 100k nested braces, 600 pipelined MCP calls, 400 concurrent HTTP searches) with the
 #      peak memory of each;
 #   4. writers (index, sync) and readers (search, status) at once: errors other than "another
@@ -129,6 +130,27 @@ for trial in $(seq 1 "$CORRUPTIONS"); do
     [ "$(answers "$DAMAGED")" != "$clean_answers" ] && changed=$((changed + 1))
 done
 echo "small damage: $small trials (1-16 bytes), found by status --check: $quick, by --check --deep: $deep; answers changed: $changed, of those missed by --deep: $changed_missed"
+
+# 3b'. schema damage: one byte inside the text of a CREATE statement (live or left over in a
+# free page). Each open must either refuse the file as damaged (SQLite's own parse, or the
+# schema digest quarry records when it writes the schema) or answer as the clean index does.
+schema_trials=0; schema_sqlite=0; schema_digest=0; schema_same=0; schema_changed=0
+mapfile -t creates < <(python3 -c 'import re,sys; b=open(sys.argv[1],"rb").read(); print("\n".join(str(m.start()) for m in re.finditer(rb"CREATE (TABLE|INDEX|VIRTUAL|TRIGGER)", b)))' "$CLEAN/index.sqlite")
+for trial in $(seq 1 "$CORRUPTIONS"); do
+    DAMAGED="$WORK/schema"
+    rm -rf "$DAMAGED" && cp -r "$CLEAN" "$DAMAGED"
+    offset=$((${creates[RANDOM % ${#creates[@]}]} + 7 + RANDOM % 200))
+    printf "\\x$(printf %02x $((33 + RANDOM % 90)))" | dd of="$DAMAGED/index.sqlite" bs=1 seek="$offset" conv=notrunc status=none
+    schema_trials=$((schema_trials + 1))
+    message=$("$Q" --index-dir "$DAMAGED" search handler_17 --mode lexical -k 1 2>&1 >/dev/null || true)
+    case "$message" in
+    *"schema differs"*) schema_digest=$((schema_digest + 1)) ;;
+    *damaged*) schema_sqlite=$((schema_sqlite + 1)) ;;
+    *)
+        if [ "$(answers "$DAMAGED")" = "$clean_answers" ]; then schema_same=$((schema_same + 1)); else schema_changed=$((schema_changed + 1)); fi ;;
+    esac
+done
+echo "schema damage: $schema_trials trials (1 byte in CREATE text), refused as damaged by SQLite: $schema_sqlite, by the schema digest: $schema_digest; answered as clean: $schema_same, answered differently: $schema_changed"
 
 # 3c. abuse: a structure that nests 100k deep for sg, 600 pipelined MCP calls, 400 concurrent
 # HTTP searches; peak memory of each (the process must stay under 1 GB and answer).
