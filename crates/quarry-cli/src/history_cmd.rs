@@ -505,7 +505,10 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
                 })?;
             }
             if interrupted() {
-                let resume = format!("quarry repo add {}", path.display());
+                let resume = format!(
+                    "quarry repo add {}",
+                    crate::shell_word(&path.display().to_string())
+                );
                 return Err(crate::Interrupted(resume).into());
             }
             Ok(())

@@ -310,12 +310,37 @@ fn main() {
         huge_pages(true);
     }
     let dir = cli.index_dir.clone().unwrap_or_else(Workspace::default_dir);
-    if let Err(err) = run(cli) {
+    // A writer given --db-url stores there; the workspace remembers the URL so that the
+    // next command, without the flag, finds its index.
+    let url_to_remember = cli.db_url.clone().filter(|_| {
+        matches!(
+            cli.command,
+            Command::Index(_) | Command::Sync(_) | Command::Repo(_) | Command::Watch(_)
+        )
+    });
+    let workspace_flag = cli.index_dir.as_ref().map(|d| {
+        let absolute = std::path::absolute(d).unwrap_or_else(|_| d.clone());
+        format!(" --index-dir {}", shell_word(&absolute.to_string_lossy()))
+    });
+    let result = run(cli);
+    let stored = match &result {
+        Ok(()) => true,
+        Err(e) => e.downcast_ref::<Interrupted>().is_some(),
+    };
+    if let (Some(url), true) = (url_to_remember, stored) {
+        remember_store_url(&dir, &url);
+    }
+    if let Err(err) = result {
         let err = Workspace::diagnose(&dir, err);
         if is_broken_pipe(&err) {
             std::process::exit(0);
         }
         if let Some(Interrupted(resume)) = err.downcast_ref::<Interrupted>() {
+            // The same workspace: its folder when one was named (its store URL is remembered).
+            let resume = match (&workspace_flag, resume.strip_prefix("quarry ")) {
+                (Some(flag), Some(rest)) => format!("quarry{flag} {rest}"),
+                _ => resume.clone(),
+            };
             eprintln!(
                 "quarry: interrupted; what was stored is kept and searchable. `{resume}` resumes"
             );
@@ -327,6 +352,42 @@ fn main() {
         }
         eprintln!("quarry: error: {err:#}");
         std::process::exit(exit_code::ERROR);
+    }
+}
+
+/// `word` as one shell word: unchanged when it holds only characters no shell treats
+/// specially, else in single quotes.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Keeps `url` as the workspace's `store.url` when it has none (a different one set there is
+/// left alone: the flag only overrides it for this command).
+fn remember_store_url(dir: &std::path::Path, url: &str) {
+    let remembered = (|| -> Result<bool> {
+        let mut config = quarry_engine::Config::load(dir)?;
+        if config.is_set("store.url") {
+            return Ok(false);
+        }
+        config.set("store.url", url)?;
+        config.save()?;
+        Ok(true)
+    })();
+    match remembered {
+        Ok(true) => eprintln!(
+            "quarry: this workspace now keeps its index at {} (store.url; `quarry config unset store.url` forgets it)",
+            quarry_engine::redact_store_url(url)
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!("quarry: note: could not remember --db-url as store.url: {e:#}"),
     }
 }
 
@@ -398,10 +459,16 @@ fn quit_quietly_when_stdout_closes() {
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    // serde_json's error hides the io::Error it wraps from the chain (its `source` is the io
+    // error's own source): ask it for the kind.
     err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|e| e.kind() == BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(BrokenPipe))
     })
 }
 
@@ -526,6 +593,7 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     }
     if progress::interrupted() {
         let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let paths: Vec<String> = paths.iter().map(|p| shell_word(p)).collect();
         return Err(Interrupted(format!("quarry index {}", paths.join(" "))).into());
     }
     Ok(())

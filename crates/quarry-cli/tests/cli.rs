@@ -381,3 +381,38 @@ fn a_closed_stdout_is_a_normal_end() {
         );
     }
 }
+
+#[test]
+fn a_json_reader_that_closes_early_ends_quietly() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    for args in [
+        &["search", "config", "-k", "200", "--json", "--mode", "lexical"][..],
+        &["summary", &format!("{}/src/config.rs", env.repo_path()), "--json"][..],
+    ] {
+        let mut child = env
+            .quarry()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before a byte is read: every write meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {said}");
+        assert!(!said.contains("Broken pipe"), "{args:?}: {said}");
+    }
+}
+
+#[test]
+fn summary_of_a_missing_file_says_it_is_missing() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let said = env.fails(&["summary", "nonexist.py"]);
+    assert!(said.contains("no such file"), "{said}");
+    assert!(!said.contains("MiB"), "{said}");
+}

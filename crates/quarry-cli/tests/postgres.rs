@@ -203,3 +203,21 @@ fn postgres_history_answers_as_the_embedded_store_does() {
         "{status}"
     );
 }
+
+#[test]
+fn postgres_a_workspace_indexed_with_db_url_remembers_it() {
+    let url = quarry_test_postgres::database("remember");
+    let env = Env::new();
+    sample_repo(&env);
+    let out = env.run(&["--db-url", &url, "index", env.repo_path()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("store.url"), "{said}");
+    // The next command, without the flag, finds the index on the server.
+    let status = env.json(&["status"]);
+    assert_eq!(status["repos"][0]["files"], 5, "{status}");
+    assert!(!env.index_dir().join("index.sqlite").exists());
+    // Said once: a second run with the flag does not repeat it.
+    let again = env.run(&["--db-url", &url, "index", env.repo_path()]);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("keeps its index"));
+}

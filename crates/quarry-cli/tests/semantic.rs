@@ -195,10 +195,13 @@ fn ctrl_c_during_indexing_keeps_what_was_stored_and_names_the_resume_command() {
         seen.contains("chunks have vectors"),
         "the embedding phase's summary: {seen}"
     );
-    assert!(
-        seen.contains(&format!("`quarry index {}` resumes", env.repo_path())),
-        "{seen}"
+    // The hint names this workspace, so that pasting it resumes this index and no other.
+    let hint = format!(
+        "quarry --index-dir {} index {}",
+        env.index_dir().display(),
+        env.repo_path()
     );
+    assert!(seen.contains(&format!("`{hint}` resumes")), "{seen}");
 
     // What was stored answers; part of it has vectors; the named command finishes the job.
     let found = env.json(&["search", "handler_7", "--mode", "lexical", "-k", "1"]);
@@ -207,7 +210,15 @@ fn ctrl_c_during_indexing_keeps_what_was_stored_and_names_the_resume_command() {
         .as_u64()
         .unwrap();
     assert!(embedded < 400, "{embedded}");
-    env.ok(&["index", env.repo_path()]);
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_quarry")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let pasted = std::process::Command::new("sh")
+        .args(["-c", &hint])
+        .env("PATH", path)
+        .env("QUARRY_DAEMON", "off")
+        .output()
+        .unwrap();
+    assert!(pasted.status.success(), "{pasted:?}");
     assert_eq!(env.json(&["status"])["embedding"]["embedded"], 400);
 }
 

@@ -5,7 +5,7 @@
 
 use crate::answer::{CallGraph, CallerSite, Edge, SymbolContext, Target};
 use crate::workspace::Workspace;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use quarry_core::{CallSite, Language, SymbolRef};
 use quarry_sources::FileText;
 use std::path::Path;
@@ -65,13 +65,8 @@ fn indexed_as(ws: &Workspace, path: &Path) -> Option<(String, String)> {
 fn summarize_pdf(path: &Path, shown_path: &str) -> Result<Outline> {
     let limits = quarry_sources::pdf::PdfLimits::default();
     let max = quarry_sources::DiscoverOptions::default().max_document_size;
-    let bytes = quarry_sources::read_bytes(path, max).map_err(|reason| {
-        anyhow::anyhow!(
-            "cannot summarise {}: {reason} (limit {} MiB)",
-            path.display(),
-            max >> 20
-        )
-    })?;
+    let bytes =
+        quarry_sources::read_bytes(path, max).map_err(|reason| unreadable(path, reason, max))?;
     let doc = quarry_sources::pdf::extract_bounded(bytes, &limits)
         .map_err(|reason| anyhow::anyhow!("cannot summarise {}: {reason}", path.display()))?;
     Ok(quarry_outline::outline_pdf(shown_path, &doc))
@@ -88,12 +83,25 @@ pub fn read_source(path: &Path) -> Result<String> {
     };
     match quarry_sources::read_text_as(path, limit, language) {
         FileText::Text { text, .. } => Ok(text),
-        FileText::Skipped(reason) => bail!(
-            "cannot summarise {}: {reason} (limit {} MiB for too-large files)",
-            path.display(),
-            limit >> 20
-        ),
+        FileText::Skipped(reason) => Err(unreadable(path, reason, limit)),
     }
+}
+
+/// Why `path` cannot be summarised, in words: a missing file is not "unreadable", and only a
+/// file over the limit hears about the limit.
+fn unreadable(path: &Path, reason: &str, limit: u64) -> anyhow::Error {
+    use quarry_sources::reason;
+    let why = match reason {
+        _ if std::fs::symlink_metadata(path).is_err() => {
+            "no such file (give a path relative to the current folder, or to an indexed repo's root)".to_string()
+        }
+        reason::TOO_LARGE => format!("larger than the limit of {} MiB", limit >> 20),
+        reason::BINARY => "a binary file".to_string(),
+        reason::MINIFIED => "minified or generated text (lines far longer than written by hand)".to_string(),
+        reason::NOT_REGULAR => "not a regular file (a folder, FIFO, socket or device)".to_string(),
+        other => format!("{other} (check its permissions)"),
+    };
+    anyhow::anyhow!("cannot summarise {}: {why}", path.display())
 }
 
 const TYPE_KINDS: &[&str] = &[
