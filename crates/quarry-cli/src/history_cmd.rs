@@ -373,9 +373,17 @@ pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
     let query = query_of(&ws, &args.filters, None)?;
     let touches = ws.commits_touching(&args.path, &query)?;
     if args.filters.json {
-        return print_json(&touches);
+        print_json(&touches)?;
+    } else {
+        print_commits(&touches.commits)?;
     }
-    print_commits(&touches.commits)?;
+    if touches.commits.is_empty() {
+        let why = touches.hint.clone().unwrap_or_else(|| "no commits found".into());
+        return Err(crate::NothingFound(why).into());
+    }
+    if args.filters.json {
+        return Ok(());
+    }
     if let Some(hint) = &touches.hint {
         let hint = if touches.more {
             format!("{hint} (-k {})", args.filters.limit * 2)
@@ -411,7 +419,12 @@ pub fn show(dir: &Path, args: ShowArgs) -> Result<()> {
     let date = std::time::UNIX_EPOCH + Duration::from_secs(c.author_time.max(0) as u64);
     writeln!(out, "Date:   {}", humantime::format_rfc3339_seconds(date))?;
     writeln!(out, "\n    {}", c.subject)?;
-    for line in c.body.lines() {
+    // As `git show`: a blank line between the subject and the body.
+    let body = c.body.trim_start_matches(['\n', '\r']);
+    if !body.is_empty() {
+        writeln!(out)?;
+    }
+    for line in body.lines() {
         writeln!(out, "    {line}")?;
     }
     writeln!(out)?;

@@ -673,19 +673,32 @@ fn summary(dir: &std::path::Path, args: SummaryArgs) -> Result<()> {
 
 fn callers(dir: &std::path::Path, args: CallersArgs, transitive: bool) -> Result<()> {
     let ws = Workspace::open_existing(dir)?;
-    if transitive {
+    // No caller is an empty answer: exit 1, as every search with nothing found.
+    let found_any = if transitive {
         let impact = ws.impact(&args.name, &args.repo, args.depth)?;
         if args.json {
-            return output::print_json(&impact);
+            output::print_json(&impact)?;
+        } else if !impact.callers.is_empty() {
+            agent_output::print_impact(&impact)?;
         }
-        agent_output::print_impact(&impact)
+        !impact.callers.is_empty()
     } else {
         let found = ws.callers(&args.name, &args.repo)?;
         if args.json {
-            return output::print_json(&found);
+            output::print_json(&found)?;
+        } else if !found.calls.is_empty() {
+            agent_output::print_callers(&found)?;
         }
-        agent_output::print_callers(&found)
+        !found.calls.is_empty()
+    };
+    if !found_any {
+        return Err(NothingFound(format!(
+            "no call of `{}` in the index (calls are matched by name; `quarry search {}` finds other mentions)",
+            args.name, args.name
+        ))
+        .into());
     }
+    Ok(())
 }
 
 fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {

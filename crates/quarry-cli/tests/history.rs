@@ -33,7 +33,7 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
         "{}",
         env.ok(&["status"])
     );
-    let unsynced = env.json(&["touches", "auth"]);
+    let unsynced = env.json_nothing(&["touches", "auth"]);
     assert!(unsynced["hint"]
         .as_str()
         .unwrap()
@@ -143,7 +143,12 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
         "2025-05-01T00:00:00Z",
     );
     env.write("auth/sessions.go", "package auth\n\nfunc Open() {}\n");
-    commit(dir, "Remove the limiter", "Dave", "2025-05-01T10:00:00Z");
+    commit(
+        dir,
+        "Remove the limiter\n\nBursts are handled by the proxy now.",
+        "Dave",
+        "2025-05-01T10:00:00Z",
+    );
     let again = env.json(&["sync"]);
     let r = &again["repos"][0];
     assert_eq!(
@@ -157,6 +162,12 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
     );
     assert!(r["notes"][0].as_str().unwrap().contains("rewritten"));
     assert!(!shas(&env.json(&["log"])).contains(&sha));
+    // As `git show` prints it: a blank line between the subject and the body.
+    let shown = env.ok(&["show", &head(dir)]);
+    assert!(
+        shown.contains("    Remove the limiter\n\n    Bursts are handled by the proxy now.\n"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -67,16 +67,25 @@ fn commits_are_found_by_meaning_with_filters_applied_first() {
         subjects(&hybrid)[0],
         "Throttle outgoing API calls so one client cannot flood the server"
     );
-    // Pre-filter: with --since after it, the best match is gone and the rest still rank.
-    let later = env.json(&["log", query, "--mode", "semantic", "--since", "2025-02-01"]);
-    let later = subjects(&later);
-    assert_eq!(later.len(), 2, "{later:?}");
-    assert!(!later.iter().any(|s| s.starts_with("Throttle")));
-    let by_path = env.json(&["log", query, "--mode", "hybrid", "--path", "ui/**"]);
+    // Pre-filter: with --since after it, the best match is gone, and the commits left are
+    // about something else (under the floor): no answer, exit 1, not the nearest anyway.
+    let later = env.json_nothing(&["log", query, "--mode", "semantic", "--since", "2025-02-01"]);
+    assert_eq!(subjects(&later).len(), 0, "{later}");
+    let colours = "terminal colour scheme";
+    let by_path = env.json(&["log", colours, "--mode", "hybrid", "--path", "ui/**"]);
     assert_eq!(
         subjects(&by_path),
         ["Add dark and light colour themes to the terminal UI"]
     );
+    assert_eq!(
+        subjects(&env.json_nothing(&["log", colours, "--mode", "hybrid", "--path", "docs/**"])).len(),
+        0
+    );
+    // A query about nothing in the history finds nothing, by meaning or by both.
+    for mode in ["semantic", "hybrid"] {
+        let nonsense = env.json_nothing(&["log", "zebra quantum teleport xylophone", "--mode", mode]);
+        assert_eq!(subjects(&nonsense).len(), 0, "{mode}: {nonsense}");
+    }
 
     let status = env.ok(&["status"]);
     assert!(
@@ -189,17 +198,16 @@ fn history_embedding_is_bounded_to_the_newest_commits_until_asked_for_all() {
     assert_eq!(sync["embedding"]["beyond_bound"], 1, "{sync}");
 
     // The oldest commit (throttling) has no vector: by meaning it cannot be found, by its
-    // words it still is, and the answer says how to embed it.
-    let semantic = env.json(&["log", "rate limiting of requests", "--mode", "semantic"]);
-    assert!(
-        !subjects(&semantic)
-            .iter()
-            .any(|s| s.starts_with("Throttle")),
-        "{semantic}"
-    );
+    // words it still is, and the answer says how to embed it. The embedded two are about
+    // something else: by meaning, nothing.
+    let semantic = env.json_nothing(&["log", "rate limiting of requests", "--mode", "semantic"]);
     let note = semantic["warnings"][0].as_str().unwrap();
     assert!(note.contains("2 of 3 commits are embedded"), "{note}");
     assert!(note.contains("--embed-all"), "{note}");
+    // Said once: the same counts are not repeated on the next call (status keeps them).
+    let again = env.json(&["log", "throttle outgoing", "--mode", "hybrid"]);
+    assert!(again["warnings"].as_array().is_none_or(|w| w.is_empty()), "{again}");
+    assert_eq!(again["coverage"]["embedded"], 2, "{again}");
     let lexical = env.json(&["log", "throttle outgoing", "-k", "1"]);
     assert!(subjects(&lexical)[0].starts_with("Throttle"), "{lexical}");
     let status = env.ok(&["status"]);

@@ -166,17 +166,21 @@ impl Workspace {
                 ..query.clone()
             })
         };
+        // Nearest commits by meaning, those under the floor left out: every commit has *some*
+        // cosine to any text, and a query about nothing in the history gets no commits.
         let semantic = |n: usize| -> Result<Vec<CommitHit>> {
-            match &vector {
-                Some(v) => self.store().search_commit_vectors(
-                    v,
-                    &CommitQuery {
-                        limit: n,
-                        ..query.clone()
-                    },
-                ),
-                None => Ok(Vec::new()),
-            }
+            let Some(v) = &vector else {
+                return Ok(Vec::new());
+            };
+            let mut hits = self.store().search_commit_vectors(
+                v,
+                &CommitQuery {
+                    limit: n,
+                    ..query.clone()
+                },
+            )?;
+            hits.retain(|h| h.score >= fusion.commit_answer_floor);
+            Ok(hits)
         };
         let commits = match mode {
             Mode::Semantic => semantic(limit)?,
@@ -245,7 +249,22 @@ impl Workspace {
                 off.join(", ")
             ));
         }
-        Ok((coverage, Some(note)))
+        Ok((coverage, self.first_time(coverage).then_some(note)))
+    }
+
+    /// Whether this coverage is news to this workspace: a note about the same counts is said
+    /// once, not on every `log` an agent runs (`status` keeps showing them, JSON answers
+    /// carry them as `coverage`). Remembered in `<workspace>/said/history-coverage`; where
+    /// that cannot be written, the note is said every time.
+    fn first_time(&self, coverage: quarry_core::Coverage) -> bool {
+        let file = self.dir.join("said").join("history-coverage");
+        let counts = format!("{} of {}", coverage.embedded, coverage.total);
+        if std::fs::read_to_string(&file).is_ok_and(|said| said == counts) {
+            return false;
+        }
+        let _ = std::fs::create_dir_all(self.dir.join("said"))
+            .and_then(|()| std::fs::write(&file, &counts));
+        true
     }
 }
 

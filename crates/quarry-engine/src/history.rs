@@ -229,13 +229,24 @@ impl Workspace {
             limit: limit + 1,
             ..query.clone()
         };
+        let mut undefined = None;
         let mut commits = match crate::symbol_history::split_symbol_path(target) {
-            Some((path, symbol)) => self.touches_symbol(path, &symbol, &one_more)?,
+            Some((path, symbol)) => match self.touches_symbol(path, &symbol, &one_more)? {
+                Some(commits) => commits,
+                None => {
+                    undefined = Some(format!(
+                        "no version of {path} defines `{symbol}` (names are as `quarry summary {path}` lists them)"
+                    ));
+                    Vec::new()
+                }
+            },
             None => self.touches(target, &one_more)?,
         };
         let more = commits.len() > limit;
         commits.truncate(limit);
-        let hint = if commits.is_empty() {
+        let hint = if undefined.is_some() {
+            undefined
+        } else if commits.is_empty() {
             let unsynced: Vec<String> = self
                 .store()
                 .history_stats()?

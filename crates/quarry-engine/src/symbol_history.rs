@@ -7,7 +7,7 @@
 //! merged commits, which are examined themselves).
 
 use crate::workspace::Workspace;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_core::Language;
 use quarry_history::GitRepo;
@@ -86,13 +86,14 @@ impl SymbolReader<'_> {
 }
 
 impl Workspace {
-    /// Commits that changed `symbol` in the file `path` (newest first, following renames).
+    /// Commits that changed `symbol` in the file `path` (newest first, following renames);
+    /// `None` when no stored version of the file defines it.
     pub fn touches_symbol(
         &self,
         path: &str,
         symbol: &str,
         query: &CommitQuery,
-    ) -> Result<Vec<CommitHit>> {
+    ) -> Result<Option<Vec<CommitHit>>> {
         let path = path.trim_start_matches("./").trim_end_matches('/');
         let roots: HashMap<String, String> = self
             .store()
@@ -108,7 +109,7 @@ impl Workspace {
             },
         )?;
         if file_commits.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         }
         let mut reader = SymbolReader {
             symbol,
@@ -160,10 +161,7 @@ impl Workspace {
                 }
             }
         }
-        if !seen_symbol {
-            bail!("no version of {path} defines `{symbol}` (names are as `quarry summary {path}` lists them)");
-        }
-        Ok(found)
+        Ok(seen_symbol.then_some(found))
     }
 }
 

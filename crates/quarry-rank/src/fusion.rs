@@ -53,6 +53,9 @@ pub struct FusionConfig {
     pub max_per_file: usize,
     /// Cosine below which a result nothing else supports is not an answer (answers.rs).
     pub answer_floor: f64,
+    /// The same for commits found by meaning alone: commit messages sit at other cosines
+    /// than code (docs/EVAL.md, "What counts as an answer").
+    pub commit_answer_floor: f64,
     /// File-level ranking (files.rs).
     pub files: crate::files::FileRankConfig,
 }
@@ -70,6 +73,7 @@ impl Default for FusionConfig {
             path_boost: 0.10,
             max_per_file: 3,
             answer_floor: 0.35,
+            commit_answer_floor: 0.40,
             files: crate::files::FileRankConfig::default(),
         }
     }

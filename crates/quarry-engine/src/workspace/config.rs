@@ -82,6 +82,7 @@ fn default_of(key: &str) -> String {
         "search.path_boost" => f.path_boost.to_string(),
         "search.max_per_file" => f.max_per_file.to_string(),
         "search.answer_floor" => f.answer_floor.to_string(),
+        "search.commit_answer_floor" => f.commit_answer_floor.to_string(),
         _ => f.files.get(key).map(|v| v.to_string()).unwrap_or_default(),
     }
 }
@@ -327,6 +328,7 @@ impl Config {
             path_boost: self.number("search.path_boost"),
             max_per_file: count("search.max_per_file"),
             answer_floor: self.number("search.answer_floor"),
+            commit_answer_floor: self.number("search.commit_answer_floor"),
             files: {
                 let mut files = quarry_rank::FileRankConfig::default();
                 for (key, _) in quarry_rank::files::SETTINGS {

@@ -170,6 +170,11 @@ pub const KEYS: &[KeySpec] = &[
         help: "cosine below which a result with no matching words is not an answer",
     },
     KeySpec {
+        name: "search.commit_answer_floor",
+        kind: KeyKind::Number,
+        help: "cosine below which a commit found by meaning alone (no matching words) is not an answer",
+    },
+    KeySpec {
         name: "daemon.auto",
         kind: KeyKind::Choice(&["true", "false"]),
         help: "start the workspace's resident quarry (`quarry daemon`) on the first search that needs the model, so later searches answer warm; false = only `quarry daemon start` starts it",
