@@ -32,18 +32,49 @@ pub(crate) struct GrepArgs {
     regexps: Vec<String>,
     #[arg(short = 'i', long)]
     ignore_case: bool,
+    /// Ignore case unless a pattern has an upper-case letter.
+    #[arg(short = 'S', long)]
+    smart_case: bool,
     /// Match whole words only.
     #[arg(short = 'w', long = "word-regexp")]
     word: bool,
+    /// Match whole lines only.
+    #[arg(short = 'x', long = "line-regexp")]
+    line_regexp: bool,
+    /// Print the lines that do not match.
+    #[arg(short = 'v', long)]
+    invert_match: bool,
+    /// Print only the matched parts of lines, each on its own line.
+    #[arg(short = 'o', long)]
+    only_matching: bool,
+    /// Print each match replaced by this text (`$1`, `$name` for capture groups).
+    #[arg(short = 'r', long, value_name = "REPLACEMENT")]
+    replace: Option<String>,
     /// Patterns are literal strings, not regular expressions.
     #[arg(short = 'F', long)]
     fixed_strings: bool,
     /// Include (or with `!`, exclude) files and folders matching the glob (repeatable).
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     globs: Vec<String>,
-    /// Only files of this language.
-    #[arg(long, value_parser = parse_language)]
+    /// Only files of this language (`--type-list` lists them; ripgrep's short names such as
+    /// py, rs, js work too).
+    #[arg(long, short = 't', alias = "type", value_parser = parse_language)]
     lang: Option<Language>,
+    /// List the languages and the file names each one covers, then exit.
+    #[arg(long)]
+    type_list: bool,
+    /// Search hidden files and folders too.
+    #[arg(long)]
+    hidden: bool,
+    /// Do not read ignore files (.gitignore, .ignore, .rgignore, git's excludes).
+    #[arg(long)]
+    no_ignore: bool,
+    /// Less filtering: -u = --no-ignore, -uu = also --hidden, -uuu = also --text.
+    #[arg(short = 'u', long = "unrestricted", action = clap::ArgAction::Count)]
+    unrestricted: u8,
+    /// Search binary files as text.
+    #[arg(short = 'a', long)]
+    text: bool,
     /// Show line numbers [default: on a terminal].
     #[arg(short = 'n', long)]
     line_number: bool,
@@ -60,9 +91,15 @@ pub(crate) struct GrepArgs {
     /// Print only the paths of files with a match.
     #[arg(short = 'l', long)]
     files_with_matches: bool,
+    /// Print the paths of files without a match.
+    #[arg(long, conflicts_with = "files_with_matches")]
+    files_without_match: bool,
     /// Print the number of matching lines per file.
-    #[arg(short = 'c', long, conflicts_with = "files_with_matches")]
+    #[arg(short = 'c', long, conflicts_with_all = ["files_with_matches", "files_without_match"])]
     count: bool,
+    /// Print the number of matches per file (several on one line count apart).
+    #[arg(long, conflicts_with_all = ["files_with_matches", "files_without_match", "count"])]
+    count_matches: bool,
     /// At most this many matching lines per file.
     #[arg(short = 'm', long, value_name = "N")]
     max_count: Option<u64>,
@@ -80,6 +117,13 @@ pub(crate) struct GrepArgs {
 }
 
 pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
+    if args.type_list {
+        let mut out = std::io::stdout().lock();
+        for language in Language::ALL {
+            writeln!(out, "{}: {}", language.name(), language.file_names().join(", "))?;
+        }
+        return Ok(());
+    }
     let mut patterns = args.regexps;
     let mut paths = args.paths;
     match args.pattern {
@@ -97,7 +141,17 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
         paths,
         fixed_strings: args.fixed_strings,
         ignore_case: args.ignore_case,
+        smart_case: args.smart_case,
         word: args.word,
+        line_regexp: args.line_regexp,
+        invert_match: args.invert_match,
+        only_matching: args.only_matching,
+        replace: args.replace,
+        walk: quarry_grep::WalkRules {
+            hidden: args.hidden || args.unrestricted >= 2,
+            no_ignore: args.no_ignore || args.unrestricted >= 1,
+            binary: args.text || args.unrestricted >= 3,
+        },
         globs: args.globs,
         language: args.lang,
         line_number: !args.no_line_number && (args.line_number || terminal),
@@ -107,8 +161,12 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
             OutputKind::Json
         } else if args.files_with_matches {
             OutputKind::FilesWithMatches
+        } else if args.files_without_match {
+            OutputKind::FilesWithoutMatch
         } else if args.count {
             OutputKind::Count
+        } else if args.count_matches {
+            OutputKind::CountMatches
         } else {
             OutputKind::Lines
         },
@@ -161,6 +219,14 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
             stats.files_left_out,
             request.max_files.unwrap_or_default()
         );
+    }
+    // As ripgrep: the paths that could not be searched are named, the others' matches are
+    // printed, and the exit status is 2.
+    for error in &stats.errors {
+        eprintln!("quarry grep: {error}");
+    }
+    if !stats.errors.is_empty() {
+        std::process::exit(exit_code::ERROR);
     }
     if stats.matched_files == 0 {
         std::process::exit(exit_code::NOTHING_FOUND);

@@ -135,21 +135,59 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
         &["parse_expr", "src", "docs/guide.md", "deep"],
         &["-n", "parse_expr", "src/calls.py"],
         &["--json", "helper"],
+        &["--json", "-C", "1", "parse_expr"],
+        // Context groups separated by `--`, across files too.
+        &["-n", "-C", "1", "parse_expr"],
+        &["-A", "1", "TODO"],
+        &["-v", "TODO", "src/lib.rs"],
+        &["-v", "-c", "parse_expr"],
+        &["-o", r"parse_\w+"],
+        &["-o", "-n", "evaluate=[A-Z][a-z]+"],
+        &["-x", "fn helper() {}"],
+        &["-S", "todo"],
+        &["-S", "TODO"],
+        &["--hidden", "-l", "parse_expr"],
+        &["--no-ignore", "-l", "parse_expr"],
+        &["-u", "-l", "parse_expr"],
+        &["-uu", "-l", "parse_expr"],
+        &["-uuu", "-l", "binary"],
+        &["-a", "-l", "binary"],
+        &["--count-matches", "parse_expr"],
+        &["--files-without-match", "parse_expr"],
+        &["-r", "PE", "parse_expr"],
+        &["-r", "$1!", r"(\w+)_expr"],
+        &["-t", "py", "TODO"],
+        // A path that does not exist: the others are still searched, exit 2.
+        &["parse_expr", "src", "no_such_dir"],
     ];
     for args in cases {
         let (want, want_code) = ripgrep(&env, args);
         let (got, got_code) = quarry_grep(&env, args, true);
         if args.contains(&"--json") {
-            // ripgrep's JSON adds timing; compare the match messages.
-            let matches = |out: &str| -> Vec<serde_json::Value> {
+            // ripgrep's JSON adds timing; compare every message but the timings, and of
+            // the final summary what the index cannot change (it reads fewer files).
+            let messages = |out: &str| -> Vec<serde_json::Value> {
                 out.lines()
                     .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                    .filter(|v| v["type"] == "match")
-                    .map(|v| v["data"].clone())
+                    .map(|mut v| {
+                        if v["type"] == "summary" {
+                            let stats = &v["data"]["stats"];
+                            return serde_json::json!({"summary": [
+                                stats["matched_lines"].clone(),
+                                stats["matches"].clone(),
+                                stats["searches_with_match"].clone(),
+                            ]});
+                        }
+                        if let Some(stats) = v["data"].get_mut("stats") {
+                            stats["elapsed"] = serde_json::Value::Null;
+                        }
+                        v
+                    })
                     .collect()
             };
-            assert_eq!(matches(&got), matches(&want), "{args:?}");
-            assert!(!matches(&got).is_empty());
+            assert_eq!(messages(&got), messages(&want), "{args:?}");
+            assert!(messages(&got).iter().any(|m| m["type"] == "match"));
+            assert!(messages(&got).last().is_some_and(|m| m.get("summary").is_some()));
         } else {
             assert_eq!(got, want, "quarry grep {args:?} differs from rg");
         }

@@ -32,6 +32,33 @@ pub enum Language {
     Notebook,
 }
 
+/// Which file names are which language: one table for detection and for listing.
+const FILE_NAMES: &[(Language, &[&str])] = &[
+    (Language::Rust, &["*.rs"]),
+    (Language::Python, &["*.py", "*.pyi", "*.pyw"]),
+    (Language::Go, &["*.go"]),
+    (Language::JavaScript, &["*.js", "*.mjs", "*.cjs", "*.jsx"]),
+    (Language::TypeScript, &["*.ts", "*.mts", "*.cts"]),
+    (Language::Tsx, &["*.tsx"]),
+    (Language::Java, &["*.java"]),
+    (Language::C, &["*.c", "*.h"]),
+    (
+        Language::Cpp,
+        &[
+            "*.cc", "*.cpp", "*.cxx", "*.c++", "*.hpp", "*.hh", "*.hxx", "*.h++", "*.ipp", "*.tpp",
+        ],
+    ),
+    (Language::CSharp, &["*.cs"]),
+    (Language::Ruby, &["*.rb", "*.rake", "*.gemspec", "Rakefile", "Gemfile"]),
+    (Language::Php, &["*.php", "*.phtml"]),
+    (Language::Markdown, &["*.md", "*.markdown", "*.mdx"]),
+    (Language::Rst, &["*.rst", "*.rest"]),
+    (Language::AsciiDoc, &["*.adoc", "*.asciidoc", "*.asc"]),
+    (Language::Pdf, &["*.pdf"]),
+    (Language::Notebook, &["*.ipynb"]),
+    (Language::Text, &["*"]),
+];
+
 impl Language {
     pub const ALL: [Language; 18] = [
         Language::Rust,
@@ -107,31 +134,26 @@ impl Language {
             .and_then(|e| e.to_str())
             .map(|e| e.to_ascii_lowercase())
             .unwrap_or_default();
-        match ext.as_str() {
-            "rs" => Language::Rust,
-            "py" | "pyi" | "pyw" => Language::Python,
-            "go" => Language::Go,
-            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
-            "ts" | "mts" | "cts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "java" => Language::Java,
-            "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" => {
-                Language::Cpp
-            }
-            "cs" => Language::CSharp,
-            "rb" | "rake" | "gemspec" => Language::Ruby,
-            "php" | "phtml" => Language::Php,
-            "md" | "markdown" | "mdx" => Language::Markdown,
-            "rst" | "rest" => Language::Rst,
-            "adoc" | "asciidoc" | "asc" => Language::AsciiDoc,
-            "pdf" => Language::Pdf,
-            "ipynb" => Language::Notebook,
-            _ => match path.file_name().and_then(|n| n.to_str()) {
-                Some("Rakefile" | "Gemfile") => Language::Ruby,
-                _ => Language::Text,
-            },
-        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        FILE_NAMES
+            .iter()
+            .find(|(language, patterns)| {
+                *language != Language::Text
+                    && patterns.iter().any(|p| match p.strip_prefix("*.") {
+                        Some(extension) => extension == ext,
+                        None => *p == name,
+                    })
+            })
+            .map_or(Language::Text, |(language, _)| *language)
+    }
+
+    /// The file names detected as this language, as globs (`*.py`, `Rakefile`); text is
+    /// everything else (`--type-list`).
+    pub fn file_names(self) -> &'static [&'static str] {
+        FILE_NAMES
+            .iter()
+            .find(|(language, _)| *language == self)
+            .map_or(&[], |(_, patterns)| patterns)
     }
 
     /// True for languages chunked by a syntax tree (definitions become chunks and symbols).

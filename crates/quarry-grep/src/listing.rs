@@ -37,6 +37,16 @@ const ABSENT: i64 = i64::MIN;
 /// with every git command).
 const PRESENT: i64 = i64::MIN + 1;
 
+/// ripgrep's walk switches: the default skips hidden files and what ignore files name; `-u`
+/// reads ignored files, `-uu` hidden ones too, `-uuu` binary files as text as well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct WalkRules {
+    pub hidden: bool,
+    pub no_ignore: bool,
+    /// Search binary files found by the walk as text (`--binary`, `-uuu`).
+    pub binary: bool,
+}
+
 /// Threads for walking and searching: the CPUs this process may use, asked once (in a
 /// container the standard library reads cgroup files to answer, about a millisecond each time).
 pub(crate) fn threads() -> usize {
@@ -50,11 +60,13 @@ pub(crate) fn folder_files(
     root: &Path,
     overrides: Option<&Override>,
     cache: Option<&Path>,
+    rules: WalkRules,
 ) -> Result<Vec<PathBuf>> {
-    // Globs can prune folders: the kept list, taken without them, cannot answer.
-    let cache = cache.filter(|_| overrides.is_none());
+    // Globs can prune folders, other rules change the walk: the kept list, taken without
+    // them, cannot answer.
+    let cache = cache.filter(|_| overrides.is_none() && rules == WalkRules::default());
     let Some(cache) = cache else {
-        return Ok(under(root, walk(root, overrides, false)?.files));
+        return Ok(under(root, walk(root, overrides, false, rules)?.files));
     };
     let key = Key::new(root);
     let file = key.file_in(cache);
@@ -63,7 +75,7 @@ pub(crate) fn folder_files(
             return Ok(under(root, listing.files));
         }
     }
-    let listing = walk(root, None, true)?;
+    let listing = walk(root, None, true, WalkRules::default())?;
     if !listing.racy {
         // A list that cannot be kept costs the next run a walk, never this one its answer.
         let _ = listing.write(&file, &key);
@@ -98,7 +110,7 @@ impl WalkedTree {
 }
 
 pub(crate) fn walk_with_dependencies(root: &Path) -> Result<WalkedTree> {
-    let mut listing = walk(root, None, true)?;
+    let mut listing = walk(root, None, true, WalkRules::default())?;
     let files = under(root, std::mem::take(&mut listing.files));
     let folders = listing
         .folders
@@ -123,7 +135,7 @@ pub(crate) fn walk_with_dependencies(root: &Path) -> Result<WalkedTree> {
 /// it need not walk).
 pub fn refresh(root: &Path, cache: &Path) -> Result<()> {
     let key = Key::new(root);
-    let listing = walk(root, None, true)?;
+    let listing = walk(root, None, true, WalkRules::default())?;
     if !listing.racy {
         listing.write(&key.file_in(cache), &key)?;
     }
@@ -266,12 +278,27 @@ pub(crate) fn write_atomically(file: &Path, bytes: &[u8]) -> Result<()> {
 
 /// The walk ripgrep makes (its ignore rules, hidden files skipped, links not followed), in
 /// parallel; with `record`, also what it depended on.
-fn walk(root: &Path, overrides: Option<&Override>, record: bool) -> Result<Listing> {
+fn walk(
+    root: &Path,
+    overrides: Option<&Override>,
+    record: bool,
+    rules: WalkRules,
+) -> Result<Listing> {
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64);
     let mut builder = WalkBuilder::new(root);
     builder.threads(threads());
+    builder.hidden(!rules.hidden);
+    if rules.no_ignore {
+        // ripgrep's --no-ignore: no .gitignore, .ignore, .rgignore or global excludes.
+        builder
+            .ignore(false)
+            .git_ignore(false)
+            .git_global(false)
+            .git_exclude(false)
+            .parents(false);
+    }
     if let Some(overrides) = overrides {
         builder.overrides(overrides.clone());
     }
@@ -473,7 +500,7 @@ mod tests {
     }
 
     fn names(root: &Path, cache: &Path) -> Vec<String> {
-        folder_files(root, None, Some(cache))
+        folder_files(root, None, Some(cache), WalkRules::default())
             .unwrap()
             .iter()
             .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())

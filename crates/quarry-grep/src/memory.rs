@@ -53,7 +53,7 @@ pub struct Cold;
 
 impl TreeMemory for Cold {
     fn files(&self, root: &Path, cache: Option<&Path>) -> Result<Vec<PathBuf>> {
-        listing::folder_files(root, None, cache)
+        listing::folder_files(root, None, cache, listing::WalkRules::default())
     }
 
     fn stamps(&self, paths: &[&Path]) -> Vec<Option<Stamp>> {
@@ -257,7 +257,7 @@ impl TreeMemory for WarmTree {
 
     fn files(&self, root: &Path, cache: Option<&Path>) -> Result<Vec<PathBuf>> {
         let Ok(mut inner) = self.inner.lock() else {
-            return listing::folder_files(root, None, cache);
+            return listing::folder_files(root, None, cache, listing::WalkRules::default());
         };
         inner.catch_up();
         if let Some(files) = inner.lists.get(root) {
@@ -327,7 +327,7 @@ mod tests {
     }
 
     fn walked(root: &Path) -> Vec<PathBuf> {
-        listing::folder_files(root, None, None).unwrap()
+        listing::folder_files(root, None, None, listing::WalkRules::default()).unwrap()
     }
 
     fn stamp_of(path: &Path) -> Stamp {

@@ -18,7 +18,7 @@ use ignore::overrides::OverrideBuilder;
 use quarry_core::Language;
 use termcolor::Buffer;
 
-use crate::listing::threads;
+use crate::listing::{threads, WalkRules};
 use crate::literals::{requirement, PatternSyntax, Requirement};
 use crate::memory::{Cold, Stamp, TreeMemory};
 
@@ -32,6 +32,10 @@ pub enum OutputKind {
     FilesWithMatches,
     /// The number of matching lines per file (`-c`).
     Count,
+    /// The number of matches per file (`--count-matches`).
+    CountMatches,
+    /// Only the paths of files without a match (`--files-without-match`).
+    FilesWithoutMatch,
     /// ripgrep's JSON lines (`begin`, `match`, `context`, `end` messages).
     Json,
 }
@@ -47,6 +51,24 @@ pub struct GrepRequest {
     pub ignore_case: bool,
     /// Match whole words only (`-w`).
     pub word: bool,
+    /// Match whole lines only (`-x`).
+    #[serde(default)]
+    pub line_regexp: bool,
+    /// Case-insensitive unless a pattern has an upper-case letter (`-S`).
+    #[serde(default)]
+    pub smart_case: bool,
+    /// Lines that do not match (`-v`).
+    #[serde(default)]
+    pub invert_match: bool,
+    /// Print only the matched parts of lines (`-o`).
+    #[serde(default)]
+    pub only_matching: bool,
+    /// Print each match replaced by this (`-r`; `$1`, `$name` name capture groups).
+    #[serde(default)]
+    pub replace: Option<String>,
+    /// What the walk skips and reads (`--hidden`, `-u`, `--no-ignore`).
+    #[serde(default)]
+    pub walk: WalkRules,
     /// Include or exclude paths (`-g`, `!` excludes), with ripgrep's glob rules.
     pub globs: Vec<String>,
     /// Only files of this language (quarry's detection by name).
@@ -103,6 +125,10 @@ pub struct GrepStats {
     pub matched_lines: u64,
     /// Files not written because of `max_files`.
     pub files_left_out: usize,
+    /// Paths given that could not be searched (missing, unreadable), each with why; the
+    /// others were searched (ripgrep's way: exit 2 after printing what was found).
+    #[serde(default)]
+    pub errors: Vec<String>,
     /// Time listing the files, and searching them (milliseconds).
     pub walk_ms: f64,
     pub search_ms: f64,
@@ -111,11 +137,21 @@ pub struct GrepStats {
 impl GrepRequest {
     /// What the patterns require of a file's text (for the index's pre-filter).
     pub fn requirement(&self) -> Requirement {
+        // Inverted, or listing the files without a match: a file with none of the pattern's
+        // text is an answer too, so the index can rule nothing out.
+        if self.invert_match || self.output == OutputKind::FilesWithoutMatch {
+            return Requirement::Anything;
+        }
+        let smart_insensitive = self.smart_case
+            && !self
+                .patterns
+                .iter()
+                .any(|p| p.chars().any(char::is_uppercase));
         requirement(
             &self.patterns,
             PatternSyntax {
                 fixed_strings: self.fixed_strings,
-                case_insensitive: self.ignore_case,
+                case_insensitive: self.ignore_case || smart_insensitive,
             },
         )
     }
@@ -139,7 +175,9 @@ impl GrepRequest {
         }
         RegexMatcherBuilder::new()
             .case_insensitive(self.ignore_case)
+            .case_smart(self.smart_case && !self.ignore_case)
             .word(self.word)
+            .whole_line(self.line_regexp)
             .fixed_strings(self.fixed_strings)
             // As ripgrep builds it: `^`/`$` match at line ends, so the searcher can run the
             // regex over a whole buffer instead of line by line (3× on an anchored pattern).
@@ -180,12 +218,14 @@ pub fn grep_with_memory(
     let matcher = request.matcher()?;
     let started = std::time::Instant::now();
     memory.catch_up();
-    let (targets, with_filename) = list_files(request, memory)?;
+    let listed = list_files(request, memory)?;
+    let (targets, with_filename) = (listed.targets, listed.with_filename);
     let walk_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = std::time::Instant::now();
     let mut stats = GrepStats {
         files: targets.len(),
         walk_ms,
+        errors: listed.errors,
         ..Default::default()
     };
     let (results, ruled_out) = search_targets(&targets, filter, memory, |target| {
@@ -193,20 +233,52 @@ pub fn grep_with_memory(
     })?;
     stats.ruled_out = ruled_out;
     stats.searched = stats.files - stats.ruled_out;
-    for (bytes, lines) in results.into_iter().flatten() {
+    // Context groups are separated by `--`, across files too (ripgrep prints every file with
+    // one printer; here each file has its own).
+    let separated = request.output == OutputKind::Lines
+        && !request.heading
+        && (request.before_context > 0 || request.after_context > 0);
+    let mut json_stats = grep_printer::Stats::new();
+    for found in results.into_iter().flatten() {
         if request.max_files.is_some_and(|k| stats.matched_files >= k) {
             stats.files_left_out += 1;
             continue;
         }
-        if request.heading && stats.matched_files > 0 && request.output == OutputKind::Lines {
-            out.write_all(b"\n")?;
+        if stats.matched_files > 0 && request.output == OutputKind::Lines {
+            if request.heading {
+                out.write_all(b"\n")?;
+            } else if separated {
+                out.write_all(b"--\n")?;
+            }
         }
-        out.write_all(&bytes)?;
+        out.write_all(&found.bytes)?;
+        if let Some(file_stats) = &found.stats {
+            json_stats += file_stats;
+        }
         stats.matched_files += 1;
-        stats.matched_lines += lines;
+        stats.matched_lines += found.lines;
+    }
+    stats.search_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if request.output == OutputKind::Json {
+        // ripgrep's last message: the totals. Files searched without a match count as
+        // searches; the printer's per-file stats only exist for files with one.
+        json_stats.add_searches((stats.searched as u64).saturating_sub(json_stats.searches()));
+        let elapsed = started.elapsed() + std::time::Duration::from_secs_f64(walk_ms / 1000.0);
+        let summary = serde_json::json!({
+            "data": {
+                "elapsed_total": {
+                    "human": format!("{:.6}s", elapsed.as_secs_f64()),
+                    "nanos": elapsed.subsec_nanos(),
+                    "secs": elapsed.as_secs(),
+                },
+                "stats": json_stats,
+            },
+            "type": "summary",
+        });
+        serde_json::to_writer(&mut *out, &summary)?;
+        out.write_all(b"\n")?;
     }
     out.flush()?;
-    stats.search_ms = started.elapsed().as_secs_f64() * 1000.0;
     Ok(stats)
 }
 
@@ -320,7 +392,7 @@ fn search_one(
     matcher: &RegexMatcher,
     target: &Target,
     with_filename: bool,
-) -> Option<(Vec<u8>, u64)> {
+) -> Option<Found> {
     let mut searcher = searcher(request, target.explicit);
     let mut buffer = if request.color {
         Buffer::ansi()
@@ -328,30 +400,44 @@ fn search_one(
         Buffer::no_color()
     };
     let (path, open) = (&target.path, &target.open);
+    let mut stats = None;
     let lines = match request.output {
         OutputKind::Lines => {
             let mut printer = StandardBuilder::new()
                 .color_specs(ColorSpecs::default_with_color())
                 .heading(request.heading)
                 .path(with_filename)
+                .only_matching(request.only_matching)
+                .replacement(request.replace.as_ref().map(|r| r.as_bytes().to_vec()))
                 .build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
             searcher.search_path(matcher, open, &mut sink).ok()?;
             sink.match_count()
         }
-        OutputKind::FilesWithMatches | OutputKind::Count => {
-            let kind = if request.output == OutputKind::Count {
-                SummaryKind::Count
-            } else {
-                SummaryKind::PathWithMatch
+        OutputKind::FilesWithMatches
+        | OutputKind::FilesWithoutMatch
+        | OutputKind::Count
+        | OutputKind::CountMatches => {
+            let kind = match request.output {
+                OutputKind::Count => SummaryKind::Count,
+                OutputKind::CountMatches => SummaryKind::CountMatches,
+                OutputKind::FilesWithoutMatch => SummaryKind::PathWithoutMatch,
+                _ => SummaryKind::PathWithMatch,
             };
             let mut printer = SummaryBuilder::new()
                 .kind(kind)
                 .color_specs(ColorSpecs::default_with_color())
-                .path(with_filename || kind == SummaryKind::PathWithMatch)
+                .path(
+                    with_filename
+                        || matches!(
+                            kind,
+                            SummaryKind::PathWithMatch | SummaryKind::PathWithoutMatch
+                        ),
+                )
                 .build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
             searcher.search_path(matcher, open, &mut sink).ok()?;
+            // For `--files-without-match`, "has a match" is already "printed": no match.
             if !sink.has_match() {
                 return None;
             }
@@ -362,10 +448,23 @@ fn search_one(
             let mut printer = JSONBuilder::new().build(&mut buffer);
             let mut sink = printer.sink_with_path(matcher, path);
             searcher.search_path(matcher, open, &mut sink).ok()?;
+            stats = Some(sink.stats().clone());
             sink.match_count()
         }
     };
-    (lines > 0).then(|| (buffer.into_inner(), lines))
+    (lines > 0).then(|| Found {
+        bytes: buffer.into_inner(),
+        lines,
+        stats,
+    })
+}
+
+/// One file's output and what it counted.
+struct Found {
+    bytes: Vec<u8>,
+    lines: u64,
+    /// For the final `summary` message of `--json`.
+    stats: Option<grep_printer::Stats>,
 }
 
 fn searcher(request: &GrepRequest, explicit: bool) -> Searcher {
@@ -376,21 +475,32 @@ fn searcher(request: &GrepRequest, explicit: bool) -> Searcher {
         .after_context(request.after_context)
         // ripgrep: a file found by the walk stops at its first NUL byte (binary, skipped);
         // a file named on the command line is searched, NULs shown as line ends.
-        .binary_detection(if explicit {
+        .binary_detection(if request.walk.binary {
+            BinaryDetection::none()
+        } else if explicit {
             BinaryDetection::convert(b'\x00')
         } else {
             BinaryDetection::quit(b'\x00')
         })
+        .invert_match(request.invert_match)
         .max_matches(request.max_count);
     builder.build()
 }
 
-/// The files to search, sorted by path, and whether lines carry the file's name (they do
-/// unless the only thing searched is one file named on the command line, as in ripgrep).
-pub(crate) fn list_files(
-    request: &GrepRequest,
-    memory: &dyn TreeMemory,
-) -> Result<(Vec<Target>, bool)> {
+/// What to search.
+pub(crate) struct Listed {
+    /// The files, each folder's sorted by path.
+    pub targets: Vec<Target>,
+    /// Whether lines carry the file's name (they do unless the only thing searched is one
+    /// file named on the command line, as in ripgrep).
+    pub with_filename: bool,
+    /// Paths given that cannot be searched, with why.
+    pub errors: Vec<String>,
+}
+
+/// The files to search; a path given that does not exist is an error in the list, not the
+/// end of the search (ripgrep searches the others).
+pub(crate) fn list_files(request: &GrepRequest, memory: &dyn TreeMemory) -> Result<Listed> {
     let implicit_root = request.paths.is_empty();
     let roots: Vec<PathBuf> = if implicit_root {
         vec![PathBuf::from(".")]
@@ -420,10 +530,17 @@ pub(crate) fn list_files(
     // Each path in the order given (as ripgrep takes them): a file as it is, a folder's files
     // sorted by path (ripgrep's `--sort path`).
     let mut targets = Vec::new();
+    let mut errors = Vec::new();
     let mut any_folder = false;
     for root in &roots {
         let open_root = open_of(root);
-        let meta = std::fs::metadata(&open_root).map_err(|e| anyhow!("{}: {e}", root.display()))?;
+        let meta = match std::fs::metadata(&open_root) {
+            Ok(meta) => meta,
+            Err(e) => {
+                errors.push(format!("{}: {e}", root.display()));
+                continue;
+            }
+        };
         if !meta.is_dir() {
             targets.push(Target {
                 path: root.clone(),
@@ -434,12 +551,12 @@ pub(crate) fn list_files(
         }
         any_folder = true;
         let found = match &overrides {
-            // Globs prune the walk: no list kept without them can answer.
-            Some(overrides) => crate::listing::folder_files(
-                &open_root,
-                Some(overrides),
-                request.listing_cache.as_deref(),
-            )?,
+            // Globs prune the walk, other walk rules change it: no list kept for the default
+            // walk can answer.
+            Some(_) => crate::listing::folder_files(&open_root, overrides.as_ref(), None, request.walk)?,
+            None if request.walk != WalkRules::default() => {
+                crate::listing::folder_files(&open_root, None, None, request.walk)?
+            }
             None => memory.files(&open_root, request.listing_cache.as_deref())?,
         };
         let language = request.language;
@@ -463,8 +580,11 @@ pub(crate) fn list_files(
             explicit: false,
         }));
     }
-    let with_filename = roots.len() > 1 || any_folder;
-    Ok((targets, with_filename))
+    Ok(Listed {
+        targets,
+        with_filename: roots.len() > 1 || any_folder,
+        errors,
+    })
 }
 
 /// One matching line, as the router returns it.
@@ -483,7 +603,7 @@ pub fn matching_lines(
     limit: usize,
 ) -> Result<Vec<LineMatch>> {
     let matcher = request.matcher()?;
-    let (targets, _) = list_files(request, &Cold)?;
+    let targets = list_files(request, &Cold)?.targets;
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut found = Vec::new();
     for target in &targets {

@@ -217,7 +217,11 @@ pub fn search(
         listing_cache: listing_cache.map(Path::to_path_buf),
         ..Default::default()
     };
-    let (targets, _) = crate::scan::list_files(&request, &crate::Cold)?;
+    let listed = crate::scan::list_files(&request, &crate::Cold)?;
+    if let Some(error) = listed.errors.first() {
+        anyhow::bail!("{error}");
+    }
+    let targets = listed.targets;
     let (found, ruled_out) =
         crate::scan::search_targets(&targets, filter, &crate::Cold, |target| {
             let (matches, count) = match_file(&target.path, &compiled, &lang, limit);
