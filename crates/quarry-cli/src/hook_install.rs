@@ -160,14 +160,7 @@ pub fn uninstall(path: &Path) -> Result<usize> {
 /// The command line Claude Code runs: this binary by absolute path, so PATH does not matter.
 pub fn hook_command(index_dir: Option<&Path>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the quarry binary's path")?;
-    let quote = |p: &Path| {
-        let s = p.to_string_lossy();
-        if s.contains([' ', '"', '\'', '$']) {
-            format!("'{}'", s.replace('\'', r"'\''"))
-        } else {
-            s.into_owned()
-        }
-    };
+    let quote = |p: &Path| crate::shell_word(&p.to_string_lossy());
     Ok(match index_dir {
         Some(dir) => format!("{} --index-dir {} {MARK}", quote(&exe), quote(dir)),
         None => format!("{} {MARK}", quote(&exe)),

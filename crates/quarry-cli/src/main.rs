@@ -610,7 +610,14 @@ fn hook_command(index_dir: &Option<PathBuf>, dir: &std::path::Path, args: HookAr
         HookAction::Claude => hook::run_claude(dir.to_path_buf()),
         HookAction::Install { user, settings } => {
             let file = settings_file(user, settings)?;
-            let command = hook_install::hook_command(index_dir.as_deref())?;
+            // The workspace this command uses, pinned when it came from a flag or from
+            // $QUARRY_HOME: Claude Code runs the hook without this shell's environment.
+            let from_home = std::env::var_os("QUARRY_HOME").is_some_and(|h| !h.is_empty());
+            let pinned = index_dir
+                .clone()
+                .or_else(|| from_home.then(|| dir.to_path_buf()))
+                .map(|d| std::path::absolute(&d).unwrap_or(d));
+            let command = hook_install::hook_command(pinned.as_deref())?;
             let changed = hook_install::install(&file, &command)?;
             eprintln!(
                 "quarry: {} {} (PreToolUse {}: {command})",

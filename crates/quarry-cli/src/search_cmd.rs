@@ -127,6 +127,25 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     } else {
         args.query.join(" ")
     };
+    // A whole issue is read from a pipe or a file: one too long to search is cut to its head
+    // (title, text, first trace) and the cut is said, rather than refused.
+    let query = match (args.stdin || args.query_file.is_some())
+        .then(|| quarry_engine::request::head_of_long_query(&query))
+        .flatten()
+    {
+        Some(head) => {
+            eprintln!(
+                "quarry: note: the query is {} characters; searched its first {} ({} of {} lines; quarry reads at most {})",
+                query.chars().count(),
+                head.chars().count(),
+                head.lines().count(),
+                query.lines().count(),
+                quarry_engine::request::MAX_QUERY_CHARS
+            );
+            head
+        }
+        None => query,
+    };
     let mut request = SearchRequest::new(query);
     request.explain = args.explain;
     request.mode = mode;

@@ -416,3 +416,18 @@ fn summary_of_a_missing_file_says_it_is_missing() {
     assert!(said.contains("no such file"), "{said}");
     assert!(!said.contains("MiB"), "{said}");
 }
+
+#[test]
+fn indexing_a_file_by_mistake_registers_no_repo() {
+    let env = Env::new();
+    sample_repo(&env);
+    let file = format!("{}/src/config.rs", env.repo_path());
+    let said = env.fails(&["index", &file]);
+    assert!(said.contains("it is a file"), "{said}");
+    let status = env.run(&["status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert!(
+        status["repos"].as_array().is_none_or(|r| r.is_empty()),
+        "{status}"
+    );
+}

@@ -321,10 +321,15 @@ fn inputs_that_could_only_answer_nothing_say_why() {
     assert!(long.contains("at most 4096"), "{long}");
 
     let started = Instant::now();
-    let long = "word ".repeat(20_000);
+    // An issue with a long log attached: read from a pipe, it is cut to its head (a
+    // line end) and searched, and the cut is said.
+    let long = format!(
+        "parse_config_file fails on an empty file\n{}",
+        "DEBUG worker heartbeat ok\n".repeat(5_000)
+    );
     let out = env
         .quarry()
-        .args(["search", "--stdin"])
+        .args(["search", "--stdin", "--mode", "lexical"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -335,9 +340,10 @@ fn inputs_that_could_only_answer_nothing_say_why() {
             child.wait_with_output()
         })
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert!(
-        stderr_of(&out).contains("at most 32768"),
+        stderr_of(&out).contains("searched its first 32748")
+            && stderr_of(&out).contains("at most 32768"),
         "{}",
         stderr_of(&out)
     );

@@ -385,3 +385,27 @@ fn install_merges_is_idempotent_backs_up_and_uninstalls() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ broken");
 }
+
+#[test]
+fn the_installed_hook_names_the_workspace_quarry_home_chose() {
+    let env = Env::new();
+    let settings = env.repo.path().join(".claude/settings.json");
+    let home = env.home.path().join("from-env");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["hook", "install"])
+        .env("QUARRY_HOME", &home)
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let installed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let command = installed["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    // Claude Code runs the hook without this shell's QUARRY_HOME: the folder is in the command.
+    assert!(
+        command.contains(&format!("--index-dir {}", home.display())),
+        "{command}"
+    );
+}

@@ -238,6 +238,8 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     let cases = [
         ("/api/search/code", 400, "query"),
         ("/api/search/code?query=x&limit=lots", 400, "bad parameters"),
+        ("/api/search/code?query=x&limit=0", 400, "at least 1"),
+        ("/api/search/commits?query=x&limit=0", 400, "at least 1"),
         ("/api/search/code?query=x&colour=red", 400, "colour"),
         (
             "/api/search/code?query=x&type=pictures",

@@ -6,7 +6,7 @@
 use crate::answer::{FileChange, IndexReport};
 use crate::progress::Progress;
 use crate::workspace::Workspace;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use quarry_chunk::ChunkOptions;
 use quarry_core::store::{IndexBatch, IndexedFile, SkipCounts};
 use quarry_core::{FileState, Language};
@@ -139,6 +139,13 @@ impl Workspace {
         let root = root
             .canonicalize()
             .with_context(|| format!("cannot index {}: no such folder", root.display()))?;
+        // Checked before the repo is registered: a file named by mistake leaves no empty repo.
+        if !root.is_dir() {
+            bail!(
+                "cannot index {}: it is a file, and quarry indexes a repository folder (`quarry index FOLDER`; `quarry summary FILE` outlines one file)",
+                root.display()
+            );
+        }
         let root_str = root.to_string_lossy().into_owned();
         let default_name = root
             .file_name()

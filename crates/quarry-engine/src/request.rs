@@ -44,6 +44,23 @@ pub const DEFAULT_LIMIT: usize = 16;
 pub const MAX_QUERY_CHARS: usize = 32_768;
 pub const DEFAULT_FULL_TEXT: usize = 8;
 
+/// An issue read whole (`--stdin`, `--query-file`) that is longer than [`MAX_QUERY_CHARS`],
+/// cut to its head at a line end: the title, text and first stack trace come first, attached
+/// logs last. `None` when it fits.
+pub fn head_of_long_query(text: &str) -> Option<String> {
+    if text.chars().count() <= MAX_QUERY_CHARS {
+        return None;
+    }
+    let end = text
+        .char_indices()
+        .nth(MAX_QUERY_CHARS)
+        .map_or(text.len(), |(at, _)| at);
+    let head = &text[..end];
+    // A whole last line when there is one; a single huge line is cut where it must be.
+    let cut = head.rfind('\n').filter(|&at| at > 0).unwrap_or(end);
+    Some(text[..cut].to_string())
+}
+
 impl SearchRequest {
     pub fn new(query: impl Into<String>) -> SearchRequest {
         SearchRequest {

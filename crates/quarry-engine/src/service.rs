@@ -130,8 +130,15 @@ fn date(s: Option<&str>, end_of_day: bool) -> Result<Option<i64>> {
         .transpose()
 }
 
-fn limit(asked: Option<usize>, default: usize) -> usize {
-    asked.unwrap_or(default).clamp(1, MAX_LIMIT)
+/// The number of results asked for: 0 is a mistake to say, not one result; more than
+/// [`MAX_LIMIT`] is cut to it.
+fn limit(asked: Option<usize>, default: usize) -> Result<usize> {
+    match asked {
+        Some(0) => Err(bad(format!(
+            "limit must be at least 1 (and at most {MAX_LIMIT})"
+        ))),
+        asked => Ok(asked.unwrap_or(default).min(MAX_LIMIT)),
+    }
 }
 
 fn check_query(q: &str) -> Result<()> {
@@ -258,7 +265,7 @@ impl Service {
         };
         request.content = p.content_type.unwrap_or_default();
         request.path = p.path;
-        request.limit = limit(p.limit, crate::request::DEFAULT_LIMIT);
+        request.limit = limit(p.limit, crate::request::DEFAULT_LIMIT)?;
         request.explain = p.explain.unwrap_or(false);
         request.engine = p.engine;
         let config = ws.config()?;
@@ -296,7 +303,7 @@ impl Service {
             until: date(p.until.as_deref(), true)?,
             author: p.author,
             path: p.path,
-            limit: limit(p.limit, 20),
+            limit: limit(p.limit, 20)?,
         };
         let fusion = ws.config()?.fusion();
         let found = ws.search_commits(&text, query, p.mode.unwrap_or_default(), &fusion)?;
@@ -309,7 +316,7 @@ impl Service {
         let query = CommitQuery {
             repos: repos.clone(),
             since: date(p.since.as_deref(), false)?,
-            limit: limit(p.limit, 20),
+            limit: limit(p.limit, 20)?,
             ..Default::default()
         };
         let touches = ws.commits_touching(&p.path, &query)?;
