@@ -259,4 +259,32 @@ fn agentic_search_runs_follow_ups_and_stops_when_nothing_new_comes() {
         "{json}"
     );
     assert!(!paths(&json).contains(&"dns/cache.py".to_string()));
+    // ... said in text mode too, not only in the JSON.
+    let out = env.run(&["search", "retry the upload", "--mode", "lexical", "--agentic", "llm"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("agentic search:") && said.contains("stopped after 0 round"), "{said}");
+
+    // A reply that is not a list of searches is not searched for; the note says so.
+    env.ok(&["config", "set", "llm.command", "echo '<html><body>502 Bad Gateway</body></html>'"]);
+    let json = search(&["--agentic", "llm"]);
+    assert_eq!(json["agentic"]["rounds"].as_array().unwrap().len(), 0, "{json}");
+    assert!(
+        json["agentic"]["note"].as_str().unwrap().contains("not a list of searches"),
+        "{json}"
+    );
+
+    // The model reads every result's text, whatever the answer's budget of full texts.
+    let prompt = env.home.path().join("prompt.txt");
+    let command = format!("cat > '{}'; echo cached_lookup", prompt.display());
+    env.ok(&["config", "set", "llm.command", &command]);
+    search(&["--agentic", "llm", "--full-text", "1"]);
+    let prompt = std::fs::read_to_string(&prompt).unwrap();
+    let shown: Vec<&str> = prompt
+        .split("<result ")
+        .skip(1)
+        .map(|block| block.split_once(">\n").unwrap().1)
+        .map(|rest| rest.split("\n</result>").next().unwrap())
+        .collect();
+    assert!(shown.len() >= 2, "{prompt}");
+    assert!(shown.iter().all(|text| !text.trim().is_empty()), "{prompt}");
 }

@@ -59,7 +59,11 @@ impl Workspace {
         request: &SearchRequest,
         model: Option<&dyn LanguageModel>,
     ) -> Result<SearchResponse> {
-        let mut response = self.search(request)?;
+        // Every round's results keep their text: the model reads them (the budget of full
+        // texts, `full_text`, is applied to the fused answer at the end).
+        let mut searched = request.clone();
+        searched.full_text = searched.full_text.max(searched.limit);
+        let mut response = self.search(&searched)?;
         let mut lists: Vec<Vec<SearchResult>> = vec![response.results.clone()];
         let mut files: HashSet<(String, String)> = response
             .results
@@ -88,7 +92,18 @@ impl Workspace {
                         &request.query,
                         &shown[..shown.len().min(10)],
                     )) {
-                        Ok(reply) => parse_follow_ups(&reply),
+                        Ok(reply) => {
+                            let proposals = parse_follow_ups(&reply);
+                            let done = reply.trim().eq_ignore_ascii_case("done");
+                            if proposals.is_empty() && !done && !reply.trim().is_empty() {
+                                report.note = Some(format!(
+                                    "the model's reply was not a list of searches ({:?}); stopped after {} round(s)",
+                                    reply.trim().chars().take(80).collect::<String>(),
+                                    report.rounds.len()
+                                ));
+                            }
+                            proposals
+                        }
                         Err(e) => {
                             report.note = Some(format!(
                                 "{e:#}; stopped after {} round(s)",
@@ -108,7 +123,7 @@ impl Workspace {
             }
             let mut new_files = 0;
             for query in &queries {
-                let mut follow_up = request.clone();
+                let mut follow_up = searched.clone();
                 follow_up.query = query.clone();
                 follow_up.explain = false;
                 let found = self.search(&follow_up)?.results;
@@ -127,9 +142,13 @@ impl Workspace {
         }
         if !report.rounds.is_empty() {
             response.results = current;
-            for r in response.results.iter_mut().skip(request.full_text) {
-                r.text = None;
-            }
+        }
+        for r in response.results.iter_mut().skip(request.full_text) {
+            r.text = None;
+        }
+        // Said where every reader looks, not only in the JSON's `agentic.note`.
+        if let Some(note) = &report.note {
+            response.warnings.push(format!("agentic search: {note}"));
         }
         response.agentic = Some(report);
         Ok(response)

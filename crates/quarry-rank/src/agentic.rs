@@ -60,18 +60,31 @@ pub fn follow_up_prompt(query: &str, shown: &[Candidate]) -> String {
     out
 }
 
+/// Words in a follow-up search at most: the prompt asks for names or short phrases; a longer
+/// line is the model talking, not searching.
+const MAX_FOLLOW_UP_WORDS: usize = 12;
+
 /// The follow-up queries of a model's reply: one per line, list markers and quotes dropped,
-/// `DONE` and empty lines ignored, at most [`MAX_FOLLOW_UPS`].
+/// `DONE` and empty lines ignored, at most [`MAX_FOLLOW_UPS`]. Lines that are not searches
+/// are dropped: an introduction ending in `:`, prose longer than [`MAX_FOLLOW_UP_WORDS`]
+/// words, markup or data (`{`, `<`, `[` first), text without a letter or digit. A reply with
+/// none left (an error page, a refusal, another format) gives no follow-up.
 pub fn parse_follow_ups(reply: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in reply.lines() {
-        let line = line
-            .trim()
+        let raw = line.trim();
+        if raw.starts_with(['{', '<', '[']) {
+            continue;
+        }
+        let line = raw
             .trim_start_matches(|c: char| c.is_ascii_digit() || "-*•.)".contains(c))
             .trim()
             .trim_matches(['"', '`', '\''])
             .trim();
-        if line.is_empty() || line.eq_ignore_ascii_case("done") || line.chars().count() > 200 {
+        let is_search = !line.ends_with(':')
+            && line.split_whitespace().count() <= MAX_FOLLOW_UP_WORDS
+            && line.chars().any(char::is_alphanumeric);
+        if line.is_empty() || line.eq_ignore_ascii_case("done") || !is_search {
             continue;
         }
         if !out.iter().any(|q| q == line) {
@@ -136,6 +149,23 @@ mod tests {
             vec!["retry_upload", "UploadQueue", "backoff policy"]
         );
         assert!(parse_follow_ups("DONE").is_empty());
+    }
+
+    #[test]
+    fn a_reply_that_is_not_a_list_of_searches_gives_none() {
+        assert_eq!(
+            parse_follow_ups("Sure! Here are some searches you could try:\n- `retry_upload`"),
+            vec!["retry_upload"]
+        );
+        let garbage = [
+            "<html><body>502 Bad Gateway</body></html>",
+            "{\"error\": {\"message\": \"rate limited\"}}",
+            "I am sorry, but I cannot help with searching this code base because I do not see it.",
+            "----\n***\n...",
+        ];
+        for reply in garbage {
+            assert!(parse_follow_ups(reply).is_empty(), "{reply:?}");
+        }
     }
 
     #[test]
