@@ -16,9 +16,13 @@ use std::time::Duration;
 pub struct SyncArgs {
     /// Repository folders [default: every repo in the workspace].
     paths: Vec<PathBuf>,
-    /// Only this repo (by name).
+    /// Only this repo (by name). Run inside an indexed repo, only that repo unless --repo or
+    /// --all-repos says otherwise.
     #[arg(long)]
     repo: Vec<String>,
+    /// Every repo of the workspace, even when run inside one of them.
+    #[arg(long, conflicts_with = "repo")]
+    all_repos: bool,
     /// Only embed commits still without a vector (no ingest): backfills after the embedder
     /// was unreachable, or after `repo update NAME --embed`.
     #[arg(long, conflicts_with = "no_embed")]
@@ -191,11 +195,15 @@ fn print_commits(hits: &[CommitHit]) -> Result<()> {
 pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let wait = Duration::from_secs_f64(args.lock_wait.max(0.0));
     let (mut ws, lock) = Workspace::open_for_writing(dir, wait, false)?;
+    let mut named = args.repo.clone();
+    if args.paths.is_empty() && named.is_empty() && !args.all_repos {
+        named = crate::search_cmd::scope_to_working_directory(&ws, "syncing", "syncs")?;
+    }
     let targets: Vec<(PathBuf, Option<String>)> = if args.paths.is_empty() {
         let repos = ws.store().repos()?;
         let chosen: Vec<_> = repos
             .into_iter()
-            .filter(|r| args.repo.is_empty() || args.repo.contains(&r.name))
+            .filter(|r| named.is_empty() || named.contains(&r.name))
             .map(|r| (PathBuf::from(r.root), Some(r.name)))
             .collect();
         if chosen.is_empty() {

@@ -293,6 +293,16 @@ fn ask(
 /// The repo a command run from the working directory is about: the indexed repo that contains
 /// it, when the workspace holds more than one (with one, scoping changes nothing).
 pub(crate) fn working_directory_repo(ws: &Workspace) -> Result<Vec<String>> {
+    scope_to_working_directory(ws, "searching", "searches")
+}
+
+/// The repo the working directory is in, when the workspace has several: a command run
+/// inside one repo works on that repo (`doing` it; `--all-repos` `does` all), as `git` does.
+pub(crate) fn scope_to_working_directory(
+    ws: &Workspace,
+    doing: &str,
+    does: &str,
+) -> Result<Vec<String>> {
     let repos = ws.store().repos()?;
     if repos.len() < 2 {
         return Ok(Vec::new());
@@ -304,7 +314,7 @@ pub(crate) fn working_directory_repo(ws: &Workspace) -> Result<Vec<String>> {
         Some((repo, _)) => {
             if std::io::stderr().is_terminal() {
                 eprintln!(
-                    "quarry: searching {} (the repo this folder is in; --all-repos searches all {})",
+                    "quarry: {doing} {} (the repo this folder is in; --all-repos {does} all {})",
                     repo.name,
                     repos.len()
                 );

@@ -402,3 +402,38 @@ fn bare_and_shallow_clones_and_detached_heads_sync_what_head_reaches() {
     let log = env.json(&["log", "--repo", &name]);
     assert_eq!(subjects(&log), ["change 2", "change 1"]);
 }
+
+#[test]
+fn sync_inside_a_repo_syncs_that_repo_as_search_searches_it() {
+    let env = Env::new();
+    let other = tempfile::tempdir().unwrap();
+    for dir in [env.repo.path(), other.path()] {
+        common::git::init(dir);
+        common::write_file(dir, "a.py", b"def a():\n    pass\n");
+        commit(dir, "Add a", "Ann", "2025-01-01T00:00:00Z");
+        env.ok(&["index", dir.to_str().unwrap(), "--no-embed"]);
+    }
+    let inside = env
+        .quarry()
+        .args(["sync", "--no-embed", "--json"])
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert!(inside.status.success(), "{}", String::from_utf8_lossy(&inside.stderr));
+    let report: Value = serde_json::from_slice(&inside.stdout).unwrap();
+    let synced: Vec<&str> = report["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["repo"].as_str().unwrap())
+        .collect();
+    assert_eq!(synced.len(), 1, "{report}");
+    let everything = env
+        .quarry()
+        .args(["sync", "--no-embed", "--json", "--all-repos"])
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&everything.stdout).unwrap();
+    assert_eq!(report["repos"].as_array().unwrap().len(), 2, "{report}");
+}
