@@ -437,3 +437,32 @@ fn sync_inside_a_repo_syncs_that_repo_as_search_searches_it() {
     let report: Value = serde_json::from_slice(&everything.stdout).unwrap();
     assert_eq!(report["repos"].as_array().unwrap().len(), 2, "{report}");
 }
+
+#[test]
+fn touches_reads_history_as_git_log_does_merges_and_renames_away() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    common::git::merge_and_move_history(&env);
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+
+    // What `git log --format=%s -- app.py` lists: the feature's own commit, not the merge
+    // that brought it (the merge has app.py as the feature had it), and the move away.
+    let out = Command::new("git")
+        .args(["log", "--format=%s", "--", "app.py"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let git_says: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let touches = subjects(&env.json(&["touches", "app.py"]));
+    assert_eq!(touches, git_says, "quarry touches app.py vs git log -- app.py");
+    assert!(touches.contains(&"Move the app aside".to_string()), "{touches:?}");
+    assert!(!touches.contains(&"Merge feature".to_string()), "{touches:?}");
+    // The merge itself still shows what it changed against its first parent.
+    let merge = &env.json(&["log", "Merge feature"])["commits"][0];
+    let shown = env.json(&["show", merge["sha"].as_str().unwrap()]);
+    assert_eq!(shown["files"][0]["path"], "app.py", "{shown}");
+    assert_eq!(shown["files"][0]["merged_in"], true, "{shown}");
+}

@@ -221,3 +221,19 @@ fn postgres_a_workspace_indexed_with_db_url_remembers_it() {
     let again = env.run(&["--db-url", &url, "index", env.repo_path()]);
     assert!(!String::from_utf8_lossy(&again.stderr).contains("keeps its index"));
 }
+
+#[test]
+fn postgres_touches_reads_merges_and_renames_away_as_the_embedded_store_does() {
+    let embedded = Env::new();
+    common::git::merge_and_move_history(&embedded);
+    let repo = embedded.repo_path();
+    embedded.ok(&["sync", repo, "--no-embed"]);
+    let url = quarry_test_postgres::database("cli_touches");
+    let pg = Env::new();
+    pg.ok(&["--db-url", &url, "sync", repo, "--no-embed"]);
+    let on_sqlite = common::git::subjects(&embedded.json(&["touches", "app.py"]));
+    let on_pg = common::git::subjects(&pg.json(&["--db-url", &url, "touches", "app.py"]));
+    assert_eq!(on_sqlite, on_pg);
+    assert!(on_pg.contains(&"Move the app aside".to_string()), "{on_pg:?}");
+    assert!(!on_pg.contains(&"Merge feature".to_string()), "{on_pg:?}");
+}

@@ -17,6 +17,11 @@ pub struct ChangedFile {
     /// Lines added and removed; `None` for binary files.
     pub added: Option<u32>,
     pub removed: Option<u32>,
+    /// A merge commit's change that came with the merged branch (the merge has the file as
+    /// another parent has it): `touches` lists that branch's own commits instead, as
+    /// `git log -- PATH` does.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub merged_in: bool,
 }
 
 /// One commit.

@@ -57,6 +57,10 @@ pub struct FileChange {
     pub missing_blob: bool,
     /// Either side is a gitlink (submodule); counts are git's 1-line "Subproject commit" convention.
     pub submodule: bool,
+    /// A merge commit's change that came with a merged branch: the merge has the file as one of
+    /// its other parents has it (git's "TREESAME" to that parent, which `git log -- PATH`
+    /// leaves out for the branch's own commits).
+    pub merged_in: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -267,8 +271,16 @@ impl<'r> Differ<'r> {
         // by full path, which plain byte order on the path reproduces.
         changes.sort_by(|a, b| a.location().cmp(b.location()));
         self.unreadable = None;
+        // A merge's other parents: a change that leaves the file as one of them has it came
+        // with that branch.
+        let others: Vec<gix::Tree<'_>> = commit
+            .parent_ids()
+            .skip(1)
+            .filter_map(|p| repo.find_commit(p).ok()?.tree().ok())
+            .collect();
         for ch in &changes {
-            let fc = self.file_change(ch, &mut truncated);
+            let mut fc = self.file_change(ch, &mut truncated);
+            fc.merged_in = !others.is_empty() && same_in_another_parent(ch, &others);
             rec.files.push(fc);
         }
         self.changes = changes;
@@ -342,6 +354,7 @@ impl<'r> Differ<'r> {
             lines_removed: None,
             missing_blob: false,
             submodule: false,
+            merged_in: false,
         };
         let want_patch = self.patch && !*truncated;
         if want_patch {
@@ -559,4 +572,20 @@ fn write_git_header(buf: &mut Vec<u8>, ch: &Change) {
         }
         _ => {}
     }
+}
+
+/// Whether a merge's change leaves the path as one of `others` (the merge's other parents)
+/// has it: the same blob there, or, for a deletion, no file there either.
+fn same_in_another_parent(ch: &Change, others: &[gix::Tree<'_>]) -> bool {
+    let path = lossy(ch.location());
+    let merged: Option<gix::ObjectId> = match ch {
+        Change::Deletion { .. } => None,
+        _ => Some(ch.entry_mode_and_id().1.to_owned()),
+    };
+    others.iter().any(|tree| {
+        match tree.lookup_entry_by_path(path.as_str()) {
+            Ok(found) => found.map(|entry| entry.object_id()) == merged,
+            Err(_) => false,
+        }
+    })
 }

@@ -139,6 +139,7 @@ fn convert(r: git::CommitRecord) -> CommitRecord {
                     status: status.to_string(),
                     added: f.lines_added,
                     removed: f.lines_removed,
+                    merged_in: f.merged_in,
                 }
             })
             .collect(),

@@ -106,7 +106,7 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
              patch_tokens text, n_tokens integer) ON COMMIT DROP;
          CREATE TEMP TABLE stage_commit_files(
              commit_id bigint, ord integer, path text, old_path text, status text,
-             added integer, removed integer) ON COMMIT DROP;",
+             added integer, removed integer, merged_in boolean) ON COMMIT DROP;",
     )?;
     let (mut commit_rows, mut file_rows) = (Vec::new(), Vec::new());
     for (c, id) in commits.iter().zip(&ids) {
@@ -123,6 +123,7 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
                     Some(&f.status),
                     f.added.map(|n| n.to_string()).as_deref(),
                     f.removed.map(|n| n.to_string()).as_deref(),
+                    Some(if f.merged_in { "t" } else { "f" }),
                 ],
             );
             paths.push_str(&f.path);
@@ -184,8 +185,10 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
         &[&repo],
     )?;
     tx.execute(
-        "INSERT INTO commit_files(repo_id, commit_id, ord, path, old_path, status, added, removed)
-         SELECT $1, f.commit_id, f.ord, f.path, f.old_path, f.status, f.added, f.removed
+        "INSERT INTO commit_files(repo_id, commit_id, ord, path, old_path, status, added, removed,
+                                  merged_in)
+         SELECT $1, f.commit_id, f.ord, f.path, f.old_path, f.status, f.added, f.removed,
+                f.merged_in
          FROM stage_commit_files f JOIN stage_commits s ON s.id = f.commit_id",
         &[&repo],
     )?;
@@ -298,7 +301,7 @@ pub fn by_prefix(
         let (repo_id, id): (i64, i64) = (r.get(0), r.get(1));
         let files = store.with(|c| {
             c.query(
-                "SELECT path, old_path, status, added, removed FROM commit_files
+                "SELECT path, old_path, status, added, removed, merged_in FROM commit_files
                  WHERE repo_id = $1 AND commit_id = $2 ORDER BY ord",
                 &[&repo_id, &id],
             )
@@ -323,6 +326,7 @@ pub fn by_prefix(
                         status: f.get(2),
                         added: f.get::<_, Option<i32>>(3).map(|n| n as u32),
                         removed: f.get::<_, Option<i32>>(4).map(|n| n as u32),
+                        merged_in: f.get(5),
                     })
                     .collect(),
                 patch: r.get(11),
@@ -355,7 +359,9 @@ pub fn touches(store: &PgStore, path: &str, q: &CommitQuery) -> Result<Vec<Commi
              FROM commit_files cf
              JOIN commits c ON c.repo_id = cf.repo_id AND c.id = cf.commit_id
              JOIN repos r ON r.id = c.repo_id
-             WHERE (cf.path = $1 OR (cf.path ~>=~ $2 AND cf.path ~<~ $3))"
+             WHERE (cf.path = $1 OR (cf.path ~>=~ $2 AND cf.path ~<~ $3)
+                    OR (cf.old_path = $1 AND cf.status = 'renamed'))
+               AND NOT cf.merged_in"
         );
         push_commit_filters(&mut sql, &mut params, q, false);
         let rows = store.with(|c| c.query(&sql, &refs(&params)))?;

@@ -171,6 +171,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE chunks ADD COLUMN language text, ADD COLUMN page integer, ADD COLUMN cell integer;
     UPDATE files SET hash = '', mtime_ns = 0 WHERE language = 'text';
     "#,
+    // 5: history as `git log -- PATH` reads it: a merge's change that came with the merged
+    // branch is marked, and a rename away from a path is found by that path.
+    r#"
+    ALTER TABLE commit_files ADD COLUMN merged_in boolean NOT NULL DEFAULT false;
+    CREATE INDEX commit_files_by_old_path ON commit_files(old_path) WHERE old_path IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -25,7 +25,7 @@ fn put(conn: &mut Connection, repo: i64, commits: &[CommitRecord]) -> rusqlite::
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
         let mut insert_file = tx.prepare_cached(
-            "INSERT INTO commit_files(commit_id, path, old_path, status, added, removed) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO commit_files(commit_id, path, old_path, status, added, removed, merged_in) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut insert_fts = tx.prepare_cached(
             "INSERT INTO commits_fts(rowid, subject, body, paths, patch) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -52,7 +52,7 @@ fn put(conn: &mut Connection, repo: i64, commits: &[CommitRecord]) -> rusqlite::
             let mut paths = String::new();
             for f in &c.files {
                 insert_file.execute(params![
-                    id, f.path, f.old_path, f.status, f.added, f.removed
+                    id, f.path, f.old_path, f.status, f.added, f.removed, f.merged_in
                 ])?;
                 paths.push_str(&f.path);
                 paths.push(' ');
@@ -129,7 +129,7 @@ fn search(conn: &Connection, q: &CommitQuery) -> rusqlite::Result<Vec<CommitHit>
 
 fn files_of(conn: &Connection, commit_id: i64) -> rusqlite::Result<Vec<ChangedFile>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT path, old_path, status, added, removed FROM commit_files WHERE commit_id = ?1 ORDER BY rowid",
+        "SELECT path, old_path, status, added, removed, merged_in FROM commit_files WHERE commit_id = ?1 ORDER BY rowid",
     )?;
     let rows = stmt.query_map([commit_id], |r| {
         Ok(ChangedFile {
@@ -138,6 +138,7 @@ fn files_of(conn: &Connection, commit_id: i64) -> rusqlite::Result<Vec<ChangedFi
             status: r.get(2)?,
             added: r.get(3)?,
             removed: r.get(4)?,
+            merged_in: r.get(5)?,
         })
     })?;
     rows.collect()
@@ -208,10 +209,15 @@ fn touches(conn: &Connection, path: &str, q: &CommitQuery) -> rusqlite::Result<V
             Value::Text(format!("{name}/")),
             Value::Text(format!("{name}0")),
         ];
+        // As `git log -- PATH` reads history: a merge's change that came with the merged
+        // branch is that branch's commits' (listed themselves), and a rename away from the
+        // path changed it too.
         let mut sql = format!(
             "SELECT {HIT_COLUMNS}, c.author_time, cf.path, cf.old_path, cf.status
              FROM commit_files cf CROSS JOIN commits c ON c.id = cf.commit_id CROSS JOIN repos r ON r.id = c.repo_id
-             WHERE (cf.path = ?1 OR (cf.path > ?2 AND cf.path < ?3))"
+             WHERE (cf.path = ?1 OR (cf.path > ?2 AND cf.path < ?3)
+                    OR (cf.old_path = ?1 AND cf.status = 'renamed'))
+               AND cf.merged_in = 0"
         );
         push_commit_filters(
             &mut sql,

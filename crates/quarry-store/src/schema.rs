@@ -186,6 +186,13 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE chunks ADD COLUMN cell INTEGER;
     UPDATE files SET hash = '', mtime_ns = 0 WHERE language = 'text';
     "#,
+    // 11: history as `git log -- PATH` reads it: a merge's change that came with the merged
+    // branch is marked (histories synced before keep 0 until synced again from scratch), and
+    // a rename away from a path is found by that path.
+    r#"
+    ALTER TABLE commit_files ADD COLUMN merged_in INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX commit_files_by_old_path ON commit_files(old_path) WHERE old_path IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -95,3 +95,33 @@ pub fn session_history(env: &super::Env) {
     );
     commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
 }
+
+/// A history with a merged branch (its commit changes app.py; main changes other.py; a
+/// no-fast-forward merge brings them together), then app.py moved away to old/app.py and a new
+/// app.py made.
+pub fn merge_and_move_history(env: &super::Env) {
+    let dir = env.repo.path();
+    let x = OsStr::new("x");
+    init(dir);
+    env.write("app.py", "def run():\n    pass\n");
+    env.write("other.py", "x = 1\n");
+    commit(dir, "Add the app", "Ann", "2025-01-01T00:00:00Z");
+    git(dir, &["checkout", "-q", "-b", "feature"], x, "2025-01-02T00:00:00Z");
+    env.write("app.py", "def run():\n    return 1\n");
+    commit(dir, "Make run return one", "Bob", "2025-01-02T00:00:00Z");
+    git(dir, &["checkout", "-q", "main"], x, "2025-01-03T00:00:00Z");
+    env.write("other.py", "x = 2\n");
+    commit(dir, "Bump other", "Ann", "2025-01-03T00:00:00Z");
+    git(
+        dir,
+        &["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"],
+        x,
+        "2025-01-04T00:00:00Z",
+    );
+    // The file moves away, and a new one takes its name.
+    std::fs::create_dir_all(dir.join("old")).unwrap();
+    git(dir, &["mv", "app.py", "old/app.py"], x, "2025-01-05T00:00:00Z");
+    commit(dir, "Move the app aside", "Cid", "2025-01-05T00:00:00Z");
+    env.write("app.py", "def start():\n    pass\n");
+    commit(dir, "A new app", "Cid", "2025-01-06T00:00:00Z");
+}
