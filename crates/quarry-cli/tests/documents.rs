@@ -62,7 +62,9 @@ fn documents_repo(env: &Env) {
             {"cell_type": "markdown", "source": ["# Churn analysis\n", "Which tenants cancelled their plan."]},
             {"cell_type": "code", "source": ["def churn_rate(cancelled, total):\n", "    return cancelled / total\n"],
              // A plot: one long base64 line, as real notebooks carry (never "minified").
-             "outputs": [{"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo".repeat(4000)}}]}
+             "outputs": [{"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo".repeat(4000)}}]},
+            {"cell_type": "markdown", "source": ["## Loading\n"]},
+            {"cell_type": "code", "source": ["import pandas as pd\n", "def load_tenants(path):\n", "    return pd.read_csv(path)\n"]}
         ]
     });
     env.write("analysis.ipynb", notebook.to_string());
@@ -186,11 +188,17 @@ fn the_summary_of_a_pdf_is_its_headings_with_pages() {
     assert_eq!(pages, [1, 2, 3], "{json:#}");
     let notebook = env.repo.path().join("analysis.ipynb");
     let out = env.ok(&["summary", notebook.to_str().unwrap()]);
-    assert!(out.contains("cell 1:1-2 # Churn analysis"), "{out}");
+    // Sizes of the cells' sources (not of the JSON with its outputs), imports with their
+    // cell, headings nested by level and code under the heading above it.
+    assert!(out.contains("analysis.ipynb — notebook, 8 lines"), "{out}");
+    assert!(out.contains("cell 4:1-1 imports (1): pandas as pd"), "{out}");
+    assert!(out.contains("\ncell 1:1-2 # Churn analysis"), "{out}");
     assert!(
-        out.contains("cell 2:1-2 def churn_rate(cancelled, total)"),
+        out.contains("\n  cell 2:1-2 def churn_rate(cancelled, total)"),
         "{out}"
     );
+    assert!(out.contains("\n  cell 3:1-1 ## Loading"), "{out}");
+    assert!(out.contains("\n    cell 4:2-3 def load_tenants(path)"), "{out}");
     let broken = env.repo.path().join("docs/locked.pdf");
     let err = env.fails(&["summary", broken.to_str().unwrap()]);
     assert!(err.contains("pdf-encrypted"), "{err}");

@@ -43,6 +43,9 @@ pub struct ImportBlock {
     pub end_line: u32,
     /// What is imported, in order (module paths as written).
     pub names: Vec<String>,
+    /// The notebook cell the block is in (its lines are then the cell's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -93,7 +96,7 @@ pub const MAX_MEMBERS: usize = 16;
 pub fn outline(path: &str, language: Language, text: &str) -> Outline {
     if language == Language::Notebook {
         if let Some(cells) = quarry_chunk::notebook_cells(text) {
-            return outline_notebook(path, text, &cells);
+            return outline_notebook(path, &cells);
         }
     }
     let symbols = if language == Language::Text {
@@ -137,26 +140,52 @@ pub fn outline_from_symbols(
     }
 }
 
-/// A notebook's outline: each cell's definitions and headings, with the cell they are in (their
-/// lines count within the cell).
-fn outline_notebook(path: &str, text: &str, cells: &[quarry_chunk::Cell]) -> Outline {
+/// A notebook's outline: each cell's definitions, headings and imports, with the cell they are
+/// in (their lines count within the cell). Markdown headings nest by level across cells (a
+/// cell is usually one heading), and a code cell's definitions sit under the heading above
+/// them, as in the notebook's own table of contents. Sizes are of the cells' sources, not of
+/// the JSON around them.
+fn outline_notebook(path: &str, cells: &[quarry_chunk::Cell]) -> Outline {
     let mut items = Vec::new();
+    let mut imports = Vec::new();
+    // The levels (`#` count) of the headings open above the current cell.
+    let mut open: Vec<usize> = Vec::new();
     for cell in cells {
         let inner = outline(path, cell.language, &cell.source);
+        imports.extend(inner.imports.into_iter().map(|block| ImportBlock {
+            cell: Some(cell.number),
+            ..block
+        }));
         if inner.heuristic {
             continue;
         }
-        items.extend(inner.items.into_iter().map(|item| OutlineItem {
-            cell: Some(cell.number),
-            ..item
-        }));
+        for item in inner.items {
+            let depth = if item.kind == "heading" {
+                let level = item
+                    .signature
+                    .as_deref()
+                    .map_or(1, |s| s.chars().take_while(|&c| c == '#').count().max(1));
+                while open.last().is_some_and(|&l| l >= level) {
+                    open.pop();
+                }
+                open.push(level);
+                open.len() as u32 - 1
+            } else {
+                item.depth + open.len() as u32
+            };
+            items.push(OutlineItem {
+                cell: Some(cell.number),
+                depth,
+                ..item
+            });
+        }
     }
     Outline {
         path: path.to_string(),
         language: Language::Notebook,
-        total_lines: text.lines().count() as u32,
-        total_chars: text.chars().count() as u32,
-        imports: Vec::new(),
+        total_lines: cells.iter().map(|c| c.source.lines().count() as u32).sum(),
+        total_chars: cells.iter().map(|c| c.source.chars().count() as u32).sum(),
+        imports,
         items,
         heuristic: false,
         pages: None,

@@ -201,6 +201,9 @@ fn render_imports(blocks: &[ImportBlock], level: u8) -> Part {
                 unique.push(name);
             }
         }
+        if let Some(cell) = block.cell {
+            let _ = write!(out, "cell {cell}:");
+        }
         let _ = write!(
             out,
             "{}-{} imports ({})",

@@ -312,6 +312,7 @@ impl<'a> Lines<'a> {
                         start_line: n,
                         end_line: n,
                         names: Vec::new(),
+                        cell: None,
                     });
                     b.end_line = n;
                     if !name.is_empty() {

@@ -295,6 +295,7 @@ fn big_items() -> Vec<OutlineItem> {
 
 fn imports(n: usize) -> Vec<ImportBlock> {
     vec![ImportBlock {
+        cell: None,
         start_line: 1,
         end_line: n as u32,
         names: (0..n).map(|i| format!("module_{i}")).collect(),
