@@ -213,7 +213,10 @@ fn bad_files_are_skipped_or_indexed_never_fatal() {
     assert!(err.contains("/no/such/folder/anywhere"), "{err}");
     let file = env.repo.path().join("ok.py");
     let err = env.fails(&["index", file.to_str().unwrap()]);
-    assert!(err.contains("not a directory"), "{err}");
+    assert!(err.contains("it is a file"), "{err}");
+    // ... and registered no repo named after the file.
+    let repos = env.json(&["status"])["repos"].as_array().unwrap().len();
+    assert_eq!(repos, 1);
 }
 
 #[test]
@@ -415,19 +418,4 @@ fn summary_of_a_missing_file_says_it_is_missing() {
     let said = env.fails(&["summary", "nonexist.py"]);
     assert!(said.contains("no such file"), "{said}");
     assert!(!said.contains("MiB"), "{said}");
-}
-
-#[test]
-fn indexing_a_file_by_mistake_registers_no_repo() {
-    let env = Env::new();
-    sample_repo(&env);
-    let file = format!("{}/src/config.rs", env.repo_path());
-    let said = env.fails(&["index", &file]);
-    assert!(said.contains("it is a file"), "{said}");
-    let status = env.run(&["status", "--json"]);
-    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert!(
-        status["repos"].as_array().is_none_or(|r| r.is_empty()),
-        "{status}"
-    );
 }
