@@ -73,6 +73,8 @@ fn post(server: &Server, path: &str, body: &str) -> (u16, Value) {
 
 fn indexed_repo(env: &Env) {
     sample_repo(env);
+    // Skipped by every run (binary): never counted as changed since indexing.
+    env.write("assets/blob.txt", b"\x00\x01\x02 not text\n".as_slice());
     let dir = env.repo.path();
     init(dir);
     commit(dir, "Add the user store", "Alice", "2025-01-02T00:00:00Z");

@@ -20,7 +20,12 @@ impl Workspace {
             }
             let stored = self.store().file_states(repo.id)?;
             // A repo with history only (never indexed) has no files to compare.
-            let changed = repo.indexed_at.and_then(|_| {
+            let changed = repo.indexed_at.and_then(|indexed_at| {
+                // A file the index does not hold was either skipped by the last run (binary,
+                // minified, unreadable: not stored, and no change) or made since it. The run's
+                // time is in whole seconds: a file made within the second after it ends is
+                // counted by the next run, not here.
+                let run_ended_ns = indexed_at.saturating_mul(1_000_000_000);
                 quarry_sources::discover(Path::new(&repo.root), &Default::default())
                     .ok()
                     .map(|found| {
@@ -30,6 +35,7 @@ impl Workspace {
                             seen.insert(c.rel_path.as_str());
                             match stored.get(&c.rel_path) {
                                 Some(s) if s.size == c.size && s.mtime_ns == c.mtime_ns => {}
+                                None if c.mtime_ns < run_ended_ns + 1_000_000_000 => {}
                                 _ => changed += 1,
                             }
                         }
