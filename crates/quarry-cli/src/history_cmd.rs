@@ -528,7 +528,7 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             if interrupted() {
                 let resume = format!(
                     "quarry repo add {}",
-                    crate::shell_word(&path.display().to_string())
+                    crate::output::shell_word(&path.display().to_string())
                 );
                 return Err(crate::Interrupted(resume).into());
             }

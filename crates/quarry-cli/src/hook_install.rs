@@ -1,9 +1,10 @@
-//! `quarry hook install|uninstall`: adds quarry's PreToolUse hook to a Claude Code settings
-//! file (project `.claude/settings.json` or the user's `~/.claude/settings.json`), merging
-//! with what is there. Idempotent; the previous file is kept as `settings.json.quarry-backup`;
+//! `quarry hook claude|install|uninstall`: runs the hook (hook.rs), or adds quarry's
+//! PreToolUse hook to a Claude Code settings file (project `.claude/settings.json` or the
+//! user's `~/.claude/settings.json`), merging with what is there. Idempotent; the previous file is kept as `settings.json.quarry-backup`;
 //! a file that is not valid JSON is left untouched and reported.
 
 use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,80 @@ pub const MATCHER: &str = "Read|Grep";
 const TIMEOUT_S: u64 = 5;
 /// What identifies quarry's entries when merging or removing.
 const MARK: &str = "hook claude";
+
+#[derive(Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    action: HookAction,
+}
+
+#[derive(Subcommand)]
+pub enum HookAction {
+    /// Run as Claude Code's PreToolUse hook: reads the event JSON on stdin, answers on stdout.
+    Claude,
+    /// Add the hook to .claude/settings.json of the current project (or the user's settings).
+    Install {
+        /// Install into ~/.claude/settings.json (all projects).
+        #[arg(long)]
+        user: bool,
+        /// The settings file to change [default: .claude/settings.json, or the user's with --user].
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+    /// Remove quarry's hook from the settings file.
+    Uninstall {
+        #[arg(long)]
+        user: bool,
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+}
+
+/// `quarry hook ACTION`.
+pub fn hook(index_dir: &Option<PathBuf>, dir: &Path, args: HookArgs) -> Result<()> {
+    let settings_file = |user: bool, settings: Option<PathBuf>| -> Result<PathBuf> {
+        match settings {
+            Some(s) => Ok(s),
+            None => settings_path(user, &std::env::current_dir()?),
+        }
+    };
+    match args.action {
+        HookAction::Claude => crate::hook::run_claude(dir.to_path_buf()),
+        HookAction::Install { user, settings } => {
+            let file = settings_file(user, settings)?;
+            // The workspace this command uses, pinned when it came from a flag or from
+            // $QUARRY_HOME: Claude Code runs the hook without this shell's environment.
+            let from_home = std::env::var_os("QUARRY_HOME").is_some_and(|h| !h.is_empty());
+            let pinned = index_dir
+                .clone()
+                .or_else(|| from_home.then(|| dir.to_path_buf()))
+                .map(|d| std::path::absolute(&d).unwrap_or(d));
+            let command = hook_command(pinned.as_deref())?;
+            let changed = install(&file, &command)?;
+            eprintln!(
+                "quarry: {} {} (PreToolUse {}: {command})",
+                if changed {
+                    "hook installed in"
+                } else {
+                    "hook already installed in"
+                },
+                file.display(),
+                MATCHER
+            );
+            Ok(())
+        }
+        HookAction::Uninstall { user, settings } => {
+            let file = settings_file(user, settings)?;
+            let removed = uninstall(&file)?;
+            eprintln!(
+                "quarry: removed {removed} hook entr{} from {}",
+                if removed == 1 { "y" } else { "ies" },
+                file.display()
+            );
+            Ok(())
+        }
+    }
+}
 
 /// The settings file for the project (`.claude/settings.json` under `project`) or the user.
 pub fn settings_path(user: bool, project: &Path) -> Result<PathBuf> {
@@ -160,7 +235,7 @@ pub fn uninstall(path: &Path) -> Result<usize> {
 /// The command line Claude Code runs: this binary by absolute path, so PATH does not matter.
 pub fn hook_command(index_dir: Option<&Path>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the quarry binary's path")?;
-    let quote = |p: &Path| crate::shell_word(&p.to_string_lossy());
+    let quote = |p: &Path| crate::output::shell_word(&p.to_string_lossy());
     Ok(match index_dir {
         Some(dir) => format!("{} --index-dir {} {MARK}", quote(&exe), quote(dir)),
         None => format!("{} {MARK}", quote(&exe)),

@@ -80,7 +80,7 @@ enum Command {
     /// Transitive callers of a name and the files they are in: what a change to it affects.
     Impact(CallersArgs),
     /// Agent integration: the Claude Code hook (`claude`), and installing it.
-    Hook(HookArgs),
+    Hook(hook_install::HookArgs),
     /// Score retrieval on a query set (JSONL, the format of the shared evaluation sets).
     Eval(eval_cmd::EvalArgs),
     /// Read or change the workspace's settings (config.toml beside the index).
@@ -229,34 +229,6 @@ struct CallersArgs {
 }
 
 #[derive(Args)]
-struct HookArgs {
-    #[command(subcommand)]
-    action: HookAction,
-}
-
-#[derive(Subcommand)]
-enum HookAction {
-    /// Run as Claude Code's PreToolUse hook: reads the event JSON on stdin, answers on stdout.
-    Claude,
-    /// Add the hook to .claude/settings.json of the current project (or the user's settings).
-    Install {
-        /// Install into ~/.claude/settings.json (all projects).
-        #[arg(long)]
-        user: bool,
-        /// The settings file to change [default: .claude/settings.json, or the user's with --user].
-        #[arg(long, value_name = "FILE")]
-        settings: Option<PathBuf>,
-    },
-    /// Remove quarry's hook from the settings file.
-    Uninstall {
-        #[arg(long)]
-        user: bool,
-        #[arg(long, value_name = "FILE")]
-        settings: Option<PathBuf>,
-    },
-}
-
-#[derive(Args)]
 struct StatusArgs {
     /// Also verify the index file (SQLite's quick check; reads the whole file).
     #[arg(long)]
@@ -320,7 +292,7 @@ fn main() {
     });
     let workspace_flag = cli.index_dir.as_ref().map(|d| {
         let absolute = std::path::absolute(d).unwrap_or_else(|_| d.clone());
-        format!(" --index-dir {}", shell_word(&absolute.to_string_lossy()))
+        format!(" --index-dir {}", output::shell_word(&absolute.to_string_lossy()))
     });
     let result = run(cli);
     let stored = match &result {
@@ -328,7 +300,7 @@ fn main() {
         Err(e) => e.downcast_ref::<Interrupted>().is_some(),
     };
     if let (Some(url), true) = (url_to_remember, stored) {
-        remember_store_url(&dir, &url);
+        settings::remember_store_url(&dir, &url);
     }
     if let Err(err) = result {
         let err = Workspace::diagnose(&dir, err);
@@ -352,42 +324,6 @@ fn main() {
         }
         eprintln!("quarry: error: {err:#}");
         std::process::exit(exit_code::ERROR);
-    }
-}
-
-/// `word` as one shell word: unchanged when it holds only characters no shell treats
-/// specially, else in single quotes.
-pub(crate) fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// Keeps `url` as the workspace's `store.url` when it has none (a different one set there is
-/// left alone: the flag only overrides it for this command).
-fn remember_store_url(dir: &std::path::Path, url: &str) {
-    let remembered = (|| -> Result<bool> {
-        let mut config = quarry_engine::Config::load(dir)?;
-        if config.is_set("store.url") {
-            return Ok(false);
-        }
-        config.set("store.url", url)?;
-        config.save()?;
-        Ok(true)
-    })();
-    match remembered {
-        Ok(true) => eprintln!(
-            "quarry: this workspace now keeps its index at {} (store.url; `quarry config unset store.url` forgets it)",
-            quarry_engine::redact_store_url(url)
-        ),
-        Ok(false) => {}
-        Err(e) => eprintln!("quarry: note: could not remember --db-url as store.url: {e:#}"),
     }
 }
 
@@ -514,7 +450,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Repo(args) => history_cmd::repo(&dir, args),
         Command::Callers(args) => callers(&dir, args, false),
         Command::Impact(args) => callers(&dir, args, true),
-        Command::Hook(args) => hook_command(&cli.index_dir, &dir, args),
+        Command::Hook(args) => hook_install::hook(&cli.index_dir, &dir, args),
         Command::Config(args) => settings::config(&dir, args),
         Command::Model(args) => settings::model(&dir, args),
     }
@@ -593,55 +529,10 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     }
     if progress::interrupted() {
         let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let paths: Vec<String> = paths.iter().map(|p| shell_word(p)).collect();
+        let paths: Vec<String> = paths.iter().map(|p| output::shell_word(p)).collect();
         return Err(Interrupted(format!("quarry index {}", paths.join(" "))).into());
     }
     Ok(())
-}
-
-fn hook_command(index_dir: &Option<PathBuf>, dir: &std::path::Path, args: HookArgs) -> Result<()> {
-    let settings_file = |user: bool, settings: Option<PathBuf>| -> Result<PathBuf> {
-        match settings {
-            Some(s) => Ok(s),
-            None => hook_install::settings_path(user, &std::env::current_dir()?),
-        }
-    };
-    match args.action {
-        HookAction::Claude => hook::run_claude(dir.to_path_buf()),
-        HookAction::Install { user, settings } => {
-            let file = settings_file(user, settings)?;
-            // The workspace this command uses, pinned when it came from a flag or from
-            // $QUARRY_HOME: Claude Code runs the hook without this shell's environment.
-            let from_home = std::env::var_os("QUARRY_HOME").is_some_and(|h| !h.is_empty());
-            let pinned = index_dir
-                .clone()
-                .or_else(|| from_home.then(|| dir.to_path_buf()))
-                .map(|d| std::path::absolute(&d).unwrap_or(d));
-            let command = hook_install::hook_command(pinned.as_deref())?;
-            let changed = hook_install::install(&file, &command)?;
-            eprintln!(
-                "quarry: {} {} (PreToolUse {}: {command})",
-                if changed {
-                    "hook installed in"
-                } else {
-                    "hook already installed in"
-                },
-                file.display(),
-                hook_install::MATCHER
-            );
-            Ok(())
-        }
-        HookAction::Uninstall { user, settings } => {
-            let file = settings_file(user, settings)?;
-            let removed = hook_install::uninstall(&file)?;
-            eprintln!(
-                "quarry: removed {removed} hook entr{} from {}",
-                if removed == 1 { "y" } else { "ies" },
-                file.display()
-            );
-            Ok(())
-        }
-    }
 }
 
 fn summary(dir: &std::path::Path, args: SummaryArgs) -> Result<()> {

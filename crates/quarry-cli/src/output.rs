@@ -557,3 +557,17 @@ pub(crate) mod exit_code {
     /// Something went wrong (bad arguments, a missing index, a damaged file, ...).
     pub(crate) const ERROR: i32 = 2;
 }
+
+/// `word` as one shell word: unchanged when it holds only characters no shell treats
+/// specially, else in single quotes.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}

@@ -382,3 +382,25 @@ pub fn tell(dir: &Path, note: &EmbedderNote, then: &str) {
     }
     eprintln!("quarry: {}; {then}", note.message);
 }
+
+/// Keeps `url` as the workspace's `store.url` when it has none (a different one set there is
+/// left alone: the flag only overrides it for this command).
+pub(crate) fn remember_store_url(dir: &std::path::Path, url: &str) {
+    let remembered = (|| -> Result<bool> {
+        let mut config = Config::load(dir)?;
+        if config.is_set("store.url") {
+            return Ok(false);
+        }
+        config.set("store.url", url)?;
+        config.save()?;
+        Ok(true)
+    })();
+    match remembered {
+        Ok(true) => eprintln!(
+            "quarry: this workspace now keeps its index at {} (store.url; `quarry config unset store.url` forgets it)",
+            quarry_engine::redact_store_url(url)
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!("quarry: note: could not remember --db-url as store.url: {e:#}"),
+    }
+}
