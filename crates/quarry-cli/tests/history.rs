@@ -466,3 +466,42 @@ fn touches_reads_history_as_git_log_does_merges_and_renames_away() {
     assert_eq!(shown["files"][0]["path"], "app.py", "{shown}");
     assert_eq!(shown["files"][0]["merged_in"], true, "{shown}");
 }
+
+#[test]
+fn patches_carry_gits_hunk_headers_with_their_function_context() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    common::git::init(dir);
+    let body: String = (1..=12).map(|i| format!("        step_{i}()\n")).collect();
+    let before = format!("import os\n\nclass Uploader:\n    def retry(self):\n{body}        return None\n");
+    env.write("up.py", &before);
+    commit(dir, "Add the uploader", "Ann", "2025-01-01T00:00:00Z");
+    env.write("up.py", before.replace("return None", "return self.backoff()"));
+    commit(dir, "Back off before retrying", "Ann", "2025-01-02T00:00:00Z");
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+
+    let sha = head(dir);
+    let shown = env.json(&["show", &sha]);
+    let git_show = Command::new("git")
+        .args(["-c", "core.attributesFile=/dev/null", "show", "--format=", &sha])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let headers = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("@@"))
+            .map(str::to_string)
+            .collect()
+    };
+    let ours = headers(shown["patch"].as_str().unwrap());
+    assert_eq!(ours, headers(&String::from_utf8_lossy(&git_show.stdout)));
+    // git's default context: the nearest unindented line above the hunk.
+    assert!(ours[0].ends_with("@@ class Uploader:"), "{ours:?}");
+    // The context is searchable: the commit is found by the class it changed (its changed
+    // and context lines do not name it).
+    let found = env.json(&["log", "Uploader", "--mode", "lexical"]);
+    assert!(
+        common::git::subjects(&found).contains(&"Back off before retrying".to_string()),
+        "{found}"
+    );
+}

@@ -455,10 +455,11 @@ impl<'r> Differ<'r> {
                         buf.push(b'\n');
                     }
                     diff.postprocess_lines(&input); // git-like slider heuristics
-                                                    // Our sink never returns Err, so the io::Result can be ignored.
-                    let _ =
-                        UnifiedDiff::new(&diff, &input, GitHunks(buf), ContextSize::symmetrical(3))
-                            .consume();
+                    let before: Vec<&[u8]> = input.before.iter().map(|&t| input.interner[t]).collect();
+                    let hunks = GitHunks { out: buf, before };
+                    // Our sink never returns Err, so the io::Result can be ignored.
+                    let _ = UnifiedDiff::new(&diff, &input, hunks, ContextSize::symmetrical(3))
+                        .consume();
                 }
             }
             Operation::SourceOrDestinationIsBinary => {
@@ -494,8 +495,39 @@ impl<'r> Differ<'r> {
 }
 
 /// Renders hunks exactly like `git diff`: gix's `HunkHeader` Display prints `-1,0` for an empty side
-/// (git: `-0,0`) and always prints the `,len` (git omits it when len == 1).
-struct GitHunks<'a>(&'a mut Vec<u8>);
+/// (git: `-0,0`) and always prints the `,len` (git omits it when len == 1); each header ends with
+/// git's function context (`@@ -995,6 +995,17 @@ class Flask(App):`), which also tells a
+/// commit's embedding which definitions it changed.
+struct GitHunks<'a> {
+    out: &'a mut Vec<u8>,
+    /// The old file's lines, where the function context is looked up.
+    before: Vec<&'a [u8]>,
+}
+
+/// Bytes of a function-context line git keeps (xdiff's buffer).
+const FUNCNAME_BYTES: usize = 80;
+
+/// git's default function context for a hunk starting at old line `start` (1-based, with its
+/// context): the nearest line above it that begins with a letter, `_` or `$` (xdiff's
+/// `def_ff`, used when no diff driver is configured), cut to 80 bytes, trailing space trimmed.
+/// Written by hand: gix renders hunks but leaves this out.
+fn funcname<'l>(before: &[&'l [u8]], start: u32) -> Option<&'l [u8]> {
+    let above = (start as usize).saturating_sub(1).min(before.len());
+    before[..above].iter().rev().find_map(|line| {
+        let first = *line.first()?;
+        if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
+            return None;
+        }
+        let mut text = &line[..line.len().min(FUNCNAME_BYTES)];
+        while let [rest @ .., last] = text {
+            if !last.is_ascii_whitespace() {
+                break;
+            }
+            text = rest;
+        }
+        Some(text)
+    })
+}
 
 impl ConsumeHunk for GitHunks<'_> {
     type Out = ();
@@ -511,15 +543,21 @@ impl ConsumeHunk for GitHunks<'_> {
                 _ => format!("{start},{len}"),
             }
         }
-        let out = &mut *self.0;
+        let context = funcname(&self.before, h.before_hunk_start);
+        let out = &mut *self.out;
         out.extend_from_slice(
             format!(
-                "@@ -{} +{} @@\n",
+                "@@ -{} +{} @@",
                 range(h.before_hunk_start, h.before_hunk_len),
                 range(h.after_hunk_start, h.after_hunk_len)
             )
             .as_bytes(),
         );
+        if let Some(context) = context {
+            out.push(b' ');
+            out.extend_from_slice(context);
+        }
+        out.push(b'\n');
         for (kind, line) in lines {
             out.push(kind.to_prefix() as u8);
             out.extend_from_slice(line); // tokens keep their terminator (`\n` or `\r\n`)
