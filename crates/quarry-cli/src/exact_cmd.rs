@@ -120,7 +120,12 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
     if args.type_list {
         let mut out = std::io::stdout().lock();
         for language in Language::ALL {
-            writeln!(out, "{}: {}", language.name(), language.file_names().join(", "))?;
+            writeln!(
+                out,
+                "{}: {}",
+                language.name(),
+                language.file_names().join(", ")
+            )?;
         }
         return Ok(());
     }

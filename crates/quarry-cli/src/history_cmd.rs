@@ -386,7 +386,10 @@ pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
         print_commits(&touches.commits)?;
     }
     if touches.commits.is_empty() {
-        let why = touches.hint.clone().unwrap_or_else(|| "no commits found".into());
+        let why = touches
+            .hint
+            .clone()
+            .unwrap_or_else(|| "no commits found".into());
         return Err(crate::NothingFound(why).into());
     }
     if args.filters.json {

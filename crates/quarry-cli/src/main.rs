@@ -292,7 +292,10 @@ fn main() {
     });
     let workspace_flag = cli.index_dir.as_ref().map(|d| {
         let absolute = std::path::absolute(d).unwrap_or_else(|_| d.clone());
-        format!(" --index-dir {}", output::shell_word(&absolute.to_string_lossy()))
+        format!(
+            " --index-dir {}",
+            output::shell_word(&absolute.to_string_lossy())
+        )
     });
     let result = run(cli);
     let stored = match &result {

@@ -373,7 +373,11 @@ pub fn print_embed_report(e: &quarry_engine::EmbedReport) {
 pub fn short_model(fingerprint: &str) -> String {
     let mut parts = fingerprint.split('/');
     let name = parts.next().unwrap_or(fingerprint);
-    match parts.find_map(|p| p.split_once(':').map(|(what, _)| what).filter(|w| *w != "sha256")) {
+    match parts.find_map(|p| {
+        p.split_once(':')
+            .map(|(what, _)| what)
+            .filter(|w| *w != "sha256")
+    }) {
         Some(runtime) => format!("{name}, {runtime}"),
         None => name.to_string(),
     }

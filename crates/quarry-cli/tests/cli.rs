@@ -391,8 +391,14 @@ fn a_json_reader_that_closes_early_ends_quietly() {
     sample_repo(&env);
     env.ok(&["index", env.repo_path(), "--no-embed"]);
     for args in [
-        &["search", "config", "-k", "200", "--json", "--mode", "lexical"][..],
-        &["summary", &format!("{}/src/config.rs", env.repo_path()), "--json"][..],
+        &[
+            "search", "config", "-k", "200", "--json", "--mode", "lexical",
+        ][..],
+        &[
+            "summary",
+            &format!("{}/src/config.rs", env.repo_path()),
+            "--json",
+        ][..],
     ] {
         let mut child = env
             .quarry()

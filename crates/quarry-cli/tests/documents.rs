@@ -191,14 +191,20 @@ fn the_summary_of_a_pdf_is_its_headings_with_pages() {
     // Sizes of the cells' sources (not of the JSON with its outputs), imports with their
     // cell, headings nested by level and code under the heading above it.
     assert!(out.contains("analysis.ipynb — notebook, 8 lines"), "{out}");
-    assert!(out.contains("cell 4:1-1 imports (1): pandas as pd"), "{out}");
+    assert!(
+        out.contains("cell 4:1-1 imports (1): pandas as pd"),
+        "{out}"
+    );
     assert!(out.contains("\ncell 1:1-2 # Churn analysis"), "{out}");
     assert!(
         out.contains("\n  cell 2:1-2 def churn_rate(cancelled, total)"),
         "{out}"
     );
     assert!(out.contains("\n  cell 3:1-1 ## Loading"), "{out}");
-    assert!(out.contains("\n    cell 4:2-3 def load_tenants(path)"), "{out}");
+    assert!(
+        out.contains("\n    cell 4:2-3 def load_tenants(path)"),
+        "{out}"
+    );
     let broken = env.repo.path().join("docs/locked.pdf");
     let err = env.fails(&["summary", broken.to_str().unwrap()]);
     assert!(err.contains("pdf-encrypted"), "{err}");

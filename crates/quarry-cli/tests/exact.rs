@@ -18,8 +18,9 @@ fn ripgreps() -> [PathBuf; 2] {
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .map(|d| d.join("rg"))
         .find(|p| p.exists());
-    let system = found
-        .expect("ripgrep is not installed: run scripts/install-test-clients.sh (./install.sh does)");
+    let system = found.expect(
+        "ripgrep is not installed: run scripts/install-test-clients.sh (./install.sh does)",
+    );
     let newest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/rg-new/rg");
     assert!(
         newest.exists(),
@@ -196,11 +197,23 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
                     })
                     .collect()
             };
-            assert_eq!(messages(&got), messages(&want), "{args:?} ({})", rg.display());
+            assert_eq!(
+                messages(&got),
+                messages(&want),
+                "{args:?} ({})",
+                rg.display()
+            );
             assert!(messages(&got).iter().any(|m| m["type"] == "match"));
-            assert!(messages(&got).last().is_some_and(|m| m.get("summary").is_some()));
+            assert!(messages(&got)
+                .last()
+                .is_some_and(|m| m.get("summary").is_some()));
         } else {
-            assert_eq!(got, want, "quarry grep {args:?} differs from {}", rg.display());
+            assert_eq!(
+                got,
+                want,
+                "quarry grep {args:?} differs from {}",
+                rg.display()
+            );
         }
         assert_eq!(got_code, want_code, "exit status of {args:?}");
     }

@@ -419,7 +419,11 @@ fn sync_inside_a_repo_syncs_that_repo_as_search_searches_it() {
         .current_dir(env.repo.path())
         .output()
         .unwrap();
-    assert!(inside.status.success(), "{}", String::from_utf8_lossy(&inside.stderr));
+    assert!(
+        inside.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inside.stderr)
+    );
     let report: Value = serde_json::from_slice(&inside.stdout).unwrap();
     let synced: Vec<&str> = report["repos"]
         .as_array()
@@ -457,9 +461,18 @@ fn touches_reads_history_as_git_log_does_merges_and_renames_away() {
         .map(str::to_string)
         .collect();
     let touches = subjects(&env.json(&["touches", "app.py"]));
-    assert_eq!(touches, git_says, "quarry touches app.py vs git log -- app.py");
-    assert!(touches.contains(&"Move the app aside".to_string()), "{touches:?}");
-    assert!(!touches.contains(&"Merge feature".to_string()), "{touches:?}");
+    assert_eq!(
+        touches, git_says,
+        "quarry touches app.py vs git log -- app.py"
+    );
+    assert!(
+        touches.contains(&"Move the app aside".to_string()),
+        "{touches:?}"
+    );
+    assert!(
+        !touches.contains(&"Merge feature".to_string()),
+        "{touches:?}"
+    );
     // The merge itself still shows what it changed against its first parent.
     let merge = &env.json(&["log", "Merge feature"])["commits"][0];
     let shown = env.json(&["show", merge["sha"].as_str().unwrap()]);
@@ -473,17 +486,32 @@ fn patches_carry_gits_hunk_headers_with_their_function_context() {
     let dir = env.repo.path();
     common::git::init(dir);
     let body: String = (1..=12).map(|i| format!("        step_{i}()\n")).collect();
-    let before = format!("import os\n\nclass Uploader:\n    def retry(self):\n{body}        return None\n");
+    let before =
+        format!("import os\n\nclass Uploader:\n    def retry(self):\n{body}        return None\n");
     env.write("up.py", &before);
     commit(dir, "Add the uploader", "Ann", "2025-01-01T00:00:00Z");
-    env.write("up.py", before.replace("return None", "return self.backoff()"));
-    commit(dir, "Back off before retrying", "Ann", "2025-01-02T00:00:00Z");
+    env.write(
+        "up.py",
+        before.replace("return None", "return self.backoff()"),
+    );
+    commit(
+        dir,
+        "Back off before retrying",
+        "Ann",
+        "2025-01-02T00:00:00Z",
+    );
     env.ok(&["sync", env.repo_path(), "--no-embed"]);
 
     let sha = head(dir);
     let shown = env.json(&["show", &sha]);
     let git_show = Command::new("git")
-        .args(["-c", "core.attributesFile=/dev/null", "show", "--format=", &sha])
+        .args([
+            "-c",
+            "core.attributesFile=/dev/null",
+            "show",
+            "--format=",
+            &sha,
+        ])
         .current_dir(dir)
         .output()
         .unwrap();

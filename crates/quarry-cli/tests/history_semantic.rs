@@ -78,12 +78,14 @@ fn commits_are_found_by_meaning_with_filters_applied_first() {
         ["Add dark and light colour themes to the terminal UI"]
     );
     assert_eq!(
-        subjects(&env.json_nothing(&["log", colours, "--mode", "hybrid", "--path", "docs/**"])).len(),
+        subjects(&env.json_nothing(&["log", colours, "--mode", "hybrid", "--path", "docs/**"]))
+            .len(),
         0
     );
     // A query about nothing in the history finds nothing, by meaning or by both.
     for mode in ["semantic", "hybrid"] {
-        let nonsense = env.json_nothing(&["log", "zebra quantum teleport xylophone", "--mode", mode]);
+        let nonsense =
+            env.json_nothing(&["log", "zebra quantum teleport xylophone", "--mode", mode]);
         assert_eq!(subjects(&nonsense).len(), 0, "{mode}: {nonsense}");
     }
 
@@ -206,7 +208,10 @@ fn history_embedding_is_bounded_to_the_newest_commits_until_asked_for_all() {
     assert!(note.contains("--embed-all"), "{note}");
     // Said once: the same counts are not repeated on the next call (status keeps them).
     let again = env.json(&["log", "throttle outgoing", "--mode", "hybrid"]);
-    assert!(again["warnings"].as_array().is_none_or(|w| w.is_empty()), "{again}");
+    assert!(
+        again["warnings"].as_array().is_none_or(|w| w.is_empty()),
+        "{again}"
+    );
     assert_eq!(again["coverage"]["embedded"], 2, "{again}");
     let lexical = env.json(&["log", "throttle outgoing", "-k", "1"]);
     assert!(subjects(&lexical)[0].starts_with("Throttle"), "{lexical}");

@@ -397,7 +397,11 @@ fn the_installed_hook_names_the_workspace_quarry_home_chose() {
         .current_dir(env.repo.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let installed: Value =
         serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     let command = installed["hooks"]["PreToolUse"][0]["hooks"][0]["command"]

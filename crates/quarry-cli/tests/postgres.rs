@@ -234,6 +234,9 @@ fn postgres_touches_reads_merges_and_renames_away_as_the_embedded_store_does() {
     let on_sqlite = common::git::subjects(&embedded.json(&["touches", "app.py"]));
     let on_pg = common::git::subjects(&pg.json(&["--db-url", &url, "touches", "app.py"]));
     assert_eq!(on_sqlite, on_pg);
-    assert!(on_pg.contains(&"Move the app aside".to_string()), "{on_pg:?}");
+    assert!(
+        on_pg.contains(&"Move the app aside".to_string()),
+        "{on_pg:?}"
+    );
     assert!(!on_pg.contains(&"Merge feature".to_string()), "{on_pg:?}");
 }

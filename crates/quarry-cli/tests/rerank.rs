@@ -260,16 +260,38 @@ fn agentic_search_runs_follow_ups_and_stops_when_nothing_new_comes() {
     );
     assert!(!paths(&json).contains(&"dns/cache.py".to_string()));
     // ... said in text mode too, not only in the JSON.
-    let out = env.run(&["search", "retry the upload", "--mode", "lexical", "--agentic", "llm"]);
+    let out = env.run(&[
+        "search",
+        "retry the upload",
+        "--mode",
+        "lexical",
+        "--agentic",
+        "llm",
+    ]);
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("agentic search:") && said.contains("stopped after 0 round"), "{said}");
+    assert!(
+        said.contains("agentic search:") && said.contains("stopped after 0 round"),
+        "{said}"
+    );
 
     // A reply that is not a list of searches is not searched for; the note says so.
-    env.ok(&["config", "set", "llm.command", "echo '<html><body>502 Bad Gateway</body></html>'"]);
+    env.ok(&[
+        "config",
+        "set",
+        "llm.command",
+        "echo '<html><body>502 Bad Gateway</body></html>'",
+    ]);
     let json = search(&["--agentic", "llm"]);
-    assert_eq!(json["agentic"]["rounds"].as_array().unwrap().len(), 0, "{json}");
+    assert_eq!(
+        json["agentic"]["rounds"].as_array().unwrap().len(),
+        0,
+        "{json}"
+    );
     assert!(
-        json["agentic"]["note"].as_str().unwrap().contains("not a list of searches"),
+        json["agentic"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("not a list of searches"),
         "{json}"
     );
 

@@ -210,8 +210,14 @@ fn ctrl_c_during_indexing_keeps_what_was_stored_and_names_the_resume_command() {
         .as_u64()
         .unwrap();
     assert!(embedded < 400, "{embedded}");
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_quarry")).parent().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_quarry"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let pasted = std::process::Command::new("sh")
         .args(["-c", &hint])
         .env("PATH", path)

@@ -49,7 +49,10 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
         ],
     ),
     (Language::CSharp, &["*.cs"]),
-    (Language::Ruby, &["*.rb", "*.rake", "*.gemspec", "Rakefile", "Gemfile"]),
+    (
+        Language::Ruby,
+        &["*.rb", "*.rake", "*.gemspec", "Rakefile", "Gemfile"],
+    ),
     (Language::Php, &["*.php", "*.phtml"]),
     (Language::Markdown, &["*.md", "*.markdown", "*.mdx"]),
     (Language::Rst, &["*.rst", "*.rest"]),

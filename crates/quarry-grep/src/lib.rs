@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use quarry_core::TrigramFile;
 
+pub use listing::WalkRules;
 pub use literals::Requirement;
 pub use memory::{Cold, TreeMemory, TreeSummary, WarmTree};
-pub use listing::WalkRules;
 pub use scan::{grep, grep_with_memory, FileFilter, GrepRequest, GrepStats, OutputKind, ScanAll};
 pub use structural::{SgMatch, SgStats};
 

@@ -553,7 +553,9 @@ pub(crate) fn list_files(request: &GrepRequest, memory: &dyn TreeMemory) -> Resu
         let found = match &overrides {
             // Globs prune the walk, other walk rules change it: no list kept for the default
             // walk can answer.
-            Some(_) => crate::listing::folder_files(&open_root, overrides.as_ref(), None, request.walk)?,
+            Some(_) => {
+                crate::listing::folder_files(&open_root, overrides.as_ref(), None, request.walk)?
+            }
             None if request.walk != WalkRules::default() => {
                 crate::listing::folder_files(&open_root, None, None, request.walk)?
             }

@@ -455,7 +455,8 @@ impl<'r> Differ<'r> {
                         buf.push(b'\n');
                     }
                     diff.postprocess_lines(&input); // git-like slider heuristics
-                    let before: Vec<&[u8]> = input.before.iter().map(|&t| input.interner[t]).collect();
+                    let before: Vec<&[u8]> =
+                        input.before.iter().map(|&t| input.interner[t]).collect();
                     let hunks = GitHunks { out: buf, before };
                     // Our sink never returns Err, so the io::Result can be ignored.
                     let _ = UnifiedDiff::new(&diff, &input, hunks, ContextSize::symmetrical(3))
@@ -620,10 +621,10 @@ fn same_in_another_parent(ch: &Change, others: &[gix::Tree<'_>]) -> bool {
         Change::Deletion { .. } => None,
         _ => Some(ch.entry_mode_and_id().1.to_owned()),
     };
-    others.iter().any(|tree| {
-        match tree.lookup_entry_by_path(path.as_str()) {
+    others
+        .iter()
+        .any(|tree| match tree.lookup_entry_by_path(path.as_str()) {
             Ok(found) => found.map(|entry| entry.object_id()) == merged,
             Err(_) => false,
-        }
-    })
+        })
 }

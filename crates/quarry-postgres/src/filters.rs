@@ -2,8 +2,8 @@
 //! pushed into the same statement as the ranking (chunks in read.rs and bm25.rs, commits in
 //! history.rs), with the embedded store's rules.
 
-use tokio_postgres::types::ToSql;
 use quarry_core::{ContentType, Language};
+use tokio_postgres::types::ToSql;
 
 pub(crate) type Params = Vec<Box<dyn ToSql + Sync>>;
 

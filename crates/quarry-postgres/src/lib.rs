@@ -98,7 +98,10 @@ impl PgStore {
                  user, password and database of store.url (or --db-url, $QUARRY_DB_URL)",
                 e.detail()
             ),
-            _ => anyhow!("cannot connect to PostgreSQL at {shown_url}: {}", e.detail()),
+            _ => anyhow!(
+                "cannot connect to PostgreSQL at {shown_url}: {}",
+                e.detail()
+            ),
         })?;
         schema::migrate(&mut client).with_context(|| format!("PostgreSQL at {shown_url}"))?;
         Ok(PgStore {

@@ -6,8 +6,8 @@
 //! its keys with it, and no foreign key crosses repos, so Citus can distribute them all by
 //! `repo_id` (docs/POSTGRES.md) with `repos` as a reference table.
 
-use anyhow::{bail, Context, Result};
 use crate::connection::{PgClient, Queries};
+use anyhow::{bail, Context, Result};
 
 /// Held while migrating (any number: it names quarry's migration lock).
 const MIGRATION_LOCK: i64 = 0x7175_6172_7279;

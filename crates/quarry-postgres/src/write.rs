@@ -3,7 +3,6 @@
 //! quarry prepared (the same code-aware tokens the embedded store gives FTS5). A batch is
 //! all there or not at all; readers see the previous state until it commits.
 
-
 use anyhow::Result;
 use quarry_core::store::IndexBatch;
 use quarry_core::tokens;

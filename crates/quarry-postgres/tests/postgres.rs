@@ -662,7 +662,8 @@ impl FreezingRelay {
     }
 
     fn thaw(&self) {
-        self.frozen.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.frozen
+            .store(false, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -672,10 +673,7 @@ fn postgres_a_server_that_stops_answering_is_an_error_within_the_timeout() {
     let server = quarry_test_postgres::server();
     let url = quarry_test_postgres::database("frozen");
     let relay = FreezingRelay::start(server.port);
-    let relayed = url.replace(
-        &format!(":{}/", server.port),
-        &format!(":{}/", relay.port),
-    );
+    let relayed = url.replace(&format!(":{}/", server.port), &format!(":{}/", relay.port));
     assert_ne!(relayed, url, "the test URL names the server's port: {url}");
     let limit = Duration::from_millis(700);
     let mut store = PgStore::connect_with(&relayed, limit).unwrap();
@@ -693,7 +691,10 @@ fn postgres_a_server_that_stops_answering_is_an_error_within_the_timeout() {
     assert!(waited >= limit && waited < limit * 4, "{waited:?}");
     // The connection is given up; the next call opens a fresh one, which waits no longer.
     let started = Instant::now();
-    let message = format!("{:#}", store.search_lexical(&query("alpha")).err().expect("frozen"));
+    let message = format!(
+        "{:#}",
+        store.search_lexical(&query("alpha")).err().expect("frozen")
+    );
     assert!(message.contains("no answer within 0.7 s"), "{message}");
     assert!(started.elapsed() < limit * 4, "{:?}", started.elapsed());
 
@@ -701,7 +702,9 @@ fn postgres_a_server_that_stops_answering_is_an_error_within_the_timeout() {
     let started = Instant::now();
     let message = format!(
         "{:#}",
-        PgStore::connect_with(&relayed, limit).err().expect("no answer")
+        PgStore::connect_with(&relayed, limit)
+            .err()
+            .expect("no answer")
     );
     assert!(
         message.contains("cannot connect") && message.contains("no answer within"),

@@ -24,7 +24,9 @@ pub fn check_file(path: &Path) -> Option<String> {
             .collect::<rusqlite::Result<Vec<String>>>()
     });
     match rows {
-        Ok(rows) if rows == ["ok"] => crate::schema::problem(&conn).unwrap_or_else(|e| Some(e.to_string())),
+        Ok(rows) if rows == ["ok"] => {
+            crate::schema::problem(&conn).unwrap_or_else(|e| Some(e.to_string()))
+        }
         Ok(rows) => Some(rows.join("; ")),
         Err(e) => Some(e.to_string()),
     }

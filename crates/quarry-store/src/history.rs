@@ -52,7 +52,13 @@ fn put(conn: &mut Connection, repo: i64, commits: &[CommitRecord]) -> rusqlite::
             let mut paths = String::new();
             for f in &c.files {
                 insert_file.execute(params![
-                    id, f.path, f.old_path, f.status, f.added, f.removed, f.merged_in
+                    id,
+                    f.path,
+                    f.old_path,
+                    f.status,
+                    f.added,
+                    f.removed,
+                    f.merged_in
                 ])?;
                 paths.push_str(&f.path);
                 paths.push(' ');

@@ -242,8 +242,11 @@ pub fn problem(conn: &Connection) -> rusqlite::Result<Option<String>> {
         Ok(value) => Some(value),
         Err(rusqlite::Error::QueryReturnedNoRows) => None,
         // No `meta` table: a file with no schema yet, or one whose schema is gone.
-        Err(rusqlite::Error::SqliteFailure(_, Some(message))) if message.contains("no such table") => {
-            let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+        Err(rusqlite::Error::SqliteFailure(_, Some(message)))
+            if message.contains("no such table") =>
+        {
+            let tables: i64 =
+                conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
             return Ok((tables > 0).then(|| "its schema has no `meta` table".to_string()));
         }
         Err(e) => return Err(e),
@@ -252,9 +255,8 @@ pub fn problem(conn: &Connection) -> rusqlite::Result<Option<String>> {
         return Ok(None);
     };
     let found = digest(conn)?;
-    Ok((found != recorded).then(|| {
-        "its schema differs from the one quarry wrote (damaged schema pages)".to_string()
-    }))
+    Ok((found != recorded)
+        .then(|| "its schema differs from the one quarry wrote (damaged schema pages)".to_string()))
 }
 
 /// Records the file's schema digest (after the schema was written, or for a file from
@@ -273,7 +275,9 @@ fn record(conn: &Connection) -> rusqlite::Result<()> {
 pub fn migrate(conn: &Connection) -> Result<()> {
     if check_version(conn)? == SCHEMA_VERSION {
         let recorded = conn
-            .query_row("SELECT 1 FROM meta WHERE key = 'schema_digest'", [], |_| Ok(()))
+            .query_row("SELECT 1 FROM meta WHERE key = 'schema_digest'", [], |_| {
+                Ok(())
+            })
             .is_ok();
         if !recorded {
             record(conn)?;

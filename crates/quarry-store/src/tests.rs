@@ -325,7 +325,9 @@ fn a_schema_changed_behind_quarrys_back_is_damage_found_on_open() {
         "ok"
     );
     for access in [Access::Read, Access::Write] {
-        let err = SqliteStore::open_with(&path, access).err().expect("damaged");
+        let err = SqliteStore::open_with(&path, access)
+            .err()
+            .expect("damaged");
         assert!(is_corrupt(&err), "{err:#}");
         assert!(format!("{err:#}").contains("schema differs"), "{err:#}");
     }
@@ -338,9 +340,11 @@ fn an_index_from_before_schema_digests_gets_one_from_its_next_writer() {
     let path = dir.path().join("index.sqlite");
     drop(store);
     let digest = |conn: &Connection| {
-        conn.query_row("SELECT value FROM meta WHERE key = 'schema_digest'", [], |r| {
-            r.get::<_, String>(0)
-        })
+        conn.query_row(
+            "SELECT value FROM meta WHERE key = 'schema_digest'",
+            [],
+            |r| r.get::<_, String>(0),
+        )
         .ok()
     };
     let written = digest(&Connection::open(&path).unwrap()).expect("recorded when written");

@@ -106,7 +106,12 @@ pub fn merge_and_move_history(env: &super::Env) {
     env.write("app.py", "def run():\n    pass\n");
     env.write("other.py", "x = 1\n");
     commit(dir, "Add the app", "Ann", "2025-01-01T00:00:00Z");
-    git(dir, &["checkout", "-q", "-b", "feature"], x, "2025-01-02T00:00:00Z");
+    git(
+        dir,
+        &["checkout", "-q", "-b", "feature"],
+        x,
+        "2025-01-02T00:00:00Z",
+    );
     env.write("app.py", "def run():\n    return 1\n");
     commit(dir, "Make run return one", "Bob", "2025-01-02T00:00:00Z");
     git(dir, &["checkout", "-q", "main"], x, "2025-01-03T00:00:00Z");
@@ -120,7 +125,12 @@ pub fn merge_and_move_history(env: &super::Env) {
     );
     // The file moves away, and a new one takes its name.
     std::fs::create_dir_all(dir.join("old")).unwrap();
-    git(dir, &["mv", "app.py", "old/app.py"], x, "2025-01-05T00:00:00Z");
+    git(
+        dir,
+        &["mv", "app.py", "old/app.py"],
+        x,
+        "2025-01-05T00:00:00Z",
+    );
     commit(dir, "Move the app aside", "Cid", "2025-01-05T00:00:00Z");
     env.write("app.py", "def start():\n    pass\n");
     commit(dir, "A new app", "Cid", "2025-01-06T00:00:00Z");
