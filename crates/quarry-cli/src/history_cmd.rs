@@ -385,23 +385,16 @@ pub fn touches(dir: &Path, args: TouchesArgs) -> Result<()> {
     } else {
         print_commits(&touches.commits)?;
     }
-    if touches.commits.is_empty() {
-        let why = touches
-            .hint
-            .clone()
-            .unwrap_or_else(|| "no commits found".into());
-        return Err(crate::NothingFound(why).into());
-    }
-    if args.filters.json {
-        return Ok(());
-    }
-    if let Some(hint) = &touches.hint {
-        let hint = if touches.more {
-            format!("{hint} (-k {})", args.filters.limit * 2)
-        } else {
-            hint.clone()
-        };
-        eprintln!("quarry: {hint}");
+    // The hint says why nothing was found (exit 1), or that there are more.
+    match (&touches.hint, touches.commits.is_empty()) {
+        (hint, true) => {
+            let why = hint.clone().unwrap_or_else(|| "no commits found".into());
+            return Err(crate::NothingFound(why).into());
+        }
+        (Some(hint), false) if !args.filters.json => {
+            eprintln!("quarry: {hint} (-k {})", args.filters.limit * 2);
+        }
+        _ => {}
     }
     Ok(())
 }

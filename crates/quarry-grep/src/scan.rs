@@ -550,16 +550,12 @@ pub(crate) fn list_files(request: &GrepRequest, memory: &dyn TreeMemory) -> Resu
             continue;
         }
         any_folder = true;
-        let found = match &overrides {
-            // Globs prune the walk, other walk rules change it: no list kept for the default
-            // walk can answer.
-            Some(_) => {
-                crate::listing::folder_files(&open_root, overrides.as_ref(), None, request.walk)?
-            }
-            None if request.walk != WalkRules::default() => {
-                crate::listing::folder_files(&open_root, None, None, request.walk)?
-            }
-            None => memory.files(&open_root, request.listing_cache.as_deref())?,
+        // Globs prune the walk, other walk rules change it: no list kept for the default walk
+        // (in memory or in the cache) can answer.
+        let found = if overrides.is_some() || request.walk != WalkRules::default() {
+            crate::listing::folder_files(&open_root, overrides.as_ref(), None, request.walk)?
+        } else {
+            memory.files(&open_root, request.listing_cache.as_deref())?
         };
         let language = request.language;
         let found = found

@@ -455,9 +455,10 @@ impl<'r> Differ<'r> {
                         buf.push(b'\n');
                     }
                     diff.postprocess_lines(&input); // git-like slider heuristics
-                    let before: Vec<&[u8]> =
-                        input.before.iter().map(|&t| input.interner[t]).collect();
-                    let hunks = GitHunks { out: buf, before };
+                    let hunks = GitHunks {
+                        out: buf,
+                        input: &input,
+                    };
                     // Our sink never returns Err, so the io::Result can be ignored.
                     let _ = UnifiedDiff::new(&diff, &input, hunks, ContextSize::symmetrical(3))
                         .consume();
@@ -501,8 +502,8 @@ impl<'r> Differ<'r> {
 /// commit's embedding which definitions it changed.
 struct GitHunks<'a> {
     out: &'a mut Vec<u8>,
-    /// The old file's lines, where the function context is looked up.
-    before: Vec<&'a [u8]>,
+    /// The diff's lines: the old file's are where the function context is looked up.
+    input: &'a InternedInput<&'a [u8]>,
 }
 
 /// Bytes of a function-context line git keeps (xdiff's buffer).
@@ -512,9 +513,10 @@ const FUNCNAME_BYTES: usize = 80;
 /// context): the nearest line above it that begins with a letter, `_` or `$` (xdiff's
 /// `def_ff`, used when no diff driver is configured), cut to 80 bytes, trailing space trimmed.
 /// Written by hand: gix renders hunks but leaves this out.
-fn funcname<'l>(before: &[&'l [u8]], start: u32) -> Option<&'l [u8]> {
-    let above = (start as usize).saturating_sub(1).min(before.len());
-    before[..above].iter().rev().find_map(|line| {
+fn funcname<'l>(input: &InternedInput<&'l [u8]>, start: u32) -> Option<&'l [u8]> {
+    let above = (start as usize).saturating_sub(1).min(input.before.len());
+    input.before[..above].iter().rev().find_map(|&token| {
+        let line: &'l [u8] = input.interner[token];
         let first = *line.first()?;
         if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$') {
             return None;
@@ -544,7 +546,7 @@ impl ConsumeHunk for GitHunks<'_> {
                 _ => format!("{start},{len}"),
             }
         }
-        let context = funcname(&self.before, h.before_hunk_start);
+        let context = funcname(self.input, h.before_hunk_start);
         let out = &mut *self.out;
         out.extend_from_slice(
             format!(

@@ -7,9 +7,8 @@
 //! Only the client can end that wait. So this wraps tokio-postgres the way the `postgres` crate
 //! does (one current-thread runtime per connection, driving the connection while a call
 //! waits) and bounds each call, the connect included, with tokio's timer. After a call times
-//! out the protocol state is unknown: the connection is abandoned (later calls on it fail at
-//! once) and the store opens a fresh one for its next call, so a long-running server recovers
-//! when PostgreSQL does.
+//! out the protocol state is unknown: the connection is marked abandoned and the store opens a
+//! fresh one for its next call, so a long-running server recovers when PostgreSQL does.
 
 use std::future::Future;
 use std::time::Duration;
@@ -27,8 +26,6 @@ pub enum PgError {
     Db(tokio_postgres::Error),
     /// No answer within the deadline; the connection is abandoned.
     TimedOut(Duration),
-    /// An earlier call in the same unit of work timed out on this connection.
-    Abandoned(Duration),
 }
 
 impl PgError {
@@ -42,19 +39,10 @@ impl PgError {
             PgError::TimedOut(limit) => format!(
                 "no answer within {} (store.timeout_s); check that the server is up and not \
                  overloaded, or raise store.timeout_s",
-                seconds(*limit)
-            ),
-            PgError::Abandoned(limit) => format!(
-                "the connection was abandoned after a call got no answer within {} \
-                 (store.timeout_s); run the command again",
-                seconds(*limit)
+                format!("{} s", limit.as_secs_f64())
             ),
         }
     }
-}
-
-fn seconds(limit: Duration) -> String {
-    format!("{} s", limit.as_secs_f64())
 }
 
 impl std::fmt::Display for PgError {
@@ -78,9 +66,6 @@ fn timed<T>(
     abandoned: &mut bool,
     call: impl Future<Output = Result<T, tokio_postgres::Error>>,
 ) -> Result<T, PgError> {
-    if *abandoned {
-        return Err(PgError::Abandoned(limit));
-    }
     match runtime.block_on(async { tokio::time::timeout(limit, call).await }) {
         Ok(answer) => answer.map_err(PgError::Db),
         Err(_) => {
