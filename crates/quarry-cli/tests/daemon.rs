@@ -284,6 +284,13 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
         .status()
         .unwrap();
     eventually("the killed daemon is gone", || daemons_of(&env) == 0);
+    // Its command line goes with its memory, before the kernel closes its files: wait until
+    // its lock is released too, or the next call rightly sees a daemon still holding it.
+    eventually("the killed daemon's lock is released", || {
+        let lock = std::fs::File::open(folder.join("lock")).unwrap();
+        let free = lock.try_lock().is_ok();
+        free
+    });
     assert!(folder.join("sock").exists(), "a stale socket is left");
     let out = with_daemon(&env, "auto", &search).output().unwrap();
     assert_eq!(stdout_json(&out, "after kill"), expected);

@@ -24,6 +24,8 @@ use crate::protocol::{Call, DaemonStatus, Envelope, Reply, MAX_REQUEST_BYTES, PR
 
 /// Requests answered at once; more are refused (the client answers in-process).
 const MAX_CLIENTS: usize = 16;
+/// How long a starting daemon keeps trying a held lock (see `take_lock`).
+const LOCK_PATIENCE: Duration = Duration::from_millis(300);
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -68,11 +70,9 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
     }
     place.prepare().context("cannot create the daemon folder")?;
     let lock = place.open_lock().context("cannot open the daemon lock")?;
-    match lock.try_lock() {
-        Ok(()) => {}
+    if !take_lock(&lock, &place)? {
         // Another daemon runs (or starts) for this workspace.
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
-        Err(e) => return Err(anyhow::anyhow!("cannot lock {}: {e}", place.lock.display())),
+        return Ok(());
     }
     // Nothing else holds the lock, so a socket file left here is stale.
     let _ = std::fs::remove_file(&place.socket);
@@ -137,6 +137,24 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
     }
     drop(lock);
     Ok(())
+}
+
+/// Takes the daemon lock; false when another daemon holds it. A client's `is_held` probe holds
+/// the lock for a moment too, and a daemon that met only that probe and left would leave no
+/// daemon at all (the probing client saw the lock held and starts none): so a lock found held is
+/// tried again for a while, which a probe's hold never outlasts and a daemon's always does.
+fn take_lock(lock: &std::fs::File, place: &Place) -> Result<bool> {
+    let started = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+            Err(e) => anyhow::bail!("cannot lock {}: {e}", place.lock.display()),
+        }
+    }
 }
 
 fn watching(dir: &Path) -> bool {
