@@ -34,7 +34,8 @@ pub struct SyncArgs {
     /// files, and exit 0; by default they are left out, reported, and the exit status is 2.
     #[arg(long)]
     keep_going: bool,
-    /// Embed every commit, not only the newest `history.embed_recent` (1000) of each repo.
+    /// Embed every commit, also where `history.embed_recent` bounds them to the newest of
+    /// each repo (by default there is no bound).
     #[arg(long, conflicts_with = "no_embed")]
     embed_all: bool,
     #[arg(long, default_value_t = 10.0)]

@@ -49,6 +49,10 @@ fn commits_are_found_by_meaning_with_filters_applied_first() {
         Some(3),
         "the model must be installed: {sync}"
     );
+    // By default every commit gets a vector: no bound, nothing left beyond one.
+    assert!(sync["embedding"]["newest_per_repo"].is_null(), "{sync}");
+    assert_eq!(sync["embedding"]["beyond_bound"], 0, "{sync}");
+    assert!(env.json(&["status"])["history_embed_recent"].is_null());
 
     // No word of the query is in the throttling commit.
     let query = "rate limiting of requests";

@@ -51,6 +51,11 @@ pub struct IssueReading {
     /// Pieces for a model that reads ~128 tokens: the title, then each paragraph and each code
     /// block of the cleaned text, in order.
     pub passages: Vec<String>,
+    /// The title and the issue's own sentences (error messages included), without code
+    /// blocks, indented code, prompts, traces or noise: what the issue says in words, for a
+    /// model matching it with other words (commit messages) that reads only ~128 tokens.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prose: String,
 }
 
 macro_rules! re {
@@ -350,6 +355,7 @@ pub fn read(text: &str) -> IssueReading {
     let mut paragraph = String::new();
     let mut in_environment = false;
     let mut passages: Vec<String> = Vec::new();
+    let mut prose: Vec<String> = Vec::new();
     let flush = |buf: &mut String, passages: &mut Vec<String>| {
         let t = buf.trim();
         if t.chars().filter(|c| c.is_alphanumeric()).count() >= 12 {
@@ -458,6 +464,9 @@ pub fn read(text: &str) -> IssueReading {
                 add_module(d, &mut r.modules);
             }
         }
+        if !is_code {
+            prose.push(line.trim().to_string());
+        }
         if in_code {
             code_block.push_str(&line);
             code_block.push('\n');
@@ -476,6 +485,7 @@ pub fn read(text: &str) -> IssueReading {
         }
     }
     r.passages = passages;
+    r.prose = prose.join("\n");
     r
 }
 
@@ -568,6 +578,15 @@ mod tests {
         }
         assert_eq!(r.modules, ["sympy/polys/partfrac"]);
         assert_eq!(r.passages[0], "Wrong result with apart");
+    }
+
+    #[test]
+    fn prose_is_the_title_and_the_sentences_without_code() {
+        let r = read("Wrong result with apart\n```\nIn [1]: from sympy import apart\nOut[1]: 1/2\n```\nThe partial fraction of a function with a parameter is wrong.\n\n    x = apart(e)\n>>> apart(f)\nValueError: cannot decompose this\n");
+        assert_eq!(
+            r.prose,
+            "Wrong result with apart\nThe partial fraction of a function with a parameter is wrong.\nValueError: cannot decompose this"
+        );
     }
 
     #[test]
