@@ -533,3 +533,38 @@ fn patches_carry_gits_hunk_headers_with_their_function_context() {
         "{found}"
     );
 }
+
+#[test]
+fn an_issue_text_ranks_commits_by_its_words_not_its_pasted_session() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    session_history(&env);
+    // A commit whose words are those of an interpreter's banner.
+    env.write("LICENSE", "copyright\n");
+    commit(
+        dir,
+        "Update copyright and credits in the license information",
+        "Dan",
+        "2025-05-01T10:00:00Z",
+    );
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+    let issue = "Bursts are throttled too hard by the rate limiter\n\
+        ```\n\
+        Python 3.12.1 (main, Dec 19 2023) [GCC 12.2.0] on linux\n\
+        Type \"help\", \"copyright\", \"credits\" or \"license\" for more information.\n\
+        Type 'copyright', 'credits' or 'license' for more information\n\
+        IPython 8.20.0 -- An enhanced Interactive Python. Type '?' for help.\n\
+        In [1]: login(user)\n\
+        ```\n\
+        The second login within a second is refused.\n";
+    let log = env.json(&["log", "--mode", "lexical", "-k", "2", issue]);
+    let first = &subjects(&log)[0];
+    assert!(
+        first == "Throttle logins with a rate limiter" || first == "Allow bursts",
+        "{log}"
+    );
+    assert!(
+        !subjects(&log).iter().any(|s| s.contains("copyright")),
+        "the banner's words ranked a commit: {log}"
+    );
+}
