@@ -71,8 +71,14 @@ pub struct FilterArgs {
 
 #[derive(Args)]
 pub struct LogArgs {
-    /// Words, identifiers, a path, or nothing (newest first).
+    /// Words, identifiers, a path, a whole issue text, or nothing (newest first).
     query: Vec<String>,
+    /// Read the query from standard input (a whole issue, without shell quoting).
+    #[arg(long, conflicts_with_all = ["query", "query_file"])]
+    stdin: bool,
+    /// Read the query from a file.
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    query_file: Option<std::path::PathBuf>,
     /// Only commits that changed a path matching this glob (or containing this text).
     #[arg(long)]
     path: Option<String>,
@@ -336,7 +342,7 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
     let mut ws = Workspace::open_existing(dir)?;
     let mode: Mode = args.mode.into();
     let query = query_of(&ws, &args.filters, args.path)?;
-    let text = args.query.join(" ");
+    let text = crate::search_cmd::read_query(&args.query, args.stdin, args.query_file.as_deref())?;
     // Ranking by meaning is the workspace daemon's when one answers (the model stays loaded).
     let warm = if mode != Mode::Lexical && ws.store().embedding_model()?.is_some() {
         quarry_daemon::client::log(dir, &text, &query, mode)?

@@ -116,36 +116,7 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     let mut ws = Workspace::open_existing(dir)?;
     let config = ws.config()?;
     let mode: Mode = args.mode.into();
-    let query = if args.stdin {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .context("cannot read the query from standard input")?;
-        text
-    } else if let Some(file) = &args.query_file {
-        std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read the query file {}", file.display()))?
-    } else {
-        args.query.join(" ")
-    };
-    // A whole issue is read from a pipe or a file: one too long to search is cut to its head
-    // (title, text, first trace) and the cut is said, rather than refused.
-    let query = match (args.stdin || args.query_file.is_some())
-        .then(|| quarry_engine::request::head_of_long_query(&query))
-        .flatten()
-    {
-        Some(head) => {
-            eprintln!(
-                "quarry: note: the query is {} characters; searched its first {} ({} of {} lines; quarry reads at most {})",
-                query.chars().count(),
-                head.chars().count(),
-                head.lines().count(),
-                query.lines().count(),
-                quarry_engine::request::MAX_QUERY_CHARS
-            );
-            head
-        }
-        None => query,
-    };
+    let query = read_query(&args.query, args.stdin, args.query_file.as_deref())?;
     let mut request = SearchRequest::new(query);
     request.explain = args.explain;
     request.mode = mode;
@@ -335,4 +306,39 @@ fn sync_before_search(dir: &std::path::Path, repos: &[String]) -> Result<()> {
         ws.embed_changes()?;
     }
     Ok(())
+}
+
+/// The query of `search` and `log`: the words given, or a whole issue read from standard input
+/// or a file. One read from a pipe or a file that is too long to search is cut to its head
+/// (title, text, first trace) and the cut is said, rather than refused.
+pub(crate) fn read_query(
+    words: &[String],
+    stdin: bool,
+    file: Option<&std::path::Path>,
+) -> Result<String> {
+    let query = if stdin {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("cannot read the query from standard input")?;
+        text
+    } else if let Some(file) = file {
+        std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the query file {}", file.display()))?
+    } else {
+        return Ok(words.join(" "));
+    };
+    Ok(match quarry_engine::request::head_of_long_query(&query) {
+        Some(head) => {
+            eprintln!(
+                "quarry: note: the query is {} characters; searched its first {} ({} of {} lines; quarry reads at most {})",
+                query.chars().count(),
+                head.chars().count(),
+                head.lines().count(),
+                query.lines().count(),
+                quarry_engine::request::MAX_QUERY_CHARS
+            );
+            head
+        }
+        None => query,
+    })
 }

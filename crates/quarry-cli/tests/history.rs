@@ -567,4 +567,21 @@ fn an_issue_text_ranks_commits_by_its_words_not_its_pasted_session() {
         !subjects(&log).iter().any(|s| s.contains("copyright")),
         "the banner's words ranked a commit: {log}"
     );
+    // The same issue read whole from standard input or a file, without shell quoting.
+    let mut piped = env.quarry();
+    piped.args(["log", "--mode", "lexical", "-k", "2", "--json", "--stdin"]);
+    let out = common::output_with_stdin(&mut piped, issue.as_bytes());
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), log);
+    env.write("issue.md", issue);
+    let file = env.repo.path().join("issue.md");
+    let from_file = env.json(&[
+        "log",
+        "--mode",
+        "lexical",
+        "-k",
+        "2",
+        "--query-file",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(from_file, log);
 }
