@@ -62,6 +62,34 @@ fn postgres_index_search_and_status_answer_as_the_embedded_store_does() {
     ))
     .unwrap();
     assert_eq!(again["repos"][0]["unchanged"], 5, "{again}");
+
+    // grep on PostgreSQL reads only the files whose text can match (pg_trgm), and prints what
+    // grep over the embedded store prints.
+    let grep = |env: &Env, url: Option<&str>| {
+        let mut command = env.quarry();
+        if let Some(url) = url {
+            command.env("QUARRY_DB_URL", url);
+        }
+        let out = command
+            .current_dir(env.repo.path())
+            .args(["grep", "--stats", "-n", "backoff"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (on_pg, stats) = grep(&pg, Some(&url));
+    assert!(on_pg.contains("backoff"), "{on_pg}");
+    assert_eq!(on_pg, grep(&embedded, None).0);
+    assert!(!stats.contains(" 0 ruled out"), "{stats}");
+    assert!(stats.contains("ruled out"), "{stats}");
 }
 
 #[test]

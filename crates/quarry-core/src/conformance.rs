@@ -145,3 +145,99 @@ pub fn chunks_keep_their_place_and_language(store: &mut dyn Store) {
         .collect();
     assert_eq!(cells, [Some(1), Some(2)]);
 }
+
+/// The trigram pre-filter of `quarry grep`: which indexed files can contain a requirement's
+/// strings (case folded: a filter may only ever be weaker than the pattern), which files it
+/// knows (not one without an exact text: grep reads that one itself), and a generation that
+/// moves with every change to the files — a changed, deleted or merely touched file. `store`
+/// must hold no repo named `grepped`.
+pub fn trigram_lookup_says_which_files_can_contain_the_literals(store: &mut dyn Store) {
+    use crate::Requirement::{All, Any, Contains};
+    let with_text = |path: &str, hash: &str, text: &str| {
+        let mut f = file(
+            path,
+            Language::Python,
+            vec![chunk(text, Language::Python, None, None)],
+        );
+        f.state.hash = hash.into();
+        f.grep_text = Some(text.into());
+        f
+    };
+    let repo = store.ensure_repo("grepped", "/src/grepped").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(with_text(
+        "a.py",
+        "h1",
+        "def parse_expr(s, evaluate=False):\n",
+    ));
+    batch
+        .upserts
+        .push(with_text("b.py", "h2", "def other(): return PARSE_EXPR\n"));
+    // Text read with replacements (invalid UTF-8): no exact text, grep reads the file itself.
+    batch.upserts.push(file(
+        "c.py",
+        Language::Python,
+        vec![chunk("parse_expr\u{fffd}", Language::Python, None, None)],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    let may = |store: &dyn Store, required: &crate::Requirement| {
+        let lookup = store.trigram_lookup(required, None).unwrap();
+        let mut paths: Vec<(String, bool)> = lookup
+            .files
+            .unwrap()
+            .iter()
+            .filter(|f| f.root == "/src/grepped")
+            .map(|f| (f.path.clone(), lookup.may_match.contains(&f.id)))
+            .collect();
+        paths.sort();
+        paths
+    };
+    let both = |a: bool, b: bool| vec![("a.py".to_string(), a), ("b.py".to_string(), b)];
+    let has = |s: &str| Contains(s.to_string());
+    assert_eq!(may(store, &has("parse_e")), both(true, true));
+    assert_eq!(may(store, &has("eval")), both(true, false));
+    assert_eq!(may(store, &has("nowhere")), both(false, false));
+    assert_eq!(
+        may(store, &All(vec![has("other"), has("parse")])),
+        both(false, true)
+    );
+    assert_eq!(
+        may(store, &Any(vec![has("other"), has("evaluate")])),
+        both(true, true)
+    );
+    // Characters LIKE and FTS5 read as syntax are plain text here.
+    assert_eq!(may(store, &has("r%s")), both(false, false));
+    assert_eq!(may(store, &has("r_e")), both(false, false));
+    assert_eq!(may(store, &has("(s\"")), both(false, false));
+    assert_eq!(may(store, &has("e_e")), both(true, true));
+    assert_eq!(may(store, &crate::Requirement::Anything), both(true, true));
+
+    // A caller that kept the files of the current generation is not sent them again.
+    let eva = has("eva");
+    let generation = store.trigram_lookup(&eva, None).unwrap().generation;
+    assert!(store
+        .trigram_lookup(&eva, Some(generation))
+        .unwrap()
+        .files
+        .is_none());
+    // A changed file replaces its text; a deleted one takes it away; either moves the
+    // generation, and so does a file whose state alone changed.
+    let mut batch = IndexBatch::default();
+    batch
+        .upserts
+        .push(with_text("a.py", "h4", "nothing here\n"));
+    batch.deleted.push("b.py".into());
+    store.apply(repo.id, &batch).unwrap();
+    assert_eq!(may(store, &eva), vec![("a.py".to_string(), false)]);
+    let moved = store.trigram_lookup(&eva, Some(generation)).unwrap();
+    assert!(moved.generation != generation && moved.files.is_some());
+    let mut batch = IndexBatch::default();
+    let mut state = with_text("a.py", "h4", "").state;
+    state.mtime_ns += 1;
+    batch.touched.push(("a.py".into(), state));
+    store.apply(repo.id, &batch).unwrap();
+    let touched = store.trigram_lookup(&eva, Some(moved.generation)).unwrap();
+    assert!(touched.generation != moved.generation && touched.files.is_some());
+    store.remove_repo(repo.id).unwrap();
+    assert!(may(store, &eva).is_empty());
+}

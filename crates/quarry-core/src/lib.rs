@@ -12,6 +12,7 @@ pub mod hash;
 pub mod history;
 pub mod language;
 pub mod model;
+pub mod requirement;
 pub mod store;
 pub mod tokens;
 
@@ -19,6 +20,7 @@ pub use embed::{chunk_embed_hash, embed_text, EmbedSource, Embedder};
 pub use hash::{content_hash, mtime_ns};
 pub use language::{ContentType, Language};
 pub use model::{CallSite, Chunk, FileChunks, PageHeading, PageText, PagedText, Symbol};
+pub use requirement::Requirement;
 pub use store::{
     CallRef, ChunkHit, Coverage, DefinitionQuery, FileHit, FileState, IndexedFile, LexicalQuery,
     PendingEmbedding, RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile,

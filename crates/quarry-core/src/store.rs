@@ -360,12 +360,12 @@ pub trait Store: crate::history::HistoryStore {
     fn search_vector(&self, query: &VectorQuery) -> anyhow::Result<Vec<ChunkHit>>;
     /// Bytes the store occupies (for `quarry status`).
     fn size_bytes(&self) -> u64;
-    /// The files whose trigrams satisfy `query` (an FTS5 trigram expression), read in one
-    /// transaction with the generation of the indexed files; the files themselves too, unless
-    /// `known_generation` is still the generation (the caller kept them).
+    /// The files whose exact text can satisfy `required` (the others certainly cannot), read
+    /// in one transaction with the generation of the indexed files; the files themselves too,
+    /// unless `known_generation` is still the generation (the caller kept them).
     fn trigram_lookup(
         &self,
-        query: &str,
+        required: &crate::Requirement,
         known_generation: Option<i64>,
     ) -> anyhow::Result<TrigramLookup>;
 }

@@ -44,7 +44,7 @@ impl Workspace {
         };
         let kept_file = Self::listing_cache(&self.dir).join("indexed-files");
         let kept = IndexedStates::load(&kept_file).map(|(g, states)| (g, Arc::new(states)));
-        let (files, report, read) = self.trigram_filter_given(query, kept)?;
+        let (files, report, read) = self.trigram_filter_given(requirement, query, kept)?;
         if let Some((generation, states)) = read {
             // Not kept: the next run reads the index again, nothing worse.
             let _ = states.save(&kept_file, generation);
@@ -57,12 +57,14 @@ impl Workspace {
     /// index when those were missing or stale, for the caller to keep.
     fn trigram_filter_given(
         &self,
+        requirement: &Requirement,
         query: String,
         kept: Option<KeptStates>,
     ) -> Result<(IndexedFiles, FilterReport, Option<KeptStates>)> {
-        let lookup = self
-            .store()
-            .trigram_lookup(&query, kept.as_ref().map(|(generation, _)| *generation))?;
+        let lookup = self.store().trigram_lookup(
+            requirement,
+            kept.as_ref().map(|(generation, _)| *generation),
+        )?;
         let (states, read) = match (lookup.files, kept) {
             (Some(files), _) => {
                 let states = Arc::new(IndexedStates::new(files));
@@ -93,12 +95,16 @@ impl Workspace {
     }
 }
 
-/// The workspace in `dir` when it has an index (exact searches never need one).
+/// The workspace in `dir` when it has an index, in its file or on PostgreSQL (exact searches
+/// never need one).
 fn workspace(dir: &Path) -> Option<Workspace> {
-    Workspace::index_file(dir)
-        .exists()
+    (Workspace::index_file(dir).exists() || on_postgres(dir))
         .then(|| Workspace::open_existing(dir).ok())
         .flatten()
+}
+
+fn on_postgres(dir: &Path) -> bool {
+    Workspace::store_url(dir).is_ok_and(|url| url.is_some())
 }
 
 fn filter(dir: &Path, requirement: &Requirement) -> Result<Filter> {
@@ -227,7 +233,11 @@ impl ExactMemory {
             return Ok((IndexedFiles::default(), FilterReport::default()));
         };
         let Some(file) = file_identity(&Workspace::index_file(dir)) else {
-            return Ok(without_index(Some(query)));
+            // An index on PostgreSQL is asked each time (the server keeps it warm).
+            return match on_postgres(dir) {
+                true => filter(dir, requirement),
+                false => Ok(without_index(Some(query))),
+            };
         };
         let mut open = self.index.lock().unwrap_or_else(|e| e.into_inner());
         if open.as_ref().is_none_or(|o| o.file != file) {
@@ -241,7 +251,9 @@ impl ExactMemory {
             return Ok(without_index(Some(query)));
         };
         let (files, mut report, read) =
-            index.ws.trigram_filter_given(query, index.states.clone())?;
+            index
+                .ws
+                .trigram_filter_given(requirement, query, index.states.clone())?;
         if read.is_some() {
             index.states = read;
         }

@@ -16,6 +16,7 @@ mod filters;
 mod history;
 mod read;
 mod schema;
+mod trigrams;
 mod write;
 
 use std::cell::RefCell;
@@ -237,6 +238,7 @@ impl Store for PgStore {
                 "calls",
                 "symbols",
                 "chunks",
+                "file_texts",
                 "files",
                 "fts_totals",
                 "commit_vectors",
@@ -252,9 +254,17 @@ impl Store for PgStore {
 
     fn clear_files(&mut self, repo: i64) -> Result<()> {
         self.transaction(|tx| {
-            for table in ["embeddings", "calls", "symbols", "chunks", "files"] {
+            for table in [
+                "embeddings",
+                "calls",
+                "symbols",
+                "chunks",
+                "file_texts",
+                "files",
+            ] {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
             }
+            write::files_moved(tx, repo)?;
             // The files' and chunks' totals go; the commits' stay with them.
             tx.execute(
                 "DELETE FROM fts_totals WHERE repo_id = $1 AND kind NOT LIKE 'commit%'",
@@ -473,14 +483,12 @@ impl Store for PgStore {
             .unwrap_or(0)
     }
 
-    /// PostgreSQL keeps no trigrams of the files: nothing is known, so grep reads every file
-    /// (the answer is the same, the reading is not narrowed).
-    fn trigram_lookup(&self, _query: &str, _known: Option<i64>) -> Result<TrigramLookup> {
-        Ok(TrigramLookup {
-            generation: 0,
-            may_match: Vec::new(),
-            files: Some(Vec::new()),
-        })
+    fn trigram_lookup(
+        &self,
+        required: &quarry_core::Requirement,
+        known: Option<i64>,
+    ) -> Result<TrigramLookup> {
+        trigrams::lookup(self, required, known)
     }
 }
 

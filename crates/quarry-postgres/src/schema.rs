@@ -177,6 +177,20 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE commit_files ADD COLUMN merged_in boolean NOT NULL DEFAULT false;
     CREATE INDEX commit_files_by_old_path ON commit_files(old_path) WHERE old_path IS NOT NULL;
     "#,
+    // 6: `quarry grep`'s pre-filter (trigrams.rs): each file's exact text under a pg_trgm
+    // index, and per repo a counter its file writes move. Files indexed before have no text
+    // here: grep reads them itself until they are indexed again.
+    r#"
+    CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    CREATE TABLE file_texts(
+        repo_id bigint NOT NULL,
+        file_id bigint NOT NULL,
+        text text NOT NULL,
+        PRIMARY KEY (repo_id, file_id)
+    );
+    CREATE INDEX file_texts_trgm ON file_texts USING gin (text gin_trgm_ops);
+    ALTER TABLE repos ADD COLUMN files_generation bigint NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this build writes.

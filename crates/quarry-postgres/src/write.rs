@@ -51,6 +51,9 @@ pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: &[u8]) -> Resu
 
 /// Applies `batch` to `repo` in `tx` (the caller commits).
 pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()> {
+    if !(batch.deleted.is_empty() && batch.upserts.is_empty() && batch.touched.is_empty()) {
+        files_moved(tx, repo)?;
+    }
     let replaced: Vec<&str> = batch
         .deleted
         .iter()
@@ -89,6 +92,7 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
             ("chunks", "file_id"),
             ("symbols", "file_id"),
             ("calls", "file_id"),
+            ("file_texts", "file_id"),
             ("files", "id"),
         ] {
             tx.execute(
@@ -137,8 +141,8 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
              path_tokens text, symbol_tokens text, body_tokens text,
              n_tokens integer, language text, page integer, cell integer) ON COMMIT DROP;",
     )?;
-    let (mut files, mut chunks, mut symbols, mut calls) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut files, mut chunks, mut symbols, mut calls, mut texts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let repo_text = repo.to_string();
     for file in &batch.upserts {
         let file_id = ids.next().unwrap_or_default().to_string();
@@ -184,6 +188,11 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
                 Some(&file_fields.token_count().to_string()),
             ],
         );
+        // A text with a NUL cannot be stored as PostgreSQL text (COPY would change it): grep
+        // reads that file itself, as it does one whose text is not exact.
+        if let Some(text) = file.grep_text.as_deref().filter(|t| !t.contains('\0')) {
+            row(&mut texts, &[Some(&repo_text), Some(&file_id), Some(text)]);
+        }
         for s in &file.content.symbols {
             row(
                 &mut symbols,
@@ -224,6 +233,11 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         "COPY calls(repo_id, file_id, caller, callee, line) FROM STDIN",
         &calls,
     )?;
+    copy(
+        tx,
+        "COPY file_texts(repo_id, file_id, text) FROM STDIN",
+        &texts,
+    )?;
     tx.execute(
         &format!(
             "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
@@ -261,3 +275,13 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
 const TSV: &str = "setweight(to_tsvector('quarry', path_tokens), 'A')
                 || setweight(to_tsvector('quarry', symbol_tokens), 'B')
                 || setweight(to_tsvector('quarry', body_tokens), 'C')";
+
+/// Moves `repo`'s files generation: a caller that kept the list of files grep's pre-filter
+/// knows reads it again (trigrams.rs).
+pub fn files_moved(tx: &mut PgTransaction, repo: i64) -> Result<()> {
+    tx.execute(
+        "UPDATE repos SET files_generation = files_generation + 1 WHERE id = $1",
+        &[&repo],
+    )?;
+    Ok(())
+}

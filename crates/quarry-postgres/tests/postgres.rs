@@ -614,6 +614,12 @@ fn postgres_chunks_keep_their_page_cell_and_language_and_type_filters_by_them() 
     quarry_core::conformance::chunks_keep_their_place_and_language(&mut store);
 }
 
+#[test]
+fn postgres_trigram_lookup_says_which_files_can_contain_the_literals() {
+    let mut store = store("trigrams");
+    quarry_core::conformance::trigram_lookup_says_which_files_can_contain_the_literals(&mut store);
+}
+
 /// A TCP relay in front of `port` that can stop passing bytes while keeping every connection
 /// open: what a frozen (SIGSTOPped) server looks like from the client, whose kernel still
 /// acknowledges.

@@ -610,10 +610,15 @@ impl Store for SqliteStore {
 
     fn trigram_lookup(
         &self,
-        query: &str,
+        required: &quarry_core::Requirement,
         known_generation: Option<i64>,
     ) -> Result<quarry_core::TrigramLookup> {
-        search::trigram_lookup(&self.conn, query, known_generation).map_err(|e| self.err(e))
+        search::trigram_lookup(
+            &self.conn,
+            required.fts5_query().as_deref(),
+            known_generation,
+        )
+        .map_err(|e| self.err(e))
     }
 }
 

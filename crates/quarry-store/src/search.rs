@@ -225,9 +225,11 @@ pub fn files_by_stem(
 }
 
 /// Every file with trigrams, and whether it satisfies `query` (a trigram FTS5 expression).
+/// `query`: the FTS5 trigram expression of the requirement; `None` (it requires nothing):
+/// every file may match.
 pub fn trigram_lookup(
     conn: &Connection,
-    query: &str,
+    query: Option<&str>,
     known_generation: Option<i64>,
 ) -> rusqlite::Result<quarry_core::TrigramLookup> {
     // One read transaction: the matches and the files belong to the same generation.
@@ -240,10 +242,16 @@ pub fn trigram_lookup(
         )
         .optional()?
         .unwrap_or(0);
-    let may_match = tx
-        .prepare_cached("SELECT rowid FROM file_trigrams WHERE file_trigrams MATCH ?1")?
-        .query_map([query], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    let may_match = match query {
+        Some(query) => tx
+            .prepare_cached("SELECT rowid FROM file_trigrams WHERE file_trigrams MATCH ?1")?
+            .query_map([query], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?,
+        None => tx
+            .prepare_cached("SELECT id FROM files WHERE trigrams = 1")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?,
+    };
     let files = if known_generation == Some(generation) {
         None
     } else {
