@@ -238,7 +238,7 @@ impl Store for PgStore {
                 "calls",
                 "symbols",
                 "chunks",
-                "file_texts",
+                "file_grams",
                 "files",
                 "fts_totals",
                 "commit_vectors",
@@ -259,7 +259,7 @@ impl Store for PgStore {
                 "calls",
                 "symbols",
                 "chunks",
-                "file_texts",
+                "file_grams",
                 "files",
             ] {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;

@@ -177,18 +177,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE commit_files ADD COLUMN merged_in boolean NOT NULL DEFAULT false;
     CREATE INDEX commit_files_by_old_path ON commit_files(old_path) WHERE old_path IS NOT NULL;
     "#,
-    // 6: `quarry grep`'s pre-filter (trigrams.rs): each file's exact text under a pg_trgm
-    // index, and per repo a counter its file writes move. Files indexed before have no text
-    // here: grep reads them itself until they are indexed again.
+    // 6: `quarry grep`'s pre-filter (trigrams.rs): each file's distinct trigrams, hashed, under
+    // a GIN index, and per repo a counter its file writes move. Files indexed before have no
+    // trigrams here: grep reads them itself until they are indexed again.
     r#"
-    CREATE EXTENSION IF NOT EXISTS pg_trgm;
-    CREATE TABLE file_texts(
+    CREATE TABLE file_grams(
         repo_id bigint NOT NULL,
         file_id bigint NOT NULL,
-        text text NOT NULL,
+        grams integer[] NOT NULL,
         PRIMARY KEY (repo_id, file_id)
     );
-    CREATE INDEX file_texts_trgm ON file_texts USING gin (text gin_trgm_ops);
+    CREATE INDEX file_grams_gin ON file_grams USING gin (grams);
     ALTER TABLE repos ADD COLUMN files_generation bigint NOT NULL DEFAULT 0;
     "#,
 ];

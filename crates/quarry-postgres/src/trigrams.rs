@@ -1,7 +1,13 @@
-//! `quarry grep`'s pre-filter on PostgreSQL: each indexed file's exact text in `file_texts`
-//! under a pg_trgm GIN index, so a requirement's strings (quarry-grep's reading of the
-//! pattern) become `ILIKE '%…%'` conditions the index answers; the files it rules out are never
-//! read. The embedded store does the same with an FTS5 trigram table.
+//! `quarry grep`'s pre-filter on PostgreSQL: each indexed file's distinct trigrams, hashed to
+//! integers, in `file_grams` under a GIN index; a requirement's strings (quarry-grep's reading
+//! of the pattern) become `grams @> ARRAY[…]` conditions the index answers without reading any
+//! file's text, and the files it rules out are never read. The embedded store does the same
+//! with an FTS5 trigram table.
+//!
+//! Written here rather than with pg_trgm: its `ILIKE` index scans recheck every candidate
+//! against the whole text, which PostgreSQL keeps compressed out of line (TOAST), and the
+//! planner, not counting that, prefers reading every text (160 ms for one literal over sympy's
+//! 2,035 files, against ~1 ms from the arrays).
 //!
 //! The generation that tells a caller its kept file list is stale is built from every repo's
 //! own counter (`repos.files_generation`, moved by each write of that repo's files): writers of
@@ -14,20 +20,49 @@ use std::hash::{Hash, Hasher};
 use crate::connection::Queries;
 use crate::PgStore;
 
-/// The condition on `t.text` that holds for every text satisfying `required`, with its
-/// parameters (the strings, escaped for LIKE); `None` when it requires nothing.
-fn condition(required: &Requirement, params: &mut Vec<String>) -> Option<String> {
+/// The distinct trigrams of `text`, case folded (a filter may only be weaker than the
+/// pattern, `-i` included) and hashed (FNV-1a of the three characters): two trigrams that
+/// share a hash only let a file through that is then read, never rule one out.
+pub fn grams(text: &str) -> Vec<i32> {
+    let folded: Vec<char> = text
+        .chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect();
+    let mut grams: Vec<i32> = folded
+        .windows(3)
+        .map(|w| {
+            let mut hash: u32 = 0x811c_9dc5;
+            for c in w {
+                for byte in (*c as u32).to_le_bytes() {
+                    hash = (hash ^ byte as u32).wrapping_mul(0x0100_0193);
+                }
+            }
+            hash as i32
+        })
+        .collect();
+    grams.sort_unstable();
+    grams.dedup();
+    grams
+}
+
+/// An integer array as PostgreSQL's text form reads it (`{1,-2,3}`).
+pub fn array_literal(values: &[i32]) -> String {
+    let items: Vec<String> = values.iter().map(i32::to_string).collect();
+    format!("{{{}}}", items.join(","))
+}
+
+/// The condition on `t.grams` that holds for every file whose text satisfies `required`,
+/// with its parameters (each string's trigrams); `None` when it requires nothing.
+fn condition(required: &Requirement, params: &mut Vec<Vec<i32>>) -> Option<String> {
     match required {
         Requirement::Anything => None,
         Requirement::Contains(s) => {
-            // Case folded, as the embedded store's trigram table is: a filter may only be
-            // weaker than the pattern (`-i` included).
-            let escaped = s
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_");
-            params.push(format!("%{escaped}%"));
-            Some(format!("t.text ILIKE ${}", params.len()))
+            let grams = grams(s);
+            if grams.is_empty() {
+                return None;
+            }
+            params.push(grams);
+            Some(format!("t.grams @> ${}", params.len()))
         }
         Requirement::All(parts) => {
             let kept: Vec<String> = parts.iter().filter_map(|p| condition(p, params)).collect();
@@ -53,7 +88,12 @@ pub fn lookup(
     store.with(|c| {
         // One snapshot: the matches and the files belong to the same generation.
         let mut tx = c.transaction()?;
-        tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")?;
+        // The planner counts the arrays' table as a few pages and would read every array
+        // out of line (20 ms on sympy) rather than ask the GIN index (0.6 ms).
+        tx.batch_execute(
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
+             SET LOCAL enable_seqscan = off",
+        )?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         for row in tx.query("SELECT id, files_generation FROM repos ORDER BY id", &[])? {
             (row.get::<_, i64>(0), row.get::<_, i64>(1)).hash(&mut hasher);
@@ -65,7 +105,7 @@ pub fn lookup(
             .collect();
         let may_match = tx
             .query(
-                &format!("SELECT t.file_id FROM file_texts t WHERE {condition}"),
+                &format!("SELECT t.file_id FROM file_grams t WHERE {condition}"),
                 &refs,
             )?
             .iter()
@@ -76,7 +116,7 @@ pub fn lookup(
         } else {
             let rows = tx.query(
                 "SELECT f.id, r.root, f.path, f.size, f.mtime_ns
-                 FROM file_texts t
+                 FROM file_grams t
                  JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
                  JOIN repos r ON r.id = f.repo_id",
                 &[],
@@ -107,10 +147,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn like_wildcards_in_the_strings_are_plain_characters() {
+    fn a_string_requires_its_folded_trigrams_and_the_conditions_combine_as_it_does() {
+        assert_eq!(grams("Parse"), grams("pARSE"));
+        assert_eq!(grams("abcabc").len(), 3, "abc, bca, cab");
+        assert!(grams("ab").is_empty());
         let mut params = Vec::new();
         let required = Requirement::Any(vec![
-            Requirement::Contains("50%_off\\".into()),
+            Requirement::Contains("50%_off".into()),
             Requirement::All(vec![
                 Requirement::Contains("abc".into()),
                 Requirement::Anything,
@@ -118,13 +161,14 @@ mod tests {
         ]);
         assert_eq!(
             condition(&required, &mut params).as_deref(),
-            Some("(t.text ILIKE $1 OR (t.text ILIKE $2))")
+            Some("(t.grams @> $1 OR (t.grams @> $2))")
         );
-        assert_eq!(params, ["%50\\%\\_off\\\\%", "%abc%"]);
+        assert_eq!(params, [grams("50%_off"), grams("abc")]);
         let open = Requirement::Any(vec![
             Requirement::Contains("abc".into()),
             Requirement::Anything,
         ]);
         assert_eq!(condition(&open, &mut Vec::new()), None);
+        assert_eq!(array_literal(&[1, -2]), "{1,-2}");
     }
 }

@@ -92,7 +92,7 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
             ("chunks", "file_id"),
             ("symbols", "file_id"),
             ("calls", "file_id"),
-            ("file_texts", "file_id"),
+            ("file_grams", "file_id"),
             ("files", "id"),
         ] {
             tx.execute(
@@ -141,7 +141,7 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
              path_tokens text, symbol_tokens text, body_tokens text,
              n_tokens integer, language text, page integer, cell integer) ON COMMIT DROP;",
     )?;
-    let (mut files, mut chunks, mut symbols, mut calls, mut texts) =
+    let (mut files, mut chunks, mut symbols, mut calls, mut file_grams) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let repo_text = repo.to_string();
     for file in &batch.upserts {
@@ -188,10 +188,12 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
                 Some(&file_fields.token_count().to_string()),
             ],
         );
-        // A text with a NUL cannot be stored as PostgreSQL text (COPY would change it): grep
-        // reads that file itself, as it does one whose text is not exact.
-        if let Some(text) = file.grep_text.as_deref().filter(|t| !t.contains('\0')) {
-            row(&mut texts, &[Some(&repo_text), Some(&file_id), Some(text)]);
+        if let Some(text) = file.grep_text.as_deref() {
+            let grams = crate::trigrams::array_literal(&crate::trigrams::grams(text));
+            row(
+                &mut file_grams,
+                &[Some(&repo_text), Some(&file_id), Some(&grams)],
+            );
         }
         for s in &file.content.symbols {
             row(
@@ -235,8 +237,8 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
     )?;
     copy(
         tx,
-        "COPY file_texts(repo_id, file_id, text) FROM STDIN",
-        &texts,
+        "COPY file_grams(repo_id, file_id, grams) FROM STDIN",
+        &file_grams,
     )?;
     tx.execute(
         &format!(
