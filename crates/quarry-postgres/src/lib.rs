@@ -19,6 +19,16 @@ mod schema;
 mod trigrams;
 mod write;
 
+/// The tables of a repo's indexed files (its history is in others).
+const FILE_TABLES: [&str; 6] = [
+    "embeddings",
+    "calls",
+    "symbols",
+    "chunks",
+    "file_grams",
+    "files",
+];
+
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -233,18 +243,8 @@ impl Store for PgStore {
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
         self.transaction(|tx| {
-            for table in [
-                "embeddings",
-                "calls",
-                "symbols",
-                "chunks",
-                "file_grams",
-                "files",
-                "fts_totals",
-                "commit_vectors",
-                "commit_files",
-                "commits",
-            ] {
+            let history = ["fts_totals", "commit_vectors", "commit_files", "commits"];
+            for table in FILE_TABLES.iter().chain(&history) {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
             }
             tx.execute("DELETE FROM repos WHERE id = $1", &[&repo])?;
@@ -254,14 +254,7 @@ impl Store for PgStore {
 
     fn clear_files(&mut self, repo: i64) -> Result<()> {
         self.transaction(|tx| {
-            for table in [
-                "embeddings",
-                "calls",
-                "symbols",
-                "chunks",
-                "file_grams",
-                "files",
-            ] {
+            for table in FILE_TABLES {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
             }
             write::files_moved(tx, repo)?;
