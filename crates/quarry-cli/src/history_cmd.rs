@@ -82,9 +82,10 @@ pub struct LogArgs {
     /// Only commits that changed a path matching this glob (or containing this text).
     #[arg(long)]
     path: Option<String>,
-    /// How commits are ranked: by words (BM25), by meaning (the commit's embedding), or both
-    /// fused; auto is hybrid when the history is embedded.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// How commits are ranked: `lexical` by words (BM25), `semantic` by meaning (the
+    /// commit's embedding), `hybrid` both fused; `auto` is hybrid when the history is
+    /// embedded, else lexical.
+    #[arg(long, value_enum, default_value = "auto", hide_possible_values = true)]
     mode: ModeArg,
     #[command(flatten)]
     filters: FilterArgs,
