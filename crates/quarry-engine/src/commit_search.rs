@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_core::tokens;
 use quarry_rank::fusion::FusionConfig;
+use quarry_rank::plan::QueryPlan;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -129,10 +130,12 @@ impl Workspace {
         // An issue text is read as code search reads it: its pasted sessions, banners and
         // environment tables are not its words, and its title counts most; and only its first
         // ISSUE_TERMS distinct words are asked for (docs/EVAL.md, issue [19]).
-        query.terms = if quarry_rank::plan::is_issue_text(text) {
-            let mut plan = quarry_rank::plan::plan(text);
-            plan.terms.truncate(ISSUE_TERMS);
-            plan.lexical_terms(
+        // Read once: the terms, what the model reads and the fusion weights all come from it.
+        let plan = quarry_rank::plan::plan(text);
+        query.terms = if plan.issue.is_some() {
+            let mut issue = plan.clone();
+            issue.terms.truncate(ISSUE_TERMS);
+            issue.lexical_terms(
                 fusion.files.title_repeat.round() as usize,
                 fusion.files.message_repeat.round() as usize,
             )
@@ -161,7 +164,7 @@ impl Workspace {
         };
         let mut vector = None;
         if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
-            match embedder.embed(&[meaning_of(text).as_ref()]) {
+            match embedder.embed(&[meaning_of(text, &plan)]) {
                 Ok(mut v) => vector = v.pop(),
                 Err(e) => {
                     warnings.push(format!("{e:#}; answered lexically"));
@@ -202,7 +205,7 @@ impl Workspace {
         let commits = match mode {
             Mode::Semantic => semantic(limit)?,
             Mode::Hybrid => {
-                let (wl, ws) = commit_weights(text, fusion);
+                let (wl, ws) = commit_weights(text, &plan, fusion);
                 let lists = [(wl, false, lexical(depth)?), (ws, true, semantic(depth)?)];
                 let mut fused = reciprocal_rank_fusion(&lists, fusion.rrf_k);
                 fused.truncate(limit);
@@ -289,14 +292,13 @@ impl Workspace {
 /// any other query as written. The model reads ~128 tokens, and an issue's pasted session,
 /// banner or code block would fill them with what no commit message says; on commits_dev the
 /// prose alone found the fix in the top 10 for more issues than the whole text (docs/EVAL.md).
-fn meaning_of(text: &str) -> std::borrow::Cow<'_, str> {
-    if quarry_rank::plan::is_issue_text(text) {
-        let prose = quarry_rank::issue::read(text).prose;
-        if prose.chars().filter(|c| c.is_alphanumeric()).count() >= 12 {
-            return std::borrow::Cow::Owned(prose);
+fn meaning_of<'t>(text: &'t str, plan: &'t QueryPlan) -> &'t str {
+    match &plan.issue {
+        Some(issue) if issue.prose.chars().filter(|c| c.is_alphanumeric()).count() >= 12 => {
+            &issue.prose
         }
+        _ => text,
     }
-    std::borrow::Cow::Borrowed(text)
 }
 
 /// (lexical, semantic) weights for a commit query. Commit messages are prose: a question in
@@ -304,8 +306,7 @@ fn meaning_of(text: &str) -> std::borrow::Cow<'_, str> {
 /// and the commits' patches mostly finds noise), while a short query naming code — an
 /// identifier, a path — is matched best by its words. The same two settings as code search
 /// (`search.nl_lexical`, `search.code_semantic`).
-fn commit_weights(text: &str, cfg: &FusionConfig) -> (f64, f64) {
-    let plan = quarry_rank::plan::plan(text);
+fn commit_weights(text: &str, plan: &QueryPlan, cfg: &FusionConfig) -> (f64, f64) {
     let names_code = !plan.identifiers.is_empty() || !plan.file_hints.is_empty();
     // Counted over the raw text: a cleaned issue can be short, and it is still an issue.
     let words = quarry_core::tokens::query_terms(text).len();
@@ -408,22 +409,17 @@ mod weight_tests {
     #[test]
     fn prose_leans_on_meaning_and_names_of_code_on_words() {
         let cfg = FusionConfig::default();
+        let weights = |text: &str| commit_weights(text, &quarry_rank::plan::plan(text), &cfg);
         assert_eq!(
-            commit_weights("find work related to rate limiting", &cfg),
+            weights("find work related to rate limiting"),
             (cfg.nl_lexical, 1.0)
         );
-        assert_eq!(
-            commit_weights("parse_config_file", &cfg),
-            (1.0, cfg.code_semantic)
-        );
-        assert_eq!(
-            commit_weights("auth/session.go", &cfg),
-            (1.0, cfg.code_semantic)
-        );
+        assert_eq!(weights("parse_config_file"), (1.0, cfg.code_semantic));
+        assert_eq!(weights("auth/session.go"), (1.0, cfg.code_semantic));
         let issue =
             "Session.resolve_redirects copies the original request for all subsequent requests, \
                      which can cause incorrect method selection when a 303 is followed by a 307 \
                      redirect and the client keeps the POST";
-        assert_eq!(commit_weights(issue, &cfg), (cfg.nl_lexical, 1.0));
+        assert_eq!(weights(issue), (cfg.nl_lexical, 1.0));
     }
 }

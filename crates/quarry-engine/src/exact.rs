@@ -39,12 +39,12 @@ impl Workspace {
         &self,
         requirement: &Requirement,
     ) -> Result<(IndexedFiles, FilterReport)> {
-        let Some(query) = requirement.fts5_query() else {
+        if requirement.fts5_query().is_none() {
             return Ok((IndexedFiles::default(), FilterReport::default()));
-        };
+        }
         let kept_file = Self::listing_cache(&self.dir).join("indexed-files");
         let kept = IndexedStates::load(&kept_file).map(|(g, states)| (g, Arc::new(states)));
-        let (files, report, read) = self.trigram_filter_given(requirement, query, kept)?;
+        let (files, report, read) = self.trigram_filter_given(requirement, kept)?;
         if let Some((generation, states)) = read {
             // Not kept: the next run reads the index again, nothing worse.
             let _ = states.save(&kept_file, generation);
@@ -58,7 +58,6 @@ impl Workspace {
     fn trigram_filter_given(
         &self,
         requirement: &Requirement,
-        query: String,
         kept: Option<KeptStates>,
     ) -> Result<(IndexedFiles, FilterReport, Option<KeptStates>)> {
         let lookup = self.store().trigram_lookup(
@@ -76,7 +75,7 @@ impl Workspace {
         let files = IndexedFiles::new(states, lookup.may_match);
         let report = FilterReport {
             indexed_files: files.len(),
-            trigram_query: Some(query),
+            trigram_query: requirement.fts5_query(),
             ..Default::default()
         };
         Ok((files, report, read))
@@ -250,10 +249,9 @@ impl ExactMemory {
         let Some(index) = open.as_mut() else {
             return Ok(without_index(Some(query)));
         };
-        let (files, mut report, read) =
-            index
-                .ws
-                .trigram_filter_given(requirement, query, index.states.clone())?;
+        let (files, mut report, read) = index
+            .ws
+            .trigram_filter_given(requirement, index.states.clone())?;
         if read.is_some() {
             index.states = read;
         }

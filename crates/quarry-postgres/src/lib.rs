@@ -481,7 +481,7 @@ impl Store for PgStore {
         required: &quarry_core::Requirement,
         known: Option<i64>,
     ) -> Result<TrigramLookup> {
-        trigrams::lookup(self, required, known)
+        self.with(|c| trigrams::lookup(c, required, known))
     }
 }
 

@@ -13,12 +13,10 @@
 //! own counter (`repos.files_generation`, moved by each write of that repo's files): writers of
 //! different repos never touch one shared row, so they do not wait for each other.
 
-use anyhow::Result;
 use quarry_core::{Requirement, TrigramFile, TrigramLookup};
 use std::hash::{Hash, Hasher};
 
-use crate::connection::Queries;
-use crate::PgStore;
+use crate::connection::{PgClient, PgError, Queries};
 
 /// The distinct trigrams of `text`, case folded (a filter may only be weaker than the
 /// pattern, `-i` included) and hashed (FNV-1a of the three characters): two trigrams that
@@ -79,66 +77,64 @@ fn condition(required: &Requirement, params: &mut Vec<Vec<i32>>) -> Option<Strin
 }
 
 pub fn lookup(
-    store: &PgStore,
+    client: &mut PgClient,
     required: &Requirement,
     known_generation: Option<i64>,
-) -> Result<TrigramLookup> {
+) -> Result<TrigramLookup, PgError> {
     let mut params = Vec::new();
     let condition = condition(required, &mut params).unwrap_or_else(|| "true".into());
-    store.with(|c| {
-        // One snapshot: the matches and the files belong to the same generation.
-        let mut tx = c.transaction()?;
-        // The planner counts the arrays' table as a few pages and would read every array
-        // out of line (20 ms on sympy) rather than ask the GIN index (0.6 ms).
-        tx.batch_execute(
-            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
-             SET LOCAL enable_seqscan = off",
+    // One snapshot: the matches and the files belong to the same generation.
+    let mut tx = client.transaction()?;
+    // The planner counts the arrays' table as a few pages and would read every array
+    // out of line (20 ms on sympy) rather than ask the GIN index (0.6 ms).
+    tx.batch_execute(
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
+         SET LOCAL enable_seqscan = off",
+    )?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for row in tx.query("SELECT id, files_generation FROM repos ORDER BY id", &[])? {
+        (row.get::<_, i64>(0), row.get::<_, i64>(1)).hash(&mut hasher);
+    }
+    let generation = hasher.finish() as i64;
+    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+        .iter()
+        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect();
+    let may_match = tx
+        .query(
+            &format!("SELECT t.file_id FROM file_grams t WHERE {condition}"),
+            &refs,
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let files = if known_generation == Some(generation) {
+        None
+    } else {
+        let rows = tx.query(
+            "SELECT f.id, r.root, f.path, f.size, f.mtime_ns
+             FROM file_grams t
+             JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
+             JOIN repos r ON r.id = f.repo_id",
+            &[],
         )?;
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        for row in tx.query("SELECT id, files_generation FROM repos ORDER BY id", &[])? {
-            (row.get::<_, i64>(0), row.get::<_, i64>(1)).hash(&mut hasher);
-        }
-        let generation = hasher.finish() as i64;
-        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-            .iter()
-            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-            .collect();
-        let may_match = tx
-            .query(
-                &format!("SELECT t.file_id FROM file_grams t WHERE {condition}"),
-                &refs,
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let files = if known_generation == Some(generation) {
-            None
-        } else {
-            let rows = tx.query(
-                "SELECT f.id, r.root, f.path, f.size, f.mtime_ns
-                 FROM file_grams t
-                 JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
-                 JOIN repos r ON r.id = f.repo_id",
-                &[],
-            )?;
-            Some(
-                rows.iter()
-                    .map(|r| TrigramFile {
-                        id: r.get(0),
-                        root: r.get(1),
-                        path: r.get(2),
-                        size: r.get::<_, i64>(3) as u64,
-                        mtime_ns: r.get(4),
-                    })
-                    .collect(),
-            )
-        };
-        tx.commit()?;
-        Ok(TrigramLookup {
-            generation,
-            may_match,
-            files,
-        })
+        Some(
+            rows.iter()
+                .map(|r| TrigramFile {
+                    id: r.get(0),
+                    root: r.get(1),
+                    path: r.get(2),
+                    size: r.get::<_, i64>(3) as u64,
+                    mtime_ns: r.get(4),
+                })
+                .collect(),
+        )
+    };
+    tx.commit()?;
+    Ok(TrigramLookup {
+        generation,
+        may_match,
+        files,
     })
 }
 
