@@ -62,8 +62,8 @@ pub struct FilterArgs {
     /// Only commits whose author name or email contains this.
     #[arg(long)]
     author: Option<String>,
-    /// How many commits to print.
-    #[arg(short = 'k', long = "limit", default_value_t = 20)]
+    /// How many commits to print (`-n` as in `git log -n`).
+    #[arg(short = 'k', short_alias = 'n', long = "limit", default_value_t = 20)]
     limit: usize,
     #[arg(long)]
     json: bool,

@@ -83,6 +83,9 @@ fn history_is_synced_searched_shown_and_followed_across_renames() {
         ["Allow bursts", "Rename session file"],
         "newest first"
     );
+    // `-n` as in `git log -n`.
+    let newest = env.json(&["log", "--since", "2025-02-15", "-n", "1"]);
+    assert_eq!(subjects(&newest), ["Allow bursts"]);
     let readme = env.json(&["log", "--path", "README.md"]);
     assert_eq!(subjects(&readme), ["Throttle logins with a rate limiter"]);
     // Filters apply before ranking: the one matching commit is outside the window, so

@@ -193,6 +193,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE commit_files ADD COLUMN merged_in INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX commit_files_by_old_path ON commit_files(old_path) WHERE old_path IS NOT NULL;
     "#,
+    // 12: commit vectors counted without reading them. Every semantic `log` says how much of
+    // the history is embedded; counting the vectors table's rows read its 1.5 KB rows (42–79
+    // ms over 95k commits), its ids alone take 12 ms.
+    r#"
+    CREATE INDEX commit_vectors_by_commit ON commit_vectors(commit_id);
+    "#,
 ];
 
 /// The schema version this build writes.

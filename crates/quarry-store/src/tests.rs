@@ -1,4 +1,5 @@
 use super::*;
+use quarry_core::history::{CommitQuery, HistoryStore};
 use quarry_core::store::IndexedFile;
 use quarry_core::{Chunk, FileChunks, Language, LexicalQuery, Symbol};
 
@@ -561,4 +562,76 @@ fn resident_vectors_answer_as_the_scan_and_follow_new_vectors() {
     crate::keep_vectors_in_memory(false);
     assert_eq!(resident, answers(&store));
     assert_eq!(resident.len(), 1 + rest.len());
+}
+
+fn commit(sha: &str, time: i64, subject: &str, patch: &str) -> quarry_core::history::CommitRecord {
+    quarry_core::history::CommitRecord {
+        sha: sha.into(),
+        parents: Vec::new(),
+        author: "Ada".into(),
+        email: "ada@example.com".into(),
+        author_time: time,
+        commit_time: time,
+        subject: subject.into(),
+        body: String::new(),
+        files: Vec::new(),
+        patch: patch.into(),
+        patch_truncated: false,
+    }
+}
+
+/// Words in more than half of the commits carry no BM25 weight (FTS5 floors their IDF) and
+/// are not read: the answer is the weighing words' ranking (a commit holding only weightless
+/// words has no evidence and is not listed), and a query of weightless words alone still
+/// finds the commits that hold them.
+#[test]
+fn commit_search_ranks_by_the_words_that_weigh() {
+    let (_dir, mut store, repo) = fixture();
+    let commits = [
+        commit(
+            "a1",
+            1,
+            "Fix the parser on empty input",
+            "def parse(self):\n    return None\n",
+        ),
+        commit(
+            "b2",
+            2,
+            "Printer prints floats",
+            "def show(self):\n    return 1.0\n",
+        ),
+        commit(
+            "c3",
+            3,
+            "Parser keeps comments and the printer keeps spacing",
+            "def keep(self):\n    return []\n",
+        ),
+        commit("d4", 4, "Document the release", "notes\n"),
+        commit(
+            "e5",
+            5,
+            "Speed up the cache",
+            "def get(self):\n    return self.hit\n",
+        ),
+        commit("f6", 6, "Bump the version", "version = 2\n"),
+    ];
+    store.put_commits(repo, &commits).unwrap();
+    let ask = |terms: &[&str]| -> Vec<String> {
+        store
+            .search_commits(&CommitQuery {
+                terms: terms.iter().map(|t| t.to_string()).collect(),
+                limit: 10,
+                ..Default::default()
+            })
+            .unwrap()
+            .into_iter()
+            .map(|h| h.sha)
+            .collect()
+    };
+    // `self` and `return` are in four of six commits.
+    assert_eq!(ask(&["parser"]), ["a1", "c3"]);
+    assert_eq!(ask(&["self", "return", "parser"]), ["a1", "c3"]);
+    let mut weightless = ask(&["self", "return"]);
+    weightless.sort();
+    assert_eq!(weightless, ["a1", "b2", "c3", "e5"]);
 }
