@@ -21,6 +21,10 @@ pub(crate) struct Bm25<'a> {
     pub columns: &'a str,
     pub tie: &'a str,
     pub limit: usize,
+    /// Leave out the terms with no weight (in at least half of all rows: the IDF above is
+    /// floored), unless every term is such: a row holding only them is not an answer. The
+    /// embedded store's commit search does the same (it does not read their posting lists).
+    pub only_weighing_terms: bool,
 }
 
 /// The full-text query behind chunk, file and commit search: `push_filters` appends its
@@ -84,15 +88,16 @@ pub(crate) fn ranked(
              FROM candidates c JOIN terms ON c.tsv @@ terms.query
              CROSS JOIN LATERAL (
                  SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x),
-         idf AS (
-             SELECT tf.i, greatest(ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf
-             FROM tf, totals GROUP BY tf.i, totals.docs),
+         idf AS MATERIALIZED (
+             SELECT i, greatest(raw, 1e-6) AS idf, raw > 0 AS weighs
+             FROM (SELECT tf.i, ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)) AS raw
+                   FROM tf, totals GROUP BY tf.i, totals.docs) counted),
          scored AS (
              SELECT tf.repo_id, tf.id,
                     sum(idf.idf * tf.f * ({k1} + 1)
                         / (tf.f + {k1} * (1 - {b} + {b} * tf.n_tokens / totals.avgdl))) AS rank
              FROM tf JOIN idf USING (i), totals
-             WHERE tf.kept
+             WHERE tf.kept AND ({every_term})
              GROUP BY tf.repo_id, tf.id
              ORDER BY rank DESC, tf.id LIMIT ${limit})
          SELECT {columns}, s.rank::float8
@@ -104,6 +109,11 @@ pub(crate) fn ranked(
         tie = q.tie,
         k1 = BM25_K1,
         b = BM25_B,
+        every_term = if q.only_weighing_terms {
+            "idf.weighs OR NOT EXISTS (SELECT 1 FROM idf WHERE idf.weighs)"
+        } else {
+            "true"
+        },
     );
     (sql, params)
 }

@@ -268,6 +268,7 @@ pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
                 columns: HIT_COLUMNS,
                 tie: "c.author_time DESC, c.id DESC",
                 limit: q.limit.max(1),
+                only_weighing_terms: true,
             },
             |sql, params| push_commit_filters(sql, params, q, true),
         )

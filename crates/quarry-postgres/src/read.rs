@@ -67,6 +67,7 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
             columns: &HIT_COLUMNS.replace("c.", "t."),
             tie: "t.id",
             limit: q.limit,
+            only_weighing_terms: false,
         },
         |sql, params| push_lexical_filters(sql, params, q, Some("t")),
     );
@@ -91,6 +92,7 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
             columns: "r.name, f.path, f.language",
             tie: "f.path",
             limit: q.limit,
+            only_weighing_terms: false,
         },
         |sql, params| push_lexical_filters(sql, params, q, None),
     );
