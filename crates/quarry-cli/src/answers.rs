@@ -69,6 +69,9 @@ pub struct StatusReport {
     pub embedding: Option<Coverage>,
     /// `"ok"` after `--check` found the file sound.
     pub check: Option<&'static str>,
+    /// PostgreSQL: the server that answered (the primary, or a standby and its lag).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<quarry_core::ServedBy>,
 }
 
 /// `quarry config get|set|unset --json`.

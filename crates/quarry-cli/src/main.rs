@@ -40,6 +40,11 @@ struct Cli {
     /// workspace's SQLite file [default: $QUARRY_DB_URL, else the workspace's store.url].
     #[arg(long, global = true, value_name = "URL")]
     db_url: Option<String>,
+    /// A hot standby of the PostgreSQL store that searches may read from (repeatable; the
+    /// first that answers and trails by at most store.max_lag_s) [default:
+    /// $QUARRY_DB_READ_URLS, else the workspace's store.read_urls].
+    #[arg(long, global = true, value_name = "URL")]
+    db_read_url: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -271,6 +276,9 @@ fn main() {
         // The engine reads the store's URL from here (one place for flag, variable and
         // setting); set before any thread starts.
         std::env::set_var("QUARRY_DB_URL", url);
+    }
+    if !cli.db_read_url.is_empty() {
+        std::env::set_var("QUARRY_DB_READ_URLS", cli.db_read_url.join(","));
     }
     if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
         // onnxruntime's Linux build carries Microsoft's 1DS telemetry: unless this is set it
@@ -619,6 +627,7 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
                 store_bytes: 0,
                 embedding: None,
                 check: None,
+                served_by: None,
             });
         }
         eprintln!(
@@ -666,6 +675,7 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
             check: args
                 .check
                 .then_some(if args.deep { "ok (deep)" } else { "ok" }),
+            served_by: ws.store().served_by(),
         })
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
@@ -696,6 +706,9 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
                 e.model.as_deref().unwrap_or("")
             ),
             None => println!("embedding: none yet (`quarry model install`, then `quarry index`)"),
+        }
+        if let Some(served) = ws.store().served_by() {
+            println!("{}", output::served_by_line(&served));
         }
         if args.deep {
             println!("check: ok (SQLite integrity check, full-text indexes and vectors)");

@@ -461,6 +461,20 @@ pub fn print_status(
     Ok(())
 }
 
+/// `status`'s line naming the server that answered reads, and the standbys passed over.
+pub fn served_by_line(served: &quarry_core::ServedBy) -> String {
+    let mut line = match served.lag_s {
+        Some(lag) if served.replica => {
+            format!("reads: {} (standby, {lag:.1} s behind)", served.server)
+        }
+        _ => format!("reads: {} (primary)", served.server),
+    };
+    for skipped in &served.skipped {
+        line.push_str(&format!("\n  passed over {skipped}"));
+    }
+    line
+}
+
 fn print_languages(out: &mut impl Write, s: &RepoStats) -> Result<()> {
     let mut langs: Vec<_> = s.languages.iter().collect();
     langs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

@@ -102,6 +102,12 @@ fn done(config: &Config, key: &str, json: bool) -> Result<()> {
 fn shown_value(key: &str, value: &str) -> String {
     if key == "store.url" {
         quarry_engine::redact_store_url(value)
+    } else if key == "store.read_urls" {
+        value
+            .split(',')
+            .map(quarry_engine::redact_store_url)
+            .collect::<Vec<_>>()
+            .join(",")
     } else {
         value.to_string()
     }

@@ -268,3 +268,65 @@ fn postgres_touches_reads_merges_and_renames_away_as_the_embedded_store_does() {
     );
     assert!(!on_pg.contains(&"Merge feature".to_string()), "{on_pg:?}");
 }
+
+/// `--db-read-url` and `store.read_urls`: searches read from a streaming standby, `status`
+/// says which server answered; with the standby killed the primary answers, and says why.
+#[test]
+fn postgres_searches_read_from_a_standby_the_flag_or_the_setting_names() {
+    let url = quarry_test_postgres::database("cli_replica");
+    let env = Env::new();
+    sample_repo(&env);
+    ok_on_postgres(&env, &url, &["index", env.repo_path()]);
+    let standby = quarry_test_postgres::standby();
+    let replica = standby.url(url.rsplit('/').next().unwrap());
+    let search = [
+        "search",
+        "parse config file",
+        "--mode",
+        "lexical",
+        "-k",
+        "3",
+        "--json",
+    ];
+    let on_primary =
+        result_paths(&serde_json::from_str(&ok_on_postgres(&env, &url, &search)).unwrap());
+
+    let status: serde_json::Value = serde_json::from_str(&ok_on_postgres(
+        &env,
+        &url,
+        &["--db-read-url", &replica, "status", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(status["served_by"]["replica"], true, "{status}");
+    assert_eq!(status["served_by"]["server"], replica.as_str(), "{status}");
+    let read_url_flag = ["--db-read-url", replica.as_str()];
+    let on_standby = result_paths(
+        &serde_json::from_str(&ok_on_postgres(
+            &env,
+            &url,
+            &[&read_url_flag[..], &search[..]].concat(),
+        ))
+        .unwrap(),
+    );
+    assert_eq!(on_standby, on_primary);
+
+    env.ok(&["config", "set", "store.read_urls", &replica]);
+    let text = ok_on_postgres(&env, &url, &["status"]);
+    assert!(
+        text.contains(&format!("reads: {replica} (standby")),
+        "{text}"
+    );
+
+    standby.kill();
+    let status: serde_json::Value =
+        serde_json::from_str(&ok_on_postgres(&env, &url, &["status", "--json"])).unwrap();
+    assert_eq!(status["served_by"]["replica"], false, "{status}");
+    assert!(
+        status["served_by"]["skipped"][0]
+            .as_str()
+            .is_some_and(|s| s.starts_with(&replica)),
+        "{status}"
+    );
+    let after = result_paths(&serde_json::from_str(&ok_on_postgres(&env, &url, &search)).unwrap());
+    assert_eq!(after, on_primary);
+}

@@ -23,7 +23,7 @@ pub use model::{CallSite, Chunk, FileChunks, PageHeading, PageText, PagedText, S
 pub use requirement::Requirement;
 pub use store::{
     CallRef, ChunkHit, Coverage, DefinitionQuery, FileHit, FileState, IndexedFile, LexicalQuery,
-    PendingEmbedding, RepoInfo, RepoStats, SkipCounts, Store, SymbolRef, TrigramFile,
+    PendingEmbedding, RepoInfo, RepoStats, ServedBy, SkipCounts, Store, SymbolRef, TrigramFile,
     TrigramLookup, VectorQuery,
 };
 

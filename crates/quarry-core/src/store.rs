@@ -368,6 +368,29 @@ pub trait Store: crate::history::HistoryStore {
         required: &crate::Requirement,
         known_generation: Option<i64>,
     ) -> anyhow::Result<TrigramLookup>;
+    /// The server answering reads, for stores with more than one; `None` for the embedded
+    /// store (one file, nothing to choose).
+    fn served_by(&self) -> Option<ServedBy> {
+        None
+    }
+}
+
+/// Which database server answers a store's reads: the primary, or a hot standby
+/// (`store.read_urls`) and how far it trailed the primary when it was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServedBy {
+    /// The server's URL, its password shown as `***`.
+    pub server: String,
+    /// A standby (read replica) rather than the primary.
+    pub replica: bool,
+    /// Seconds of the primary's work the standby had not replayed when it was chosen (0 when
+    /// it had replayed all it received); absent for the primary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag_s: Option<f64>,
+    /// The standbys listed that did not answer this, each with why (down, too far behind,
+    /// an older schema, failed during a read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// The trigram pre-filter's answer for one pattern.

@@ -247,6 +247,7 @@ impl Service {
         Ok(Answer {
             body,
             freshness: self.fresh(ws, repos)?,
+            served_by: ws.store().served_by(),
         })
     }
 

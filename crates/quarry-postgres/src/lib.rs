@@ -15,6 +15,7 @@ mod connection;
 mod filters;
 mod history;
 mod read;
+mod replicas;
 mod schema;
 mod trigrams;
 mod write;
@@ -46,11 +47,17 @@ use quarry_core::{
 /// the client sits in a `RefCell` (one store, one connection, one thread at a time).
 pub struct PgStore {
     client: RefCell<PgClient>,
-    /// For a fresh connection after a call timed out.
+    /// The primary's URL: for a fresh connection after a call timed out, and for reads when
+    /// the replica fails.
     url: String,
     timeout: Duration,
     /// The URL without its password, for messages.
     shown_url: String,
+    /// The standby `client` reads from, while it does (a store opened for reading with
+    /// `store.read_urls`).
+    replica: RefCell<Option<replicas::Replica>>,
+    /// Why each standby listed is not the one answering.
+    skipped: RefCell<Vec<String>>,
     /// Repos whose chunks this store replaced or deleted since the last prune: only they can
     /// hold vectors no chunk uses (a whole-database anti-join cost seconds per run at a
     /// million chunks).
@@ -120,17 +127,82 @@ impl PgStore {
             url: url.to_string(),
             timeout,
             shown_url,
+            replica: RefCell::new(None),
+            skipped: RefCell::new(Vec::new()),
             pruning: HashSet::new(),
         })
     }
 
-    fn err(&self, e: PgError) -> anyhow::Error {
-        anyhow!("PostgreSQL at {}: {}", self.shown_url, e.detail())
+    /// A store for reading only (searches): its reads go to the first of `read_urls` that
+    /// answers, holds the current schema and trails the primary by at most `max_lag_s`, else
+    /// to the primary at `url`. A replica that fails during a read hands it, and every later
+    /// one, to the primary. Never for writing: a standby refuses writes.
+    pub fn connect_reading(
+        url: &str,
+        read_urls: &[String],
+        max_lag_s: f64,
+        timeout: Duration,
+    ) -> Result<PgStore> {
+        let (chosen, skipped) = replicas::choose(read_urls, max_lag_s, timeout);
+        let store = match chosen {
+            Some((client, replica)) => PgStore {
+                client: RefCell::new(client),
+                url: url.to_string(),
+                timeout,
+                shown_url: redact(url),
+                replica: RefCell::new(Some(replica)),
+                skipped: RefCell::new(Vec::new()),
+                pruning: HashSet::new(),
+            },
+            None => Self::connect_with(url, timeout)?,
+        };
+        *store.skipped.borrow_mut() = skipped;
+        Ok(store)
     }
 
-    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut PgClient) -> Result<T, PgError>) -> Result<T> {
-        let mut client = self.live_client()?;
-        f(&mut client).map_err(|e| self.err(e))
+    fn err(&self, e: PgError) -> anyhow::Error {
+        let replica = self.replica.borrow();
+        let shown = replica.as_ref().map_or(&self.shown_url, |r| &r.shown_url);
+        anyhow!("PostgreSQL at {shown}: {}", e.detail())
+    }
+
+    /// Runs `f` on the connection. On a replica a failure is not the answer: the read runs
+    /// again on the primary, which keeps every later read too — a standby that was killed or
+    /// restarted, or that cancelled the query to replay the primary's changes, would fail
+    /// the next one as well, and the primary holds everything the standby did.
+    pub(crate) fn with<T>(
+        &self,
+        mut f: impl FnMut(&mut PgClient) -> Result<T, PgError>,
+    ) -> Result<T> {
+        let first = f(&mut *self.live_client()?);
+        match first {
+            Err(e) if self.replica.borrow().is_some() => {
+                self.leave_replica(&e)?;
+                f(&mut *self.live_client()?).map_err(|e| self.err(e))
+            }
+            answer => answer.map_err(|e| self.err(e)),
+        }
+    }
+
+    /// Connects to the primary in place of the failed replica, saying why in `served_by`.
+    fn leave_replica(&self, failure: &PgError) -> Result<()> {
+        let client = PgClient::connect(&self.url, self.timeout).map_err(|e| {
+            anyhow!(
+                "PostgreSQL at {}: {} (and the standby failed: {})",
+                self.shown_url,
+                e.detail(),
+                failure.detail()
+            )
+        })?;
+        *self.client.borrow_mut() = client;
+        if let Some(replica) = self.replica.borrow_mut().take() {
+            self.skipped.borrow_mut().push(format!(
+                "{}: failed during a read ({}); the primary answered it",
+                replica.shown_url,
+                failure.detail()
+            ));
+        }
+        Ok(())
     }
 
     /// The connection, replaced by a fresh one when a call on it timed out: a server that
@@ -138,21 +210,43 @@ impl PgStore {
     fn live_client(&self) -> Result<std::cell::RefMut<'_, PgClient>> {
         let mut client = self.client.borrow_mut();
         if client.is_abandoned() {
-            *client = PgClient::connect(&self.url, self.timeout).map_err(|e| self.err(e))?;
+            let url = match &*self.replica.borrow() {
+                Some(replica) => replica.url.clone(),
+                None => self.url.clone(),
+            };
+            *client = PgClient::connect(&url, self.timeout).map_err(|e| self.err(e))?;
         }
         Ok(client)
     }
 
-    /// Runs `f` in one transaction, committed when it returns `Ok`.
-    fn transaction<T>(&self, f: impl FnOnce(&mut PgTransaction) -> Result<T>) -> Result<T> {
-        let mut client = self.live_client()?;
-        let mut tx = client.transaction().map_err(|e| self.err(e))?;
-        let out = f(&mut tx).map_err(|e| match e.downcast::<PgError>() {
-            Ok(pg) => self.err(pg),
-            Err(other) => other,
-        })?;
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(out)
+    /// Runs `f` in one transaction, committed when it returns `Ok`; on a replica, a failed
+    /// one runs again on the primary (see [`PgStore::with`]).
+    fn transaction<T>(&self, mut f: impl FnMut(&mut PgTransaction) -> Result<T>) -> Result<T> {
+        let attempt = |f: &mut dyn FnMut(&mut PgTransaction) -> Result<T>| -> Result<T, Failure> {
+            let mut client = self.live_client().map_err(Failure::Other)?;
+            let mut tx = client.transaction().map_err(Failure::Pg)?;
+            let out = f(&mut tx).map_err(|e| match e.downcast::<PgError>() {
+                Ok(pg) => Failure::Pg(pg),
+                Err(other) => Failure::Other(other),
+            })?;
+            tx.commit().map_err(Failure::Pg)?;
+            Ok(out)
+        };
+        match attempt(&mut f) {
+            Ok(out) => Ok(out),
+            Err(Failure::Pg(e)) if self.replica.borrow().is_some() => {
+                self.leave_replica(&e)?;
+                attempt(&mut f).map_err(|e| self.failure(e))
+            }
+            Err(e) => Err(self.failure(e)),
+        }
+    }
+
+    fn failure(&self, e: Failure) -> anyhow::Error {
+        match e {
+            Failure::Pg(pg) => self.err(pg),
+            Failure::Other(other) => other,
+        }
     }
 
     fn meta(&self, key: &str) -> Result<Option<String>> {
@@ -161,6 +255,13 @@ impl PgStore {
                 .map(|r| r.map(|r| r.get(0)))
         })
     }
+}
+
+/// How a transaction failed: on the server (a replica's failure sends it to the primary), or
+/// in quarry's own code.
+enum Failure {
+    Pg(PgError),
+    Other(anyhow::Error),
 }
 
 /// How long the connect and each call may wait for the server when `store.timeout_s` is not set.
@@ -482,6 +583,19 @@ impl Store for PgStore {
         known: Option<i64>,
     ) -> Result<TrigramLookup> {
         self.with(|c| trigrams::lookup(c, required, known))
+    }
+
+    fn served_by(&self) -> Option<quarry_core::ServedBy> {
+        let replica = self.replica.borrow();
+        Some(quarry_core::ServedBy {
+            server: replica
+                .as_ref()
+                .map_or(&self.shown_url, |r| &r.shown_url)
+                .clone(),
+            replica: replica.is_some(),
+            lag_s: replica.as_ref().map(|r| r.lag_s),
+            skipped: self.skipped.borrow().clone(),
+        })
     }
 }
 

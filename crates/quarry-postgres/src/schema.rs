@@ -193,10 +193,10 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The database's schema version (0: none yet).
-fn version(client: &mut impl Queries) -> Result<i64> {
+pub(crate) fn version(client: &mut impl Queries) -> Result<i64> {
     let exists: bool = client
         .query_one("SELECT to_regclass('quarry_meta') IS NOT NULL", &[])?
         .get(0);

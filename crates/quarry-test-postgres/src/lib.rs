@@ -42,7 +42,7 @@ impl Server {
     /// Stops the server now (for tests of a server going away); every later [`server`]
     /// call panics.
     pub fn stop(&self) {
-        let _ = Command::new(self.bin.join("pg_ctl"))
+        let _ = as_server_user(&self.bin.join("pg_ctl"), is_root(), false)
             .args(["stop", "-m", "immediate", "-D"])
             .arg(self.dir.join("data"))
             .stdout(Stdio::null())
@@ -137,17 +137,7 @@ fn start() -> Result<Server, String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     if root {
-        let owned = Command::new("chown")
-            .arg(SERVER_USER)
-            .arg(&dir)
-            .status()
-            .map_err(|e| e.to_string())?;
-        if !owned.success() {
-            return Err(format!(
-                "cannot give {} to {SERVER_USER}: run scripts/install-test-postgres.sh, which creates the user",
-                dir.display()
-            ));
-        }
+        give_to_server_user(&dir)?;
     }
     let initdb = as_server_user(&bin.join("initdb"), root, false)
         .arg("-D")
@@ -170,13 +160,29 @@ fn start() -> Result<Server, String> {
         ));
     }
     let port = free_port()?;
-    let log = std::fs::File::create(dir.join("log")).map_err(|e| e.to_string())?;
+    run_server(&bin, root, &dir.join("data"), &dir, port, &dir.join("log"))?;
+    let server = Server { port, dir, bin };
+    wait_until_accepting(&server.url("postgres"), &server.dir.join("log"))?;
+    Ok(server)
+}
+
+/// Starts `postgres` on `data` (as the server's user), listening on 127.0.0.1:`port` with its
+/// socket in `socket_dir`, logging to `log`; it ends with the test process.
+fn run_server(
+    bin: &Path,
+    root: bool,
+    data: &Path,
+    socket_dir: &Path,
+    port: u16,
+    log: &Path,
+) -> Result<(), String> {
+    let log = std::fs::File::create(log).map_err(|e| e.to_string())?;
     let mut command = as_server_user(&bin.join("postgres"), root, true);
     command
         .arg("-D")
-        .arg(dir.join("data"))
+        .arg(data)
         .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-k"])
-        .arg(&dir)
+        .arg(socket_dir)
         // A test server: durability is not what is tested here.
         .args([
             "-c",
@@ -209,18 +215,120 @@ fn start() -> Result<Server, String> {
             }
         })
         .map_err(|e| e.to_string())?;
-    outcome.recv().map_err(|e| e.to_string())??;
-    let server = Server { port, dir, bin };
+    outcome.recv().map_err(|e| e.to_string())?
+}
+
+fn wait_until_accepting(url: &str, log: &Path) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        match postgres::Client::connect(&server.url("postgres"), postgres::NoTls) {
-            Ok(_) => return Ok(server),
+        match postgres::Client::connect(url, postgres::NoTls) {
+            Ok(_) => return Ok(()),
             Err(e) if Instant::now() > deadline => {
-                let log = std::fs::read_to_string(server.dir.join("log")).unwrap_or_default();
+                let log = std::fs::read_to_string(log).unwrap_or_default();
                 return Err(format!("the server did not accept connections: {e}\n{log}"));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
+    }
+}
+
+/// A hot standby of the shared server, streaming its changes (for tests of reads on replicas).
+pub struct Standby {
+    pub port: u16,
+    data: PathBuf,
+    bin: PathBuf,
+}
+
+impl Standby {
+    /// A connection URL for `database` on the standby.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{SUPERUSER}@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// Kills the standby at once (`pg_ctl stop -m immediate`: no shutdown, connections cut),
+    /// and waits until it is gone.
+    pub fn kill(&self) {
+        let stopped = as_server_user(&self.bin.join("pg_ctl"), is_root(), false)
+            .args(["stop", "-m", "immediate", "-w", "-D"])
+            .arg(&self.data)
+            .output()
+            .unwrap_or_else(|e| panic!("pg_ctl: {e}"));
+        assert!(
+            stopped.status.success(),
+            "pg_ctl stop: {}",
+            String::from_utf8_lossy(&stopped.stderr)
+        );
+    }
+}
+
+/// A new streaming standby of the shared server: `pg_basebackup -R` of everything the server
+/// holds now, started on its own port; it follows the server's changes from then on.
+pub fn standby() -> Standby {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let server = server();
+    let root = is_root();
+    let dir = server
+        .dir
+        .join(format!("standby-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+    let start = || -> Result<Standby, String> {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if root {
+            give_to_server_user(&dir)?;
+        }
+        let data = dir.join("data");
+        let backup = as_server_user(&server.bin.join("pg_basebackup"), root, false)
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &server.port.to_string(),
+                "-U",
+                SUPERUSER,
+            ])
+            .arg("-D")
+            .arg(&data)
+            .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"])
+            .output()
+            .map_err(|e| format!("pg_basebackup: {e}"))?;
+        if !backup.status.success() {
+            return Err(format!(
+                "pg_basebackup failed: {}",
+                String::from_utf8_lossy(&backup.stderr)
+            ));
+        }
+        let port = free_port()?;
+        run_server(
+            &server.bin,
+            root,
+            &data,
+            &server.dir,
+            port,
+            &dir.join("log"),
+        )?;
+        let standby = Standby {
+            port,
+            data,
+            bin: server.bin.clone(),
+        };
+        wait_until_accepting(&standby.url("postgres"), &dir.join("log"))?;
+        Ok(standby)
+    };
+    start().unwrap_or_else(|e| panic!("test PostgreSQL standby: {e}"))
+}
+
+fn give_to_server_user(dir: &Path) -> Result<(), String> {
+    let owned = Command::new("chown")
+        .arg(SERVER_USER)
+        .arg(dir)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if owned.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "cannot give {} to {SERVER_USER}: run scripts/install-test-postgres.sh, which creates the user",
+            dir.display()
+        ))
     }
 }
 

@@ -29,6 +29,10 @@ pub struct Answer<T> {
     #[serde(flatten)]
     pub body: T,
     pub freshness: Vec<Freshness>,
+    /// The database server that answered (PostgreSQL: the primary, or a standby and its lag);
+    /// absent on the embedded store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<quarry_core::ServedBy>,
 }
 
 /// `summary`: the file's outline, one symbol's context, or the file's call graph (the `mode`

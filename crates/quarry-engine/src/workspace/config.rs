@@ -54,6 +54,9 @@ fn spec(key: &str) -> Result<KeySpec> {
         })
 }
 
+/// How far a standby may trail the primary and still answer searches, in seconds.
+pub const DEFAULT_MAX_LAG_S: f64 = 30.0;
+
 /// The default of a key, as `quarry config get` prints it ("" when there is none).
 fn default_of(key: &str) -> String {
     let f = FusionConfig::default();
@@ -69,6 +72,7 @@ fn default_of(key: &str) -> String {
         "daemon.idle_s" => DEFAULT_DAEMON_IDLE_S.to_string(),
         "embed.timeout_s" => DEFAULT_TIMEOUT_S.to_string(),
         "store.timeout_s" => quarry_postgres::DEFAULT_TIMEOUT.as_secs().to_string(),
+        "store.max_lag_s" => DEFAULT_MAX_LAG_S.to_string(),
         "search.rerank" => "none".into(),
         "search.rerank_candidates" => DEFAULT_RERANK_CANDIDATES.to_string(),
         "llm.command" => "claude -p".into(),
@@ -118,6 +122,16 @@ fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
                 return Err(bad("a postgres:// URL"));
             }
             raw.into()
+        }
+        KeyKind::PostgresUrls => {
+            let urls: Vec<&str> = raw.split(',').map(str::trim).collect();
+            if urls
+                .iter()
+                .any(|u| !(u.starts_with("postgres://") || u.starts_with("postgresql://")))
+            {
+                return Err(bad("postgres:// URLs separated by commas"));
+            }
+            urls.join(",").into()
         }
         KeyKind::Url => {
             if !(raw.starts_with("http://") || raw.starts_with("https://")) || raw.len() < 10 {

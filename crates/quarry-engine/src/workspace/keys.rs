@@ -17,6 +17,8 @@ pub enum KeyKind {
     Number,
     /// A PostgreSQL connection URL (`postgres://` or `postgresql://`).
     PostgresUrl,
+    /// PostgreSQL connection URLs, separated by commas.
+    PostgresUrls,
 }
 
 /// One setting.
@@ -33,6 +35,16 @@ pub const KEYS: &[KeySpec] = &[
         name: "store.url",
         kind: KeyKind::PostgresUrl,
         help: "keep the index on PostgreSQL with pgvector instead of the embedded SQLite file, e.g. postgres://user:password@host:5432/db; $QUARRY_DB_URL and --db-url override it (lists show the password as ***)",
+    },
+    KeySpec {
+        name: "store.read_urls",
+        kind: KeyKind::PostgresUrls,
+        help: "hot standbys of store.url (streaming replicas), comma-separated: searches read from the first that answers and trails the primary by at most store.max_lag_s, else from the primary; index runs always write to the primary; $QUARRY_DB_READ_URLS and --db-read-url override it",
+    },
+    KeySpec {
+        name: "store.max_lag_s",
+        kind: KeyKind::Number,
+        help: "seconds of the primary's changes a standby may not have replayed yet and still answer searches",
     },
     KeySpec {
         name: "store.timeout_s",

@@ -94,11 +94,39 @@ impl Workspace {
         config.get("store.url").map(Some)
     }
 
+    /// The standbys searches may read from: `$QUARRY_DB_READ_URLS` (which `--db-read-url`
+    /// sets), else the workspace's `store.read_urls`.
+    fn store_read_urls(config: &config::Config) -> Result<Vec<String>> {
+        let listed = match std::env::var("QUARRY_DB_READ_URLS") {
+            Ok(urls) if !urls.trim().is_empty() => urls,
+            _ if config.is_set("store.read_urls") => config.get("store.read_urls")?,
+            _ => return Ok(Vec::new()),
+        };
+        Ok(listed
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(String::from)
+            .collect())
+    }
+
     fn with_store(dir: &Path, access: Access) -> Result<Workspace> {
         let store: Box<dyn Store + Send> = match Self::store_url(dir)? {
             Some(url) => {
-                let timeout = config::Config::load(dir)?.seconds("store.timeout_s");
-                Box::new(quarry_postgres::PgStore::connect_with(&url, timeout)?)
+                let config = config::Config::load(dir)?;
+                let timeout = config.seconds("store.timeout_s");
+                let read_urls = Self::store_read_urls(&config)?;
+                // Index runs write, and read what they wrote: only searches go to standbys.
+                if access == Access::Read && !read_urls.is_empty() {
+                    Box::new(quarry_postgres::PgStore::connect_reading(
+                        &url,
+                        &read_urls,
+                        config.number("store.max_lag_s"),
+                        timeout,
+                    )?)
+                } else {
+                    Box::new(quarry_postgres::PgStore::connect_with(&url, timeout)?)
+                }
             }
             None => Box::new(SqliteStore::open_with(&Self::index_file(dir), access)?),
         };
