@@ -3,6 +3,8 @@
 
 Usage: bench/pg_scale.py TREE [--copies 50] [--dims 384] [--queries 50] [--quarry PATH]
        bench/pg_scale.py --vectors-only 1000000 [--clusters 2000] [--dims 384] [--queries 50]
+       bench/pg_scale.py --real-vectors INDEX.sqlite [INDEX.sqlite ...] [--queries 200]
+                         [--m 16] [--ef-construction 64]
 
 Builds a synthetic corpus the size of a large monorepo from one real tree: TREE is hard-linked
 into COPIES folders and each is indexed by `quarry index --no-embed` into one PostgreSQL database
@@ -19,10 +21,17 @@ any graph index. `--vectors-only N --clusters K` skips the corpus and measures H
 drawn around K random centres (each coordinate: the centre's plus uniform noise of half its
 spread), queries drawn the same way: closer to real embeddings, which cluster by topic.
 
+`--real-vectors` measures HNSW on real embeddings: every chunk vector and commit vector of the
+given quarry workspaces (their SQLite files, embedded by quarry's model), each tagged with its
+repo. QUERIES of them, drawn at random, are held out of the corpus and serve as the queries (as
+ANN benchmarks draw queries from the corpus's distribution); recall@10 is against the exact scan
+of the rest, unfiltered and with a one-repo filter (pgvector's iterative index scan against the
+exact scan under the filter).
+
 Server settings: maintenance_work_mem 6GB (the graph is built in memory), 2 parallel
 maintenance workers, shared_buffers 4GB; everything else default.
 """
-import argparse, os, random, re, shutil, statistics, subprocess, tempfile, time
+import argparse, os, random, re, shutil, sqlite3, statistics, struct, subprocess, tempfile, time
 
 from pg_server import PgServer
 from postgres_vs_sqlite import QUERIES, timed_searches
@@ -33,12 +42,14 @@ def percentile(values, p):
     return values[max(0, int(len(values) * p + 0.5) - 1)]
 
 
-def timed_top10(server, db, settings, vectors, dims):
-    """Runs each query in one psql session with `settings`; returns (ids per query, ms each)."""
+def timed_top10(server, db, settings, vectors, dims, where=None):
+    """Runs each query in one psql session with `settings`; returns (ids per query, ms each).
+    `where`, if given, is a condition per query (a filter)."""
     script = ["\\timing on", settings]
-    for v in vectors:
+    for i, v in enumerate(vectors):
         literal = "[" + ",".join(f"{x:.6f}" for x in v) + "]"
-        script.append(f"SELECT '#', string_agg(repo_id || ':' || hash, ',') FROM (SELECT repo_id, hash FROM embeddings "
+        condition = f"WHERE {where[i]} " if where else ""
+        script.append(f"SELECT '#', string_agg(repo_id || ':' || hash, ',') FROM (SELECT repo_id, hash FROM embeddings {condition}"
                       f"ORDER BY (vector::vector({dims})) <=> '{literal}'::vector({dims}) LIMIT 10) t;")
     out = server.psql(db, "\n".join(script) + "\n")
     ids, times = [], []
@@ -60,6 +71,9 @@ def main():
     ap.add_argument("--copies", type=int, default=50)
     ap.add_argument("--dims", type=int, default=384)
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--real-vectors", nargs="+", metavar="INDEX", help="quarry SQLite index files whose vectors to measure HNSW on")
+    ap.add_argument("--m", type=int, default=16)
+    ap.add_argument("--ef-construction", type=int, default=64)
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--quarry", default=os.path.join(here, "..", "target", "release", "quarry"))
     args = ap.parse_args()
@@ -69,6 +83,8 @@ def main():
         url = server.create_database("scale")
         if args.vectors_only:
             return clustered(server, args)
+        if args.real_vectors:
+            return real(server, args)
         trees = tempfile.mkdtemp(prefix="quarry-scale-trees-")
         workspace = ["--index-dir", os.path.join(server.work, "ws"), "--db-url", url]
         try:
@@ -127,12 +143,61 @@ def clustered(server, args):
     hnsw(server, args, queries)
 
 
+def real(server, args):
+    """Every chunk and commit vector of the given quarry indexes, QUERIES of them held out."""
+    rows = []
+    for source, path in enumerate(args.real_vectors):
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # A chunk vector belongs to the repo of (one of) the chunks that share its text; repo
+        # ids are told apart per index file.
+        rows += [("c", source * 1000 + repo, key, blob) for repo, key, blob in db.execute(
+            """SELECT min(f.repo_id), e.hash, e.vector FROM embeddings e
+               JOIN chunks c ON c.embed_hash = e.hash JOIN files f ON f.id = c.file_id GROUP BY e.hash""")]
+        rows += [("h", source * 1000 + repo, str(key), blob) for repo, key, blob in db.execute(
+            "SELECT c.repo_id, v.commit_id, v.vector FROM commit_vectors v JOIN commits c ON c.id = v.commit_id")]
+    dims = len(rows[0][3]) // 4
+    args.dims = dims
+    rng.shuffle(rows)
+    held, corpus = rows[:args.queries], rows[args.queries:]
+    started = time.perf_counter()
+    server.psql("scale", """
+        CREATE EXTENSION vector;
+        CREATE TABLE embeddings(repo_id bigint NOT NULL, hash text NOT NULL, vector vector NOT NULL,
+                                PRIMARY KEY (repo_id, hash));""")
+    def text(blob):
+        return "[" + ",".join(f"{x:.7g}" for x in struct.unpack(f"<{dims}f", blob)) + "]"
+    # Chunk and commit vectors of one repo id are told apart by a repo id per kind.
+    repo_of = lambda kind, repo: repo * 2 + (kind == "h")
+    copy = "\n".join(f"{repo_of(k, r)}\t{k}{key}\t{text(b)}" for k, r, key, b in corpus)
+    server.psql("scale", "COPY embeddings FROM STDIN;\n" + copy + "\n\\.\n")
+    counts = server.psql("scale", "SELECT repo_id, count(*) FROM embeddings GROUP BY 1 ORDER BY 2 DESC")
+    print(f"{len(corpus):,} real vectors x {dims} ({sum(k == 'c' for k, *_ in corpus):,} chunks, "
+          f"{sum(k == 'h' for k, *_ in corpus):,} commits) from {', '.join(args.real_vectors)}; "
+          f"{len(held)} held out as queries; stored in {time.perf_counter() - started:.0f} s; {os.cpu_count()} cores")
+    print("vectors per repo id: " + ", ".join(line.replace("|", ": ") for line in counts.split()))
+    queries = [struct.unpack(f"<{dims}f", b) for _, _, _, b in held]
+    hnsw(server, args, queries)
+    # Filtered: each query restricted to its own repo (same kind), as `--repo` does.
+    where = [f"repo_id = {repo_of(k, r)}" for k, r, _, _ in held]
+    exact, exact_ms = timed_top10(server, "scale", "SET enable_indexscan = off;", queries, dims, where)
+    print(f"\nfiltered to the query's repo — exact: p50 {statistics.median(exact_ms):.1f} ms, p95 {percentile(exact_ms, 0.95):.1f} ms")
+    print(f"{'ef_search':>9} | {'iterative':>9} | {'recall@10':>9} | {'p50':>8} {'p95':>8}")
+    for ef in (40, 100, 200):
+        for mode in ("off", "relaxed_order", "strict_order"):
+            found, ms = timed_top10(server, "scale", f"SET hnsw.ef_search = {ef}; SET hnsw.iterative_scan = {mode};",
+                                    queries, dims, where)
+            recall = statistics.mean(len(a & b) / max(1, min(10, len(b))) for a, b in zip(found, exact))
+            print(f"{ef:9} | {mode:>9} | {recall:9.3f} | {statistics.median(ms):6.1f}ms {percentile(ms, 0.95):6.1f}ms")
+
+
 def hnsw(server, args, queries):
     started = time.perf_counter()
-    server.psql("scale", f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw ((vector::vector({args.dims})) vector_cosine_ops)")
+    m, ef_construction = getattr(args, "m", 16), getattr(args, "ef_construction", 64)
+    server.psql("scale", f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw ((vector::vector({args.dims})) vector_cosine_ops) "
+                         f"WITH (m = {m}, ef_construction = {ef_construction})")
     build = time.perf_counter() - started
     size = int(server.psql("scale", "SELECT pg_relation_size('embeddings_hnsw')")) / 2**30
-    print(f"HNSW build (m 16, ef_construction 64): {build:.0f} s; index {size:.1f} GiB")
+    print(f"HNSW build (m {m}, ef_construction {ef_construction}): {build:.0f} s; index {size:.2f} GiB")
 
     exact, exact_ms = timed_top10(server, "scale", "SET enable_indexscan = off;", queries, args.dims)
     print(f"\nexact scan: p50 {statistics.median(exact_ms):.0f} ms, p95 {percentile(exact_ms, 0.95):.0f} ms")

@@ -139,26 +139,17 @@ fn start() -> Result<Server, String> {
     if root {
         give_to_server_user(&dir)?;
     }
-    let initdb = as_server_user(&bin.join("initdb"), root, false)
-        .arg("-D")
-        .arg(dir.join("data"))
-        .args([
-            "-U",
-            SUPERUSER,
-            "--auth=trust",
-            "--no-locale",
-            "-E",
-            "UTF8",
-            "--no-sync",
-        ])
-        .output()
-        .map_err(|e| format!("initdb: {e}"))?;
-    if !initdb.status.success() {
-        return Err(format!(
-            "initdb failed: {}",
-            String::from_utf8_lossy(&initdb.stderr)
-        ));
-    }
+    let mut initdb = as_server_user(&bin.join("initdb"), root, false);
+    initdb.arg("-D").arg(dir.join("data")).args([
+        "-U",
+        SUPERUSER,
+        "--auth=trust",
+        "--no-locale",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    ]);
+    succeeds(initdb, "initdb")?;
     let port = free_port()?;
     run_server(&bin, root, &dir.join("data"), &dir, port, &dir.join("log"))?;
     let server = Server { port, dir, bin };
@@ -276,7 +267,8 @@ pub fn standby() -> Standby {
             give_to_server_user(&dir)?;
         }
         let data = dir.join("data");
-        let backup = as_server_user(&server.bin.join("pg_basebackup"), root, false)
+        let mut backup = as_server_user(&server.bin.join("pg_basebackup"), root, false);
+        backup
             .args([
                 "-h",
                 "127.0.0.1",
@@ -287,15 +279,8 @@ pub fn standby() -> Standby {
             ])
             .arg("-D")
             .arg(&data)
-            .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"])
-            .output()
-            .map_err(|e| format!("pg_basebackup: {e}"))?;
-        if !backup.status.success() {
-            return Err(format!(
-                "pg_basebackup failed: {}",
-                String::from_utf8_lossy(&backup.stderr)
-            ));
-        }
+            .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"]);
+        succeeds(backup, "pg_basebackup")?;
         let port = free_port()?;
         run_server(
             &server.bin,
@@ -314,6 +299,19 @@ pub fn standby() -> Standby {
         Ok(standby)
     };
     start().unwrap_or_else(|e| panic!("test PostgreSQL standby: {e}"))
+}
+
+/// Runs `command` to its end; its error output is the error when it fails.
+fn succeeds(mut command: Command, what: &str) -> Result<(), String> {
+    let out = command.output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 fn give_to_server_user(dir: &Path) -> Result<(), String> {
