@@ -35,7 +35,17 @@ impl PgError {
             PgError::Db(e) => e
                 .as_db_error()
                 .map(|d| d.message().to_string())
-                .unwrap_or_else(|| e.to_string()),
+                .unwrap_or_else(|| {
+                    // "error connecting to server" says nothing of why: the causes do
+                    // ("Connection refused").
+                    let mut text = e.to_string();
+                    let mut cause = std::error::Error::source(e);
+                    while let Some(c) = cause {
+                        text.push_str(&format!(": {c}"));
+                        cause = c.source();
+                    }
+                    text
+                }),
             PgError::TimedOut(limit) => format!(
                 "no answer within {} (store.timeout_s); check that the server is up and not \
                  overloaded, or raise store.timeout_s",
