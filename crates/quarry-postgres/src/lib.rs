@@ -58,6 +58,8 @@ pub struct PgStore {
     replica: RefCell<Option<replicas::Replica>>,
     /// Why each standby listed is not the one answering.
     skipped: RefCell<Vec<String>>,
+    /// Whether the server's pgvector has iterative index scans (0.8 and later), once asked.
+    iterative_scans: std::cell::OnceCell<bool>,
     /// Repos whose chunks this store replaced or deleted since the last prune: only they can
     /// hold vectors no chunk uses (a whole-database anti-join cost seconds per run at a
     /// million chunks).
@@ -129,6 +131,7 @@ impl PgStore {
             shown_url,
             replica: RefCell::new(None),
             skipped: RefCell::new(Vec::new()),
+            iterative_scans: std::cell::OnceCell::new(),
             pruning: HashSet::new(),
         })
     }
@@ -152,12 +155,37 @@ impl PgStore {
                 shown_url: redact(url),
                 replica: RefCell::new(Some(replica)),
                 skipped: RefCell::new(Vec::new()),
+                iterative_scans: std::cell::OnceCell::new(),
                 pruning: HashSet::new(),
             },
             None => Self::connect_with(url, timeout)?,
         };
         *store.skipped.borrow_mut() = skipped;
         Ok(store)
+    }
+
+    /// Whether pgvector goes on scanning an HNSW index until enough rows pass a query's
+    /// filters (`hnsw.iterative_scan`, pgvector 0.8 and later); asked once per store.
+    pub(crate) fn iterative_scans(&self) -> Result<bool> {
+        if let Some(known) = self.iterative_scans.get() {
+            return Ok(*known);
+        }
+        let version: Option<String> = self.with(|c| {
+            c.query_opt(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+                &[],
+            )
+            .map(|r| r.map(|r| r.get(0)))
+        })?;
+        let mut parts = version
+            .as_deref()
+            .unwrap_or("0")
+            .split('.')
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        let known = (major, minor) >= (0, 8);
+        let _ = self.iterative_scans.set(known);
+        Ok(known)
     }
 
     fn err(&self, e: PgError) -> anyhow::Error {

@@ -204,6 +204,17 @@ fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
         "cosine of the same vector: {}",
         hits[0].score
     );
+    // A repo filter is answered through the index, scanned on until enough rows pass it.
+    let in_repo = store
+        .search_vector(&VectorQuery {
+            vectors: vec![unit(&probe)],
+            limit: 3,
+            repos: vec!["r".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(in_repo.len(), 3);
+    assert_eq!(in_repo[0].path, "beta.py");
     // A filter is answered exactly, not from the index's cut.
     let filtered = store
         .search_vector(&VectorQuery {
