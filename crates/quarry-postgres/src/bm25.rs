@@ -32,7 +32,8 @@ pub(crate) struct Bm25<'a> {
 /// column. Ranked by BM25 as the embedded store's FTS5 computes it, so the two stores order
 /// the same candidates alike (docs/POSTGRES.md measures how closely):
 ///
-/// - each distinct term of the query is a phrase that a row matches or not;
+/// - each distinct term of the query is a phrase that a row matches or not, its score counted
+///   as many times as the query names it (FTS5 scores a repeated phrase again);
 /// - a term's IDF is `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), over every row of the
 ///   database (`fts_totals`) and every row containing it — counted before the repo, language
 ///   and path filters, as FTS5 counts before the join that applies them;
@@ -43,13 +44,19 @@ pub(crate) fn ranked(
     q: &Bm25,
     push_filters: impl FnOnce(&mut String, &mut Params),
 ) -> (String, Params) {
-    let mut seen = std::collections::HashSet::new();
-    let terms: Vec<String> = q
-        .terms
-        .iter()
-        .filter(|t| seen.insert(t.as_str()))
-        .cloned()
-        .collect();
+    // A term asked for twice counts twice, as a phrase repeated in an FTS5 query does (an
+    // issue's title is asked for three times): read once, its score multiplied.
+    let mut terms: Vec<String> = Vec::new();
+    let mut times: Vec<f64> = Vec::new();
+    for term in q.terms {
+        match terms.iter().position(|t| t == term) {
+            Some(i) => times[i] += 1.0,
+            None => {
+                terms.push(term.clone());
+                times.push(1.0);
+            }
+        }
+    }
     let matched = (1..=terms.len())
         .map(|k| format!("phraseto_tsquery('quarry', $1[{k}])"))
         .collect::<Vec<_>>()
@@ -61,14 +68,19 @@ pub(crate) fn ranked(
     let [a, b, c, d] = q.weights;
     let top = a.max(b).max(c).max(d).max(f64::MIN_POSITIVE);
     let rank_weights: Vec<f32> = [d, c, b, a].iter().map(|w| (w / top) as f32).collect();
-    let mut params: Params = vec![Box::new(terms), Box::new(rank_weights), Box::new(top)];
+    let mut params: Params = vec![
+        Box::new(terms),
+        Box::new(rank_weights),
+        Box::new(top),
+        Box::new(times),
+    ];
     let mut filters = String::new();
     push_filters(&mut filters, &mut params);
     params.push(Box::new(q.limit as i64));
     let limit = params.len();
     let sql = format!(
         "WITH terms AS MATERIALIZED (
-             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query
+             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query, ($4::float8[])[t.i] AS times
              FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)),
          candidates AS MATERIALIZED (
              -- `|| ''`: the text vector decompressed once here, not by every term's call below
@@ -82,7 +94,7 @@ pub(crate) fn ranked(
                     greatest(coalesce(sum(tokens), 0)::float8 / greatest(sum(docs), 1), 1e-9) AS avgdl
              FROM fts_totals WHERE kind = '{table}'),
          tf AS MATERIALIZED (
-             SELECT c.repo_id, c.id, c.n_tokens, c.kept, terms.i, x.f
+             SELECT c.repo_id, c.id, c.n_tokens, c.kept, terms.i, terms.times, x.f
              -- Every row containing the term counts for its IDF (as in FTS5), even where the
              -- term is only in fields weighted 0.
              FROM candidates c JOIN terms ON c.tsv @@ terms.query
@@ -94,7 +106,7 @@ pub(crate) fn ranked(
                    FROM tf, totals GROUP BY tf.i, totals.docs) counted),
          scored AS (
              SELECT tf.repo_id, tf.id,
-                    sum(idf.idf * tf.f * ({k1} + 1)
+                    sum(tf.times * idf.idf * tf.f * ({k1} + 1)
                         / (tf.f + {k1} * (1 - {b} + {b} * tf.n_tokens / totals.avgdl))) AS rank
              FROM tf JOIN idf USING (i), totals
              WHERE tf.kept AND ({every_term})

@@ -590,6 +590,29 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
             &b[..3.min(b.len())]
         );
     }
+    // A term asked for three times (an issue's title) weighs three times on both stores.
+    let repeated = |s: &dyn Store| -> Vec<((String, u32), f64)> {
+        s.search_lexical(&LexicalQuery {
+            terms: ["trigram", "trigram", "trigram", "regex", "literal"]
+                .map(String::from)
+                .to_vec(),
+            limit: 5,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|h| ((h.path, h.start_line), h.score))
+        .collect()
+    };
+    let (on_sqlite, on_pg) = (repeated(&sqlite), repeated(&pg));
+    assert_eq!(on_sqlite.len(), on_pg.len());
+    for ((a, x), (b, y)) in on_sqlite.iter().zip(&on_pg) {
+        assert_eq!(a, b, "{on_sqlite:?} vs {on_pg:?}");
+        assert!(
+            (x - y).abs() <= 0.02 * x.abs(),
+            "{on_sqlite:?} vs {on_pg:?}"
+        );
+    }
     let overlap = overlap / queries.len() as f64;
     eprintln!("mean overlap@10 of files: {overlap:.2}; largest score difference {worst:.4}");
     assert!(
