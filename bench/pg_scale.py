@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PostgreSQL at a million chunks: ingest, HNSW recall and latency, lexical latency.
 
-Usage: bench/pg_scale.py TREE [--copies 50] [--dims 384] [--queries 50] [--quarry PATH]
+Usage: bench/pg_scale.py TREE [--copies 50] [--dims 384] [--queries 50] [--quarry PATH] [--lexical-only]
        bench/pg_scale.py --vectors-only 1000000 [--clusters 2000] [--dims 384] [--queries 50]
        bench/pg_scale.py --real-vectors INDEX.sqlite [INDEX.sqlite ...] [--queries 200]
                          [--m 16] [--ef-construction 64]
@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--dims", type=int, default=384)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--real-vectors", nargs="+", metavar="INDEX", help="quarry SQLite index files whose vectors to measure HNSW on")
+    ap.add_argument("--lexical-only", action="store_true", help="ingest and lexical search only (no vectors, no HNSW)")
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=64)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -103,6 +104,15 @@ def main():
         print(f"{args.copies} copies of {args.tree}: {chunks:,} chunks; ingest {ingest:.0f} s "
               f"({chunks / ingest:,.0f} chunks/s); lexical index {size:.1f} GiB; {os.cpu_count()} cores")
 
+        tables = server.psql("scale", """SELECT relname, pg_total_relation_size(oid) FROM pg_class
+            WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 2 DESC LIMIT 6""")
+        print("largest tables (with their indexes): " + ", ".join(
+            f"{name} {int(size) / 2**20:,.0f} MiB" for name, size in (line.split("|") for line in tables.split())))
+        print(f"per chunk: {size * 2**30 / chunks:,.0f} bytes")
+        if args.lexical_only:
+            p50, p95, _ = timed_searches(quarry, workspace, QUERIES, 1)
+            print(f"\nlexical `quarry search` over {chunks:,} chunks, {len(QUERIES)} queries x 3: p50 {p50:.0f} ms, p95 {p95:.0f} ms")
+            return
         started = time.perf_counter()
         server.psql("scale", f"""
             INSERT INTO embeddings(repo_id, hash, vector)
