@@ -124,16 +124,26 @@ impl PgStore {
             ),
         })?;
         schema::migrate(&mut client).with_context(|| format!("PostgreSQL at {shown_url}"))?;
-        Ok(PgStore {
+        Ok(Self::on(client, url, timeout, None))
+    }
+
+    /// A store on `client`: connected to the primary at `url`, or to `replica`.
+    fn on(
+        client: PgClient,
+        url: &str,
+        timeout: Duration,
+        replica: Option<replicas::Replica>,
+    ) -> PgStore {
+        PgStore {
             client: RefCell::new(client),
             url: url.to_string(),
             timeout,
-            shown_url,
-            replica: RefCell::new(None),
+            shown_url: redact(url),
+            replica: RefCell::new(replica),
             skipped: RefCell::new(Vec::new()),
             iterative_scans: std::cell::OnceCell::new(),
             pruning: HashSet::new(),
-        })
+        }
     }
 
     /// A store for reading only (searches): its reads go to the first of `read_urls` that
@@ -148,16 +158,7 @@ impl PgStore {
     ) -> Result<PgStore> {
         let (chosen, skipped) = replicas::choose(read_urls, max_lag_s, timeout);
         let store = match chosen {
-            Some((client, replica)) => PgStore {
-                client: RefCell::new(client),
-                url: url.to_string(),
-                timeout,
-                shown_url: redact(url),
-                replica: RefCell::new(Some(replica)),
-                skipped: RefCell::new(Vec::new()),
-                iterative_scans: std::cell::OnceCell::new(),
-                pruning: HashSet::new(),
-            },
+            Some((client, replica)) => Self::on(client, url, timeout, Some(replica)),
             None => Self::connect_with(url, timeout)?,
         };
         *store.skipped.borrow_mut() = skipped;
