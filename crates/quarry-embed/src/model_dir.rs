@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 
+use crate::models::{architecture_of, Architecture, LocalModel, EMBEDDINGGEMMA, MINILM};
 use crate::{Precision, INSTALL_HINT, MODEL_NAME};
 
 /// Environment variable naming the model directory; wins over the default location.
@@ -15,8 +16,11 @@ pub const MODEL_DIR_ENV: &str = "QUARRY_MODEL_DIR";
 /// installer put in the model directory (for example a CUDA build).
 pub const ORT_LIBRARY_ENV: &str = "QUARRY_ORT_LIB";
 
-/// The files a model directory must hold.
+/// The files a BERT model directory must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+/// The files an EmbeddingGemma directory must hold (the weights live in the graphs; onnxruntime
+/// is its only runtime).
+pub const GEMMA_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model_int8.onnx"];
 
 /// The onnxruntime library's file name inside `<model dir>/onnxruntime/`.
 #[cfg(target_os = "macos")]
@@ -56,6 +60,17 @@ pub fn model_dir_from(
     Some(data.join("quarry").join("models").join(MODEL_NAME))
 }
 
+/// Where the installer puts `model`: [`default_model_dir`] for the default model; the others
+/// beside it, `$XDG_DATA_HOME/quarry/models/<name>` (else under `$HOME/.local/share`).
+pub fn model_dir_for(model: &LocalModel) -> Option<PathBuf> {
+    if model == &MINILM {
+        return default_model_dir();
+    }
+    let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE"));
+    let dir = model_dir_from(None, std::env::var_os("XDG_DATA_HOME"), home)?;
+    Some(dir.with_file_name(model.name))
+}
+
 /// Finds the installed model: `$QUARRY_MODEL_DIR`, then the installer's default location.
 /// A missing or incomplete model is an error that says to run `scripts/install-model.sh`.
 pub fn locate_model() -> Result<PathBuf> {
@@ -66,6 +81,7 @@ pub fn locate_model() -> Result<PathBuf> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelDir {
     root: PathBuf,
+    architecture: Architecture,
 }
 
 impl ModelDir {
@@ -80,7 +96,30 @@ impl ModelDir {
         Self::open(dir)
     }
 
-    /// Checks that `dir` holds every file of [`MODEL_FILES`].
+    /// [`ModelDir::open`] on the installer's location for `model`.
+    pub fn locate_model(model: &LocalModel) -> Result<Self> {
+        if model == &MINILM {
+            return Self::locate();
+        }
+        let dir = model_dir_for(model).ok_or_else(|| {
+            anyhow!(
+                "cannot find the {} model: neither XDG_DATA_HOME nor HOME is set",
+                model.name
+            )
+        })?;
+        if !dir.is_dir() {
+            bail!(
+                "the {name} embedding model is not installed: {} does not exist; run `quarry \
+                 model install {name}`",
+                dir.display(),
+                name = model.name
+            );
+        }
+        Self::open(dir)
+    }
+
+    /// Checks that `dir` holds every file its network needs ([`MODEL_FILES`] for BERT,
+    /// [`GEMMA_FILES`] for Gemma 3, told apart by `config.json`).
     pub fn open(dir: impl Into<PathBuf>) -> Result<Self> {
         let root = dir.into();
         if !root.is_dir() {
@@ -89,19 +128,57 @@ impl ModelDir {
                 root.display()
             );
         }
-        let missing: Vec<&str> = MODEL_FILES
+        let architecture = std::fs::read(root.join("config.json"))
+            .ok()
+            .and_then(|raw| serde_json::from_slice::<serde_json::Value>(&raw).ok())
+            .and_then(|c| c.get("model_type")?.as_str().map(str::to_owned));
+        let architecture = match architecture.as_deref() {
+            // No readable config: the missing files below say so.
+            None => Architecture::Bert,
+            Some(t) => architecture_of(t).ok_or_else(|| {
+                anyhow!(
+                    "{} holds a `{t}` model; quarry runs BERT sentence models and EmbeddingGemma",
+                    root.display()
+                )
+            })?,
+        };
+        let required: &[&str] = match architecture {
+            Architecture::Bert => &MODEL_FILES,
+            Architecture::Gemma3 => &GEMMA_FILES,
+        };
+        let missing: Vec<&str> = required
             .iter()
             .copied()
             .filter(|f| !root.join(f).is_file())
             .collect();
         if !missing.is_empty() {
+            let (name, hint) = match architecture {
+                Architecture::Bert => (MODEL_NAME, INSTALL_HINT.to_string()),
+                Architecture::Gemma3 => (
+                    EMBEDDINGGEMMA.name,
+                    format!("run `quarry model install {}`", EMBEDDINGGEMMA.aliases[0]),
+                ),
+            };
             bail!(
-                "the {MODEL_NAME} embedding model in {} is incomplete (missing {}); {INSTALL_HINT}",
+                "the {name} embedding model in {} is incomplete (missing {}); {hint}",
                 root.display(),
                 missing.join(", ")
             );
         }
-        Ok(Self { root })
+        Ok(Self { root, architecture })
+    }
+
+    /// The network this folder holds.
+    pub fn architecture(&self) -> Architecture {
+        self.architecture
+    }
+
+    /// What quarry knows of the model this folder holds (MiniLM's settings for any BERT one).
+    pub fn model(&self) -> &'static LocalModel {
+        match self.architecture {
+            Architecture::Bert => &MINILM,
+            Architecture::Gemma3 => &EMBEDDINGGEMMA,
+        }
     }
 
     pub fn path(&self) -> &Path {

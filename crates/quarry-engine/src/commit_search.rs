@@ -164,7 +164,7 @@ impl Workspace {
         };
         let mut vector = None;
         if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
-            match embedder.embed(&[meaning_of(text, &plan)]) {
+            match embedder.embed_queries(&[meaning_of(text, &plan)]) {
                 Ok(mut v) => vector = v.pop(),
                 Err(e) => {
                     warnings.push(format!("{e:#}; answered lexically"));

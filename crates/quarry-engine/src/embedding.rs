@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 /// Distinct texts fetched, embedded and stored per transaction.
 const BACKFILL_BATCH: usize = 128;
 
-fn local_options(run: LocalRun) -> quarry_embed::EmbedOptions {
+fn local_options(model: &quarry_embed::LocalModel, run: LocalRun) -> quarry_embed::EmbedOptions {
     quarry_embed::EmbedOptions {
-        max_tokens: EMBED_MAX_TOKENS,
+        max_tokens: model.index_tokens,
         runtime: run.runtime,
         precision: run.precision,
         device: run.device,
@@ -26,23 +26,28 @@ fn local_options(run: LocalRun) -> quarry_embed::EmbedOptions {
     }
 }
 
-/// Tokens per embedded chunk: the length MiniLM was trained at; the embedding text
-/// (`quarry_core::embed_text`) is cut to fit it.
-pub const EMBED_MAX_TOKENS: usize = 128;
+/// Tokens per embedded chunk with the default model: the length MiniLM was trained at; the
+/// embedding text (`quarry_core::embed_text`) is cut to fit it. Each model has its own
+/// (`LocalModel::index_tokens`).
+pub const EMBED_MAX_TOKENS: usize = quarry_embed::MINILM.index_tokens;
 
 /// Builds the embedder a choice names (`None` for no embedder). Nothing is sent to an
 /// endpoint here.
 pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder>>> {
     Ok(match choice {
         EmbedderChoice::None => None,
-        EmbedderChoice::Local { model_dir, run } => {
+        EmbedderChoice::Local {
+            model,
+            model_dir,
+            run,
+        } => {
             let dir = match model_dir {
                 Some(dir) => quarry_embed::ModelDir::open(dir)?,
-                None => quarry_embed::ModelDir::locate()?,
+                None => quarry_embed::ModelDir::locate_model(model)?,
             };
             Some(Arc::new(quarry_embed::LocalEmbedder::from_dir(
                 &dir,
-                local_options(*run),
+                local_options(dir.model(), *run),
             )?))
         }
         EmbedderChoice::Endpoint {

@@ -141,7 +141,7 @@ impl Workspace {
         if let (Mode::Semantic | Mode::Hybrid, Some(embedder)) = (mode, &self.embedder) {
             let texts = query_texts(&request.query, &query_plan, request.fusion.files.passages);
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            match embedder.embed(&texts) {
+            match embedder.embed_queries(&texts) {
                 Ok(v) => query_vectors = v,
                 Err(e) => {
                     warnings.push(format!("{e:#}; answered lexically"));

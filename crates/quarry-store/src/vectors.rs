@@ -61,8 +61,9 @@ fn dot_decoded(stored: &[f32], query: &[f32]) -> f32 {
 /// Whether vectors stay in memory between searches (`keep_in_memory`).
 static KEEP_RESIDENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Most vectors kept in memory (384 dims: about 380 MB); a bigger index is scanned each time.
-const MAX_RESIDENT: usize = 250_000;
+/// Most vector components kept in memory (about 380 MB: 250,000 vectors of MiniLM's 384 dims,
+/// 125,000 of EmbeddingGemma's 768); a bigger index is scanned each time.
+const MAX_RESIDENT_FLOATS: usize = 250_000 * 384;
 
 /// The vectors of one index file, decoded, as of one state of its `embeddings` table.
 struct Resident {
@@ -126,7 +127,7 @@ fn resident(conn: &Connection, dims: usize) -> rusqlite::Result<Option<std::sync
     while let Some(row) = rows.next()? {
         let blob = row.get_ref(1)?.as_blob()?;
         if blob.len() == dims * 4 {
-            if ids.len() == MAX_RESIDENT {
+            if data.len() + dims > MAX_RESIDENT_FLOATS {
                 return Ok(None);
             }
             ids.push(row.get(0)?);

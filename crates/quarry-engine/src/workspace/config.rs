@@ -62,6 +62,7 @@ fn default_of(key: &str) -> String {
     let f = FusionConfig::default();
     match key {
         "embed.provider" => "auto".into(),
+        "embed.local_model" => quarry_embed::MINILM.name.into(),
         "embed.runtime" => "auto".into(),
         "embed.precision" => "int8".into(),
         "embed.device" => "cpu".into(),
@@ -173,8 +174,9 @@ pub struct ConfigEntry {
 pub enum EmbedderChoice {
     /// No vectors: lexical only.
     None,
-    /// The local model: the installed default, or this folder, run as `run` says.
+    /// The local model: the installed `model`, or this folder, run as `run` says.
     Local {
+        model: &'static quarry_embed::LocalModel,
         model_dir: Option<PathBuf>,
         run: LocalRun,
     },
@@ -379,6 +381,8 @@ impl Config {
         Ok(match provider {
             "none" => EmbedderChoice::None,
             "local" => EmbedderChoice::Local {
+                model: quarry_embed::local_model(&self.get("embed.local_model")?)
+                    .unwrap_or(&quarry_embed::MINILM),
                 model_dir: self.raw("embed.model_dir").map(PathBuf::from),
                 run: LocalRun {
                     runtime: match self.get("embed.runtime")?.as_str() {
@@ -472,10 +476,19 @@ mod tests {
         assert_eq!(
             config.embedder_choice().unwrap(),
             EmbedderChoice::Local {
+                model: &quarry_embed::MINILM,
                 model_dir: None,
                 run: LocalRun::default()
             }
         );
+        config
+            .set("embed.local_model", "embeddinggemma-300m")
+            .unwrap();
+        assert!(matches!(
+            config.embedder_choice().unwrap(),
+            EmbedderChoice::Local { model, .. } if model == &quarry_embed::EMBEDDINGGEMMA
+        ));
+        assert!(config.set("embed.local_model", "bge-small").is_err());
         config.set("embed.provider", "endpoint").unwrap();
         let err = config.embedder_choice().unwrap_err().to_string();
         assert!(err.contains("embed.endpoint"), "{err}");

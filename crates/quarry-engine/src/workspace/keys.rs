@@ -57,9 +57,14 @@ pub const KEYS: &[KeySpec] = &[
         help: "which embedder makes vectors: auto = the endpoint when embed.endpoint is set, else the local model; none = lexical only",
     },
     KeySpec {
+        name: "embed.local_model",
+        kind: KeyKind::Choice(&["all-MiniLM-L6-v2", "embeddinggemma-300m"]),
+        help: "the local model: all-MiniLM-L6-v2 (fast, the default) or embeddinggemma-300m (finds code by meaning better, ~4x slower to index; `quarry model install embeddinggemma`); changing it re-embeds",
+    },
+    KeySpec {
         name: "embed.model_dir",
         kind: KeyKind::Path,
-        help: "folder of a local BERT-style sentence model (config.json, tokenizer.json, model.safetensors) [default: the installed all-MiniLM-L6-v2]",
+        help: "folder of a local sentence model (a BERT one: config.json, tokenizer.json, model.safetensors; or an EmbeddingGemma install) [default: the installed embed.local_model]",
     },
     KeySpec {
         name: "embed.runtime",

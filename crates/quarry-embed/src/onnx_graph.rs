@@ -1,5 +1,4 @@
-//! The fast runtime: the model's ONNX graph (onnxruntime's fused transformer operators; int8
-//! weights by default) run by onnxruntime, loaded at run time from the shared library the
+//! The fast runtime: the model's ONNX graph (int8 weights by default) run by onnxruntime, loaded at run time from the shared library the
 //! installer took from the PyPI `onnxruntime` wheel (`ort`'s `load-dynamic`: nothing is
 //! downloaded at build or run time, and a quarry without the library still runs, on candle).
 //!
@@ -16,12 +15,14 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
 
+use crate::models::Architecture;
 use crate::{right_pad, Device};
 
-pub(crate) struct OnnxBert {
+pub(crate) struct OnnxGraph {
     // `Session::run` takes `&mut self`; batches run one at a time anyway.
     session: Mutex<Session>,
     dims: usize,
+    architecture: Architecture,
 }
 
 /// onnxruntime allows one environment per process, and the library is loaded once: the
@@ -50,13 +51,14 @@ fn environment(library: &Path) -> Result<Environment> {
     .map_err(|e| anyhow!("cannot load onnxruntime: {e}"))
 }
 
-impl OnnxBert {
+impl OnnxGraph {
     pub(crate) fn load(
         library: &Path,
         graph: &Path,
         threads: Option<usize>,
         device: Device,
         dims: usize,
+        architecture: Architecture,
     ) -> Result<Self> {
         if !graph.is_file() {
             anyhow::bail!("{} does not exist", graph.display());
@@ -92,12 +94,53 @@ impl OnnxBert {
         Ok(Self {
             session: Mutex::new(session),
             dims,
+            architecture,
         })
     }
 
-    /// One batch of token ids (right-padded here) through the graph, mean-pooled over the real
-    /// tokens and L2-normalised: the same pooling as the candle runtime.
+    /// One batch of token ids (right-padded here) through the graph: unit-length sentence
+    /// vectors, one per row.
     pub(crate) fn forward(&self, rows: &[&[u32]], pad_id: u32) -> Result<Vec<Vec<f32>>> {
+        match self.architecture {
+            Architecture::Bert => self.forward_bert(rows, pad_id),
+            Architecture::Gemma3 => self.forward_sentences(rows, pad_id),
+        }
+    }
+
+    /// A graph that answers `sentence_embedding` ([batch, dims]; pooled, projected and
+    /// normalised inside, scripts/build-onnx-gemma.py) from int64 ids and mask.
+    fn forward_sentences(&self, rows: &[&[u32]], pad_id: u32) -> Result<Vec<Vec<f32>>> {
+        let padded = right_pad(rows, pad_id);
+        let shape = [padded.batch, padded.seq];
+        let ids: Vec<i64> = padded.ids.into_iter().map(i64::from).collect();
+        let mask: Vec<i64> = padded.mask.into_iter().map(i64::from).collect();
+        let mut session = self
+            .session
+            .lock()
+            .map_err(|_| anyhow!("the onnxruntime session was poisoned by a panic"))?;
+        let outputs = session.run(ort::inputs![
+            "input_ids" => Tensor::from_array((shape, ids))?,
+            "attention_mask" => Tensor::from_array((shape, mask))?,
+        ])?;
+        let (out_shape, vectors) = outputs["sentence_embedding"].try_extract_tensor::<f32>()?;
+        anyhow::ensure!(
+            out_shape.len() == 2
+                && out_shape[0] as usize == padded.batch
+                && out_shape[1] as usize == self.dims,
+            "the model answered a tensor of shape {out_shape:?}, not [{}, {}]",
+            padded.batch,
+            self.dims
+        );
+        Ok(vectors
+            .chunks_exact(self.dims)
+            .map(<[f32]>::to_vec)
+            .collect())
+    }
+
+    /// A BERT graph (onnxruntime's fused transformer operators, scripts/build-onnx-model.py)
+    /// answers token states: mean-pooled over the real tokens and L2-normalised here, the same
+    /// pooling as the candle runtime.
+    fn forward_bert(&self, rows: &[&[u32]], pad_id: u32) -> Result<Vec<Vec<f32>>> {
         let padded = right_pad(rows, pad_id);
         let (batch, seq) = (padded.batch, padded.seq);
         // The graph takes int32 ids and mask (EmbedLayerNormalization's inputs).
