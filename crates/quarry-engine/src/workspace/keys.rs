@@ -59,7 +59,7 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         name: "embed.local_model",
         kind: KeyKind::Choice(&["all-MiniLM-L6-v2", "embeddinggemma-300m"]),
-        help: "the local model: all-MiniLM-L6-v2 (fast, the default) or embeddinggemma-300m (finds code by meaning better, ~4x slower to index; `quarry model install embeddinggemma`); changing it re-embeds",
+        help: "the local model: all-MiniLM-L6-v2 (fast, the default) or embeddinggemma-300m (finds code by meaning better, ~6x slower to index, 1 GB of memory; `quarry model install embeddinggemma`); changing it re-embeds",
     },
     KeySpec {
         name: "embed.model_dir",
