@@ -193,16 +193,7 @@ impl LocalEmbedder {
             .token_to_id("[PAD]")
             .unwrap_or(config.pad_token_id as u32);
 
-        let pool = match options.threads {
-            Some(n) => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .thread_name(|i| format!("quarry-embed-{i}"))
-                    .build()
-                    .context("starting the embedder's thread pool")?,
-            ),
-            None => None,
-        };
+        let pool = thread_pool(options.threads)?;
 
         let onnx = match options.runtime {
             Runtime::Candle => None,
@@ -297,16 +288,7 @@ impl LocalEmbedder {
                 model.aliases[0]
             )
         })?;
-        let pool = match options.threads {
-            Some(n) => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .thread_name(|i| format!("quarry-embed-{i}"))
-                    .build()
-                    .context("starting the embedder's thread pool")?,
-            ),
-            None => None,
-        };
+        let pool = thread_pool(options.threads)?;
         Ok(Self {
             engine: Engine::Onnx(onnx),
             model,
@@ -464,6 +446,20 @@ fn batches<'a>(order: &'a [usize], ids: &[Vec<u32>], size: usize) -> Vec<&'a [us
         out.push(&order[start..]);
     }
     out
+}
+
+/// A private pool of `threads` for tokenisation (and candle's forward pass); `None`: the global
+/// rayon pool.
+fn thread_pool(threads: Option<usize>) -> Result<Option<rayon::ThreadPool>> {
+    threads
+        .map(|n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .thread_name(|i| format!("quarry-embed-{i}"))
+                .build()
+                .context("starting the embedder's thread pool")
+        })
+        .transpose()
 }
 
 fn load_tokenizer(dir: &ModelDir, max_tokens: usize) -> Result<Tokenizer> {
