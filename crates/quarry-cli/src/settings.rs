@@ -162,10 +162,7 @@ fn local_row(name: String, dir: Option<PathBuf>, active: bool, run: LocalRun) ->
         ),
     };
     let runtime = opened.as_ref().ok().map(|model| {
-        let precision = match run.precision {
-            quarry_embed::Precision::Int8 => "int8",
-            quarry_embed::Precision::Fp32 => "fp32",
-        };
+        let precision = run.precision.as_str();
         let gemma = model.architecture() == quarry_embed::Architecture::Gemma3;
         match (run.runtime, model.onnx_missing(run.precision)) {
             // candle has no Gemma encoder: this model runs on onnxruntime or not at all.
@@ -371,11 +368,10 @@ fn install_model(name: &str, json: bool) -> Result<()> {
 
 fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
     let mut config = Config::load(dir)?;
-    match name {
-        "none" => config.set("embed.provider", "none")?,
-        "endpoint" => config.set("embed.provider", "endpoint")?,
-        n if quarry_embed::local_model(n).is_some() => {
-            let model = quarry_embed::local_model(n).unwrap_or(&quarry_embed::MINILM);
+    match (name, quarry_embed::local_model(name)) {
+        ("none", _) => config.set("embed.provider", "none")?,
+        ("endpoint", _) => config.set("embed.provider", "endpoint")?,
+        (_, Some(model)) => {
             config.set("embed.provider", "local")?;
             config.unset("embed.model_dir")?;
             if model == &quarry_embed::MINILM {
@@ -384,11 +380,11 @@ fn use_model(dir: &Path, name: &str, json: bool) -> Result<()> {
                 config.set("embed.local_model", model.name)?;
             }
         }
-        path if Path::new(path).is_dir() => {
+        (path, None) if Path::new(path).is_dir() => {
             config.set("embed.provider", "local")?;
             config.set("embed.model_dir", path)?;
         }
-        other => bail!(
+        (other, None) => bail!(
             "unknown model `{other}`: use {}, a folder holding config.json, tokenizer.json and model.safetensors, `endpoint` or `none`",
             quarry_embed::LOCAL_MODELS.map(|m| m.name).join(", ")
         ),

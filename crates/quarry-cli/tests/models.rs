@@ -9,6 +9,16 @@ use std::path::{Path, PathBuf};
 
 use common::{sample_repo, Env};
 
+/// The row of `quarry model --json` that names `name`.
+fn model_row<'a>(list: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    list["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {list}"))
+}
+
 /// The toy Gemma in `env`'s home, with the installed onnxruntime beside it.
 fn tiny_gemma(env: &Env) -> PathBuf {
     let src =
@@ -20,12 +30,7 @@ fn tiny_gemma(env: &Env) -> PathBuf {
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
     }
     let list = env.json(&["model"]);
-    let minilm = list["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "all-MiniLM-L6-v2")
-        .unwrap_or_else(|| panic!("{list}"));
+    let minilm = model_row(&list, "all-MiniLM-L6-v2");
     let ort_dir = Path::new(minilm["location"].as_str().unwrap()).join("onnxruntime");
     for entry in std::fs::read_dir(&ort_dir).unwrap() {
         let entry = entry.unwrap();
@@ -115,12 +120,7 @@ fn embeddinggemma_not_installed_says_how_to_install_it() {
         .output()
         .unwrap();
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let gemma = list["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "embeddinggemma-300m")
-        .unwrap_or_else(|| panic!("{list}"));
+    let gemma = model_row(&list, "embeddinggemma-300m");
     assert_eq!(gemma["available"], false);
     let problem = gemma["problem"].as_str().unwrap();
     assert!(

@@ -83,6 +83,16 @@ pub enum Precision {
     Fp32,
 }
 
+impl Precision {
+    /// `int8` or `fp32`, as fingerprints, settings and `quarry model` name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Int8 => "int8",
+            Precision::Fp32 => "fp32",
+        }
+    }
+}
+
 /// Where onnxruntime runs the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Device {
@@ -165,16 +175,19 @@ impl LocalEmbedder {
 
     /// Loads the model from `dir`.
     pub fn from_dir(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
-        if dir.architecture() == Architecture::Gemma3 {
-            return Self::gemma(dir, options);
-        }
+        let model = dir.model();
         ensure!(
-            (2..=MAX_POSITIONS).contains(&options.max_tokens),
-            "max_tokens must be between 2 and {MAX_POSITIONS}, not {}",
+            (2..=model.max_positions).contains(&options.max_tokens),
+            "max_tokens must be between 2 and {} for {}, not {}",
+            model.max_positions,
+            model.name,
             options.max_tokens
         );
         ensure!(options.batch_size >= 1, "batch_size must be at least 1");
         ensure!(options.threads != Some(0), "threads must be at least 1");
+        if model.architecture == Architecture::Gemma3 {
+            return Self::gemma(dir, options);
+        }
 
         let config_path = dir.config_path();
         let config: BertConfig = serde_json::from_slice(
@@ -252,19 +265,11 @@ impl LocalEmbedder {
         })
     }
 
-    /// EmbeddingGemma from `dir`: onnxruntime only (no candle Gemma encoder exists), the
-    /// graph's own hash standing for the weights (they live in it).
+    /// EmbeddingGemma from `dir` (options checked by [`LocalEmbedder::from_dir`]): onnxruntime
+    /// only (no candle Gemma encoder exists), the graph's own hash standing for the weights
+    /// (they live in it).
     fn gemma(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
         let model = &EMBEDDINGGEMMA;
-        ensure!(
-            (2..=model.max_positions).contains(&options.max_tokens),
-            "max_tokens must be between 2 and {} for {}, not {}",
-            model.max_positions,
-            model.name,
-            options.max_tokens
-        );
-        ensure!(options.batch_size >= 1, "batch_size must be at least 1");
-        ensure!(options.threads != Some(0), "threads must be at least 1");
         ensure!(
             options.runtime != Runtime::Candle,
             "{} runs on onnxruntime only: candle has Gemma 3 only as a causal language model, \
@@ -324,10 +329,7 @@ impl LocalEmbedder {
             Engine::Candle(_) => "candle fp32".into(),
             Engine::Onnx(_) => format!(
                 "onnxruntime {}{}",
-                match self.options.precision {
-                    Precision::Int8 => "int8",
-                    Precision::Fp32 => "fp32",
-                },
+                self.options.precision.as_str(),
                 if self.options.device == Device::Cuda {
                     " cuda"
                 } else {
@@ -512,13 +514,10 @@ impl Embedder for LocalEmbedder {
     /// `embeddinggemma-300m/onnx-<int8|fp32>:<first 16 hex of the graph>/max-tokens=<n>/prompts/dims=768`.
     fn fingerprint(&self) -> String {
         if self.model.architecture == Architecture::Gemma3 {
-            let precision = match self.options.precision {
-                Precision::Int8 => "int8",
-                Precision::Fp32 => "fp32",
-            };
             return format!(
-                "{}/onnx-{precision}:{}/max-tokens={}/prompts/dims={}",
+                "{}/onnx-{}:{}/max-tokens={}/prompts/dims={}",
                 self.model.name,
+                self.options.precision.as_str(),
                 &self.weights_sha256[..16],
                 self.options.max_tokens,
                 self.dims

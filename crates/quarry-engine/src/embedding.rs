@@ -26,11 +26,6 @@ fn local_options(model: &quarry_embed::LocalModel, run: LocalRun) -> quarry_embe
     }
 }
 
-/// Tokens per embedded chunk with the default model: the length MiniLM was trained at; the
-/// embedding text (`quarry_core::embed_text`) is cut to fit it. Each model has its own
-/// (`LocalModel::index_tokens`).
-pub const EMBED_MAX_TOKENS: usize = quarry_embed::MINILM.index_tokens;
-
 /// Builds the embedder a choice names (`None` for no embedder). Nothing is sent to an
 /// endpoint here.
 pub fn build_embedder(choice: &EmbedderChoice) -> Result<Option<Arc<dyn Embedder>>> {

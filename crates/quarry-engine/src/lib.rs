@@ -30,9 +30,7 @@ pub mod workspace;
 pub use answer::{AskResponse, RerankReport};
 pub use answer::{FileChange, IndexReport};
 pub use answer::{Freshness, Mode, SearchResponse};
-pub use embedding::{
-    build_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind, EMBED_MAX_TOKENS,
-};
+pub use embedding::{build_embedder, EmbedPurpose, EmbedReport, EmbedderNote, EmbedderNoteKind};
 pub use error::{is_bad_request, BadRequest};
 pub use index::IndexOptions;
 pub use progress::{NoProgress, Progress};
