@@ -55,7 +55,7 @@ pub const DIMS: usize = 384;
 /// Default truncation, in tokens including `[CLS]` and `[SEP]` (the model's `max_seq_length`).
 pub const DEFAULT_MAX_TOKENS: usize = 256;
 /// BERT's position table: no input can be longer.
-pub const MAX_POSITIONS: usize = 512;
+pub const MAX_POSITIONS: usize = MINILM.max_positions;
 /// What to do when the model is missing.
 pub const INSTALL_HINT: &str =
     "run `quarry model install` to install it (or set QUARRY_MODEL_DIR to a directory holding it)";

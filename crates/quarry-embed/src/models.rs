@@ -50,7 +50,7 @@ pub const MINILM: LocalModel = LocalModel {
     aliases: &["minilm", "local"],
     architecture: Architecture::Bert,
     dims: 384,
-    max_positions: crate::MAX_POSITIONS,
+    max_positions: 512,
     index_tokens: 128,
     query_prompt: "",
     document_prompt: "",
