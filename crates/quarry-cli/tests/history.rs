@@ -588,3 +588,94 @@ fn an_issue_text_ranks_commits_by_its_words_not_its_pasted_session() {
     ]);
     assert_eq!(from_file, log);
 }
+
+#[test]
+fn an_issue_text_raises_the_commit_that_changed_code_and_its_tests() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    common::git::init(dir);
+    env.write("money/rounding.py", "def round_half(x):\n    return x\n");
+    commit(dir, "Add rounding", "Ann", "2025-01-01T10:00:00Z");
+    // Other work, so that the issue's words are rare in the history (a word in half of all
+    // commits weighs nothing).
+    for (i, topic) in [
+        "currency codes",
+        "invoice layout",
+        "tax tables",
+        "ledger export",
+    ]
+    .iter()
+    .enumerate()
+    {
+        env.write(&format!("money/other{i}.py"), &format!("# {topic}\n"));
+        commit(
+            dir,
+            &format!("Add {topic}"),
+            "Cy",
+            &format!("2025-01-0{}T10:00:00Z", i + 2),
+        );
+    }
+    // Two commits the issue's words find: a rework of the code alone, and the fix that
+    // came with its test.
+    env.write(
+        "money/rounding.py",
+        "def round_half(x):\n    # negative amounts round away from zero\n    return x\n",
+    );
+    commit(
+        dir,
+        "Rework rounding of negative amounts",
+        "Ann",
+        "2025-02-01T10:00:00Z",
+    );
+    env.write(
+        "money/rounding.py",
+        "def round_half(x):\n    return -round_half(-x) if x < 0 else x\n",
+    );
+    env.write(
+        "money/tests/test_rounding.py",
+        "def test_negative():\n    assert round_half(-2.5) == -3\n",
+    );
+    commit(
+        dir,
+        "Round negative amounts away from zero",
+        "Bob",
+        "2025-03-01T10:00:00Z",
+    );
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+    let issue = "Negative amounts are rounded towards zero\n\n\
+        round_half(-2.5) gives -2, not -3 as for positive amounts.\n\
+        Rounding of negative amounts should mirror the positive ones.\n";
+    let score = |log: &Value, subject: &str| -> f64 {
+        log["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["subject"] == subject)
+            .unwrap_or_else(|| panic!("{subject} not found: {log}"))["score"]
+            .as_f64()
+            .unwrap()
+    };
+    let fix = "Round negative amounts away from zero";
+    let rework = "Rework rounding of negative amounts";
+    let ranked = env.json(&["log", "--mode", "lexical", issue]);
+    env.ok(&["config", "set", "search.commit_fix_prior", "1"]);
+    let plain = env.json(&["log", "--mode", "lexical", issue]);
+    // The default prior (1.25) multiplies the fix's score, and only the fix's.
+    assert!(
+        (score(&ranked, fix) / score(&plain, fix) - 1.25).abs() < 1e-9,
+        "{ranked}\n{plain}"
+    );
+    assert_eq!(score(&ranked, rework), score(&plain, rework));
+    env.ok(&["config", "set", "search.commit_fix_prior", "100"]);
+    assert_eq!(
+        subjects(&env.json(&["log", "--mode", "lexical", issue]))[0],
+        fix
+    );
+    // A short query is not an issue's: no commit is raised for its shape.
+    let short = env.json(&["log", "--mode", "lexical", "negative amounts"]);
+    env.ok(&["config", "set", "search.commit_fix_prior", "1"]);
+    assert_eq!(
+        env.json(&["log", "--mode", "lexical", "negative amounts"]),
+        short
+    );
+}

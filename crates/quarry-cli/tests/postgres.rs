@@ -230,6 +230,38 @@ fn postgres_history_answers_as_the_embedded_store_does() {
             .contains("\"commits\":4"),
         "{status}"
     );
+    // An issue text raises the commit that changed code and its tests, on both stores alike.
+    embedded.write(
+        "auth/sessions.go",
+        "package auth\n\nfunc Open() {}\n\nfunc Limit() { /* rate limiting, burst 10, per user */ }\n",
+    );
+    embedded.write(
+        "auth/sessions_test.go",
+        "package auth\n\nfunc TestLimit() {}\n",
+    );
+    common::git::commit(
+        dir,
+        "Count the rate limit per user",
+        "Dan",
+        "2025-05-01T10:00:00Z",
+    );
+    embedded.json(&["sync", repo]);
+    on_pg(&["sync", repo]);
+    let issue = "The rate limiter counts logins of all users together\n\n\
+        One user's bursts throttle every other user's logins.\n\
+        The rate limit should be counted per user.\n";
+    let (a, b) = (
+        commits(&embedded.json(&["log", "--mode", "lexical", issue])),
+        commits(&on_pg(&["log", "--mode", "lexical", issue])),
+    );
+    assert_eq!(a[0].1, "Count the rate limit per user", "{a:?}");
+    assert_eq!(
+        a.iter().map(|c| &c.0).collect::<Vec<_>>(),
+        b.iter().map(|c| &c.0).collect::<Vec<_>>()
+    );
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x.2 - y.2).abs() <= 1e-3 * x.2.abs(), "{a:?} vs {b:?}");
+    }
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! implements next to `Store`.
 
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A file a commit changed (against its first parent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -159,6 +159,13 @@ pub trait HistoryStore {
     ) -> anyhow::Result<Vec<(String, CommitRecord)>>;
     /// Commits that changed `path` (a file, or a folder prefix), newest first.
     fn touches(&self, path: &str, query: &CommitQuery) -> anyhow::Result<Vec<CommitHit>>;
+    /// The paths each of these commits of `repo` changed (a merge: with what its merged
+    /// branch brought in), by SHA; a SHA the store does not hold is left out.
+    fn changed_paths(
+        &self,
+        repo: &str,
+        shas: &[String],
+    ) -> anyhow::Result<HashMap<String, Vec<String>>>;
 
     /// Turns embedding of a repo's history on or off (off drops its commit vectors).
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> anyhow::Result<()>;

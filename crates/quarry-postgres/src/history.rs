@@ -4,7 +4,7 @@
 //! every filter (repo, dates, author, path) is in the same statement as the ranking, a
 //! pre-filter; commit vectors are scored exactly over the commits that pass the filters.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
 use quarry_core::history::{
@@ -277,6 +277,28 @@ pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
         c.query(&sql, &refs(&params))
             .map(|rows| rows.iter().map(|r| hit(r, r.get(8))).collect())
     })
+}
+
+/// Every path the commits changed, by SHA.
+pub fn changed_paths(
+    store: &PgStore,
+    repo: &str,
+    shas: &[String],
+) -> Result<HashMap<String, Vec<String>>> {
+    let rows = store.with(|c| {
+        c.query(
+            "SELECT c.sha, cf.path
+             FROM commits c JOIN repos r ON r.id = c.repo_id
+             JOIN commit_files cf ON cf.repo_id = c.repo_id AND cf.commit_id = c.id
+             WHERE c.sha = ANY($2) AND r.name = $1",
+            &[&repo, &shas],
+        )
+    })?;
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for r in &rows {
+        out.entry(r.get(0)).or_default().push(r.get(1));
+    }
+    Ok(out)
 }
 
 pub fn by_prefix(

@@ -651,6 +651,9 @@ impl quarry_core::history::HistoryStore for PgStore {
     fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
         history::touches(self, path, query)
     }
+    fn changed_paths(&self, repo: &str, shas: &[String]) -> Result<HashMap<String, Vec<String>>> {
+        history::changed_paths(self, repo, shas)
+    }
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> Result<()> {
         history::set_embedding(self, repo, on)
     }

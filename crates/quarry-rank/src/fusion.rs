@@ -56,6 +56,13 @@ pub struct FusionConfig {
     /// The same for commits found by meaning alone: commit messages sit at other cosines
     /// than code (docs/EVAL.md, "What counts as an answer").
     pub commit_answer_floor: f64,
+    /// Lexical weight beside meaning (1) when a whole issue text ranks commits: higher than
+    /// `nl_lexical`, since an issue's code names and pasted expressions are the words its
+    /// fix's patch and test repeat (docs/EVAL.md, issue [19]).
+    pub commit_issue_lexical: f64,
+    /// Factor on the score of a commit that changed code and tests when an issue text ranks
+    /// commits (role::fix_shaped).
+    pub commit_fix_prior: f64,
     /// File-level ranking (files.rs).
     pub files: crate::files::FileRankConfig,
 }
@@ -74,6 +81,8 @@ impl Default for FusionConfig {
             max_per_file: 3,
             answer_floor: 0.35,
             commit_answer_floor: 0.40,
+            commit_issue_lexical: 0.4,
+            commit_fix_prior: 1.25,
             files: crate::files::FileRankConfig::default(),
         }
     }

@@ -11,7 +11,7 @@ use quarry_core::history::{
 };
 use quarry_core::tokens;
 use rusqlite::{params, types::Value, Connection};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// BM25 weights of subject, body, changed paths, patch.
 const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
@@ -181,6 +181,32 @@ fn files_of(conn: &Connection, commit_id: i64) -> rusqlite::Result<Vec<ChangedFi
     rows.collect()
 }
 
+/// Every path the commits changed, by SHA; the SHAs travel as one JSON array (any number of
+/// them in one statement, each found through the SHA index).
+fn changed_paths(
+    conn: &Connection,
+    repo: &str,
+    shas: &[String],
+) -> rusqlite::Result<HashMap<String, Vec<String>>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.sha, cf.path
+         FROM commits c JOIN repos r ON r.id = c.repo_id
+         JOIN commit_files cf ON cf.commit_id = c.id
+         WHERE c.sha IN (SELECT value FROM json_each(?2)) AND r.name = ?1
+         ORDER BY cf.rowid",
+    )?;
+    let list = serde_json::to_string(shas).unwrap_or_else(|_| "[]".to_string());
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let rows = stmt.query_map(params![repo, list], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    for row in rows {
+        let (sha, path) = row?;
+        out.entry(sha).or_default().push(path);
+    }
+    Ok(out)
+}
+
 fn by_prefix(
     conn: &Connection,
     prefix: &str,
@@ -332,6 +358,10 @@ impl HistoryStore for SqliteStore {
 
     fn touches(&self, path: &str, query: &CommitQuery) -> Result<Vec<CommitHit>> {
         touches(&self.conn, path, query).map_err(|e| self.err(e))
+    }
+
+    fn changed_paths(&self, repo: &str, shas: &[String]) -> Result<HashMap<String, Vec<String>>> {
+        changed_paths(&self.conn, repo, shas).map_err(|e| self.err(e))
     }
 
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> Result<()> {

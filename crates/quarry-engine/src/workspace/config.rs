@@ -93,6 +93,8 @@ fn default_of(key: &str) -> String {
         "search.max_per_file" => f.max_per_file.to_string(),
         "search.answer_floor" => f.answer_floor.to_string(),
         "search.commit_answer_floor" => f.commit_answer_floor.to_string(),
+        "search.commit_issue_lexical_weight" => f.commit_issue_lexical.to_string(),
+        "search.commit_fix_prior" => f.commit_fix_prior.to_string(),
         _ => f.files.get(key).map(|v| v.to_string()).unwrap_or_default(),
     }
 }
@@ -350,6 +352,8 @@ impl Config {
             max_per_file: count("search.max_per_file"),
             answer_floor: self.number("search.answer_floor"),
             commit_answer_floor: self.number("search.commit_answer_floor"),
+            commit_issue_lexical: self.number("search.commit_issue_lexical_weight"),
+            commit_fix_prior: self.number("search.commit_fix_prior"),
             files: {
                 let mut files = quarry_rank::FileRankConfig::default();
                 for (key, _) in quarry_rank::files::SETTINGS {

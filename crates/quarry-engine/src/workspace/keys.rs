@@ -192,6 +192,16 @@ pub const KEYS: &[KeySpec] = &[
         help: "cosine below which a commit found by meaning alone (no matching words) is not an answer",
     },
     KeySpec {
+        name: "search.commit_issue_lexical_weight",
+        kind: KeyKind::Number,
+        help: "weight of words beside meaning (1) when a whole issue text ranks commits",
+    },
+    KeySpec {
+        name: "search.commit_fix_prior",
+        kind: KeyKind::Number,
+        help: "factor on a commit that changed code and its tests when an issue text ranks commits (1 = none)",
+    },
+    KeySpec {
         name: "daemon.auto",
         kind: KeyKind::Choice(&["true", "false"]),
         help: "start the workspace's resident quarry (`quarry daemon`) on the first search that needs the model, so later searches answer warm; false = only `quarry daemon start` starts it",
