@@ -216,7 +216,7 @@ impl Workspace {
             _ => lexical(wanted)?,
         };
         if fix_search {
-            self.raise_fix_shaped(&mut commits, fusion.commit_fix_prior)?;
+            self.raise_fix_shaped(&mut commits, fusion.commit_fix_prior, limit)?;
         }
         commits.truncate(limit);
         Ok(CommitSearch {
@@ -230,9 +230,16 @@ impl Workspace {
     /// Multiplies the score of every commit that changed code and tests (`role::fix_shaped`)
     /// by `prior` and re-sorts: what an issue text asks for is the commit that fixed it. On
     /// commits_dev, hybrid hit@10 0.708 -> 0.764 with 1.25 (docs/EVAL.md, issue [19]).
-    fn raise_fix_shaped(&self, commits: &mut [CommitHit], prior: f64) -> Result<()> {
+    /// `commits` comes sorted, best first; only those that the prior could still bring into
+    /// the first `limit` have their paths read (a score under the `limit`-th's over `prior`
+    /// stays under it), so a short `log -k` reads few.
+    fn raise_fix_shaped(&self, commits: &mut [CommitHit], prior: f64, limit: usize) -> Result<()> {
+        let reach = match commits.get(limit.saturating_sub(1)) {
+            Some(last) if prior > 1.0 && commits.len() > limit => last.score / prior,
+            _ => f64::NEG_INFINITY,
+        };
         let mut by_repo: HashMap<&str, Vec<String>> = HashMap::new();
-        for c in commits.iter() {
+        for c in commits.iter().take_while(|c| c.score >= reach) {
             by_repo.entry(&c.repo).or_default().push(c.sha.clone());
         }
         let mut shaped: std::collections::HashSet<(String, String)> = Default::default();
