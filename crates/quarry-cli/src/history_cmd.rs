@@ -87,6 +87,10 @@ pub struct LogArgs {
     /// embedded, else lexical.
     #[arg(long, value_enum, default_value = "auto", hide_possible_values = true)]
     mode: ModeArg,
+    /// Say how each commit was ranked: its place by words and by meaning, and whether an issue
+    /// text's search raised it for changing code and tests (`why` in JSON).
+    #[arg(long)]
+    explain: bool,
     #[command(flatten)]
     filters: FilterArgs,
 }
@@ -180,6 +184,7 @@ fn query_of(ws: &Workspace, f: &FilterArgs, path: Option<String>) -> Result<Comm
         author: f.author.clone(),
         path,
         limit: f.limit,
+        explain: false,
     })
 }
 
@@ -195,6 +200,36 @@ fn print_commits(hits: &[CommitHit]) -> Result<()> {
             h.author.chars().take(20).collect::<String>(),
             h.subject,
             h.files_changed
+        )?;
+    }
+    Ok(())
+}
+
+/// `log --explain` in text: after the list, one line per commit saying how it was ranked.
+fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "\nranked {:?}:", found.mode)?;
+    if let Some(c) = &found.coverage {
+        writeln!(out, "  {} of {} commits embedded", c.embedded, c.total)?;
+    }
+    for h in &found.commits {
+        let Some(why) = &h.why else { continue };
+        let mut parts = Vec::new();
+        if let (Some(rank), Some(bm25)) = (why.lexical_rank, why.bm25) {
+            parts.push(format!("words #{rank} (bm25 {bm25:.2})"));
+        }
+        if let (Some(rank), Some(cosine)) = (why.semantic_rank, why.cosine) {
+            parts.push(format!("meaning #{rank} (cosine {cosine:.3})"));
+        }
+        if let Some(prior) = why.fix_prior {
+            parts.push(format!("changed code and tests ×{prior}"));
+        }
+        writeln!(
+            out,
+            "  {}  score {:.4}: {}",
+            &h.sha[..12.min(h.sha.len())],
+            h.score,
+            parts.join(" · ")
         )?;
     }
     Ok(())
@@ -342,7 +377,10 @@ fn embed_history(
 pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
     let mut ws = Workspace::open_existing(dir)?;
     let mode: Mode = args.mode.into();
-    let query = query_of(&ws, &args.filters, args.path)?;
+    let query = CommitQuery {
+        explain: args.explain,
+        ..query_of(&ws, &args.filters, args.path)?
+    };
     let text = crate::search_cmd::read_query(&args.query, args.stdin, args.query_file.as_deref())?;
     // Ranking by meaning is the workspace daemon's when one answers (the model stays loaded).
     let warm = if mode != Mode::Lexical && ws.store().embedding_model()?.is_some() {
@@ -371,6 +409,9 @@ pub fn log(dir: &Path, args: LogArgs) -> Result<()> {
         print_json(&found)?;
     } else {
         print_commits(&found.commits)?;
+        if args.explain {
+            print_explained(&found)?;
+        }
     }
     if found.commits.is_empty() {
         let synced = ws.store().history_stats()?.iter().any(|h| h.commits > 0);

@@ -658,6 +658,37 @@ fn an_issue_text_raises_the_commit_that_changed_code_and_its_tests() {
     let fix = "Round negative amounts away from zero";
     let rework = "Rework rounding of negative amounts";
     let ranked = env.json(&["log", "--mode", "lexical", issue]);
+    assert!(
+        ranked["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c.get("why").is_none()),
+        "why only when asked: {ranked}"
+    );
+    // --explain says where each commit stood and which the prior raised.
+    let explained = env.json(&["log", "--mode", "lexical", "--explain", issue]);
+    let why = |subject: &str| -> Value {
+        explained["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["subject"] == subject)
+            .unwrap()["why"]
+            .clone()
+    };
+    assert_eq!(why(fix)["fix_prior"], 1.25, "{explained}");
+    assert!(why(rework).get("fix_prior").is_none(), "{explained}");
+    assert!(
+        why(rework)["lexical_rank"].as_u64().is_some(),
+        "{explained}"
+    );
+    assert!(
+        (why(fix)["bm25"].as_f64().unwrap() * 1.25 - score(&ranked, fix)).abs() < 1e-9,
+        "{explained}"
+    );
+    let text = env.ok(&["log", "--mode", "lexical", "--explain", issue]);
+    assert!(text.contains("changed code and tests ×1.25"), "{text}");
     env.ok(&["config", "set", "search.commit_fix_prior", "1"]);
     let plain = env.json(&["log", "--mode", "lexical", issue]);
     // The default prior (1.25) multiplies the fix's score, and only the fix's.

@@ -56,6 +56,9 @@ pub struct CommitQuery {
     /// Glob (or substring) a changed path must match.
     pub path: Option<String>,
     pub limit: usize,
+    /// Say how each commit was ranked (`CommitHit::why`).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// A commit found by search.
@@ -74,6 +77,28 @@ pub struct CommitHit {
     /// or against (fusion must not rank it below embedded ones for that).
     #[serde(skip)]
     pub embedded: bool,
+    /// How the commit was ranked, when asked (`log --explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<CommitWhy>,
+}
+
+/// How a commit's score was made: its place in each ranking that found it, and what raised it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CommitWhy {
+    /// Place among the commits found by words (BM25), from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f64>,
+    /// Place among the commits found by meaning, from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f64>,
+    /// The factor an issue text's search gave it for changing code and tests
+    /// (`search.commit_fix_prior`); absent when none was applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_prior: Option<f64>,
 }
 
 /// A commit still waiting for its vector, with the text to embed.

@@ -207,18 +207,26 @@ impl Workspace {
             Ok(hits)
         };
         let mut commits = match mode {
-            Mode::Semantic => semantic(wanted)?,
+            Mode::Semantic => placed(semantic(wanted)?, true),
             Mode::Hybrid => {
                 let (wl, ws) = commit_weights(text, &plan, fusion);
-                let lists = [(wl, false, lexical(depth)?), (ws, true, semantic(depth)?)];
+                let lists = [
+                    (wl, false, placed(lexical(depth)?, false)),
+                    (ws, true, placed(semantic(depth)?, true)),
+                ];
                 reciprocal_rank_fusion(&lists, fusion.rrf_k)
             }
-            _ => lexical(wanted)?,
+            _ => placed(lexical(wanted)?, false),
         };
         if fix_search {
             self.raise_fix_shaped(&mut commits, fusion.commit_fix_prior, limit)?;
         }
         commits.truncate(limit);
+        if !query.explain {
+            for c in &mut commits {
+                c.why = None;
+            }
+        }
         Ok(CommitSearch {
             mode,
             commits,
@@ -253,6 +261,7 @@ impl Workspace {
         for c in commits.iter_mut() {
             if shaped.contains(&(c.repo.clone(), c.sha.clone())) {
                 c.score *= prior;
+                c.why.get_or_insert_with(Default::default).fix_prior = Some(prior);
             }
         }
         commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
@@ -361,6 +370,22 @@ fn commit_weights(text: &str, plan: &QueryPlan, cfg: &FusionConfig) -> (f64, f64
     }
 }
 
+/// Says where each commit of a ranking stands in it (`CommitHit::why`): by meaning (`semantic`,
+/// the score a cosine) or by words (BM25).
+fn placed(mut list: Vec<CommitHit>, semantic: bool) -> Vec<CommitHit> {
+    for (i, hit) in list.iter_mut().enumerate() {
+        let why = hit.why.get_or_insert_with(Default::default);
+        if semantic {
+            why.semantic_rank = Some(i + 1);
+            why.cosine = Some(hit.score);
+        } else {
+            why.lexical_rank = Some(i + 1);
+            why.bm25 = Some(hit.score);
+        }
+    }
+    list
+}
+
 /// Fuses weighted ranked lists by reciprocal rank: each list adds w/(k + rank) to a commit's
 /// score. Rank, not score, because BM25 and cosine are on scales that do not compare.
 ///
@@ -378,6 +403,13 @@ fn reciprocal_rank_fusion(lists: &[(f64, bool, Vec<CommitHit>)], k: f64) -> Vec<
                 .and_modify(|h| {
                     h.score += add;
                     h.embedded |= hit.embedded;
+                    // Where the other ranking placed it too.
+                    if let (Some(why), Some(more)) = (h.why.as_mut(), &hit.why) {
+                        why.lexical_rank = why.lexical_rank.or(more.lexical_rank);
+                        why.bm25 = why.bm25.or(more.bm25);
+                        why.semantic_rank = why.semantic_rank.or(more.semantic_rank);
+                        why.cosine = why.cosine.or(more.cosine);
+                    }
                 })
                 .or_insert_with(|| CommitHit {
                     score: add,
@@ -412,6 +444,7 @@ mod tests {
             files_changed: 0,
             score: 0.0,
             embedded: true,
+            why: None,
         }
     }
 

@@ -88,6 +88,9 @@ pub struct CommitSearchParams {
     pub mode: Option<Mode>,
     /// How many commits (default 20, at most 200).
     pub limit: Option<usize>,
+    /// Say how each commit was ranked (`why`: its place by words and by meaning, and the
+    /// factor an issue text's search gave a commit that changed code and tests).
+    pub explain: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -305,6 +308,7 @@ impl Service {
             author: p.author,
             path: p.path,
             limit: limit(p.limit, 20)?,
+            explain: p.explain.unwrap_or(false),
         };
         let fusion = ws.config()?.fusion();
         let found = ws.search_commits(&text, query, p.mode.unwrap_or_default(), &fusion)?;

@@ -43,6 +43,7 @@ fn hit(r: &tokio_postgres::Row, score: f64) -> CommitHit {
         files_changed: r.get::<_, i32>(6) as u32,
         score,
         embedded: r.get(7),
+        why: None,
     }
 }
 

@@ -51,5 +51,6 @@ pub(crate) fn hit_from_row(r: &rusqlite::Row, score: f64) -> rusqlite::Result<Co
         files_changed: r.get::<_, i64>(6)? as u32,
         score,
         embedded: r.get(7)?,
+        why: None,
     })
 }
