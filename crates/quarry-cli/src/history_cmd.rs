@@ -208,7 +208,7 @@ fn print_commits(hits: &[CommitHit]) -> Result<()> {
 /// `log --explain` in text: after the list, one line per commit saying how it was ranked.
 fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "\nranked {:?}:", found.mode)?;
+    writeln!(out, "\nranked {}:", format!("{:?}", found.mode).to_lowercase())?;
     if let Some(c) = &found.coverage {
         writeln!(out, "  {} of {} commits embedded", c.embedded, c.total)?;
     }
