@@ -208,7 +208,11 @@ fn print_commits(hits: &[CommitHit]) -> Result<()> {
 /// `log --explain` in text: after the list, one line per commit saying how it was ranked.
 fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "\nranked {}:", format!("{:?}", found.mode).to_lowercase())?;
+    writeln!(
+        out,
+        "\nranked {}:",
+        format!("{:?}", found.mode).to_lowercase()
+    )?;
     if let Some(c) = &found.coverage {
         writeln!(out, "  {} of {} commits embedded", c.embedded, c.total)?;
     }
@@ -223,6 +227,9 @@ fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
         }
         if let Some(prior) = why.fix_prior {
             parts.push(format!("changed code and tests ×{prior}"));
+        }
+        if let Some(prior) = why.role_prior {
+            parts.push(format!("changed no code ×{prior}"));
         }
         writeln!(
             out,

@@ -710,3 +710,72 @@ fn an_issue_text_raises_the_commit_that_changed_code_and_its_tests() {
         short
     );
 }
+
+#[test]
+fn a_commit_that_changed_no_code_ranks_below_one_that_did_unless_asked_for() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    common::git::init(dir);
+    env.write("app/cookies.py", "def sign(value):\n    return value\n");
+    commit(dir, "Add cookies", "Ann", "2025-01-01T10:00:00Z");
+    for (i, topic) in ["routing", "templates", "logging", "config loading"]
+        .iter()
+        .enumerate()
+    {
+        env.write(&format!("app/other{i}.py"), &format!("# {topic}\n"));
+        commit(
+            dir,
+            &format!("Add {topic}"),
+            "Cy",
+            &format!("2025-01-0{}T10:00:00Z", i + 2),
+        );
+    }
+    // The release note repeats the words of the change; the change is in the code.
+    env.write(
+        "app/cookies.py",
+        "def sign(value, key):\n    return hmac(key, value)\n",
+    );
+    commit(
+        dir,
+        "Sign session cookies with the key",
+        "Bob",
+        "2025-02-01T10:00:00Z",
+    );
+    env.write(
+        "CHANGES.rst",
+        "Session cookie signing changed: session cookies are signed with the secret key.\n",
+    );
+    env.write(
+        "docs/sessions.rst",
+        "Session cookie signing changed in 2.0.\n",
+    );
+    commit(
+        dir,
+        "Document that session cookie signing changed",
+        "Dan",
+        "2025-02-02T10:00:00Z",
+    );
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+    let query = "session cookie signing changed";
+    let log = env.json(&["log", "--mode", "lexical", "--explain", query]);
+    assert_eq!(
+        subjects(&log)[0],
+        "Sign session cookies with the key",
+        "{log}"
+    );
+    let docs = log["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["subject"] == "Document that session cookie signing changed")
+        .unwrap_or_else(|| panic!("{log}"));
+    // The best of its files' role priors: docs (0.4) over the changelog (0.2).
+    assert_eq!(docs["why"]["role_prior"], 0.4, "{log}");
+    // A query that asks for docs gets them first.
+    let asked = env.json(&["log", "--mode", "lexical", "docs on session cookie signing"]);
+    assert_eq!(
+        subjects(&asked)[0],
+        "Document that session cookie signing changed",
+        "{asked}"
+    );
+}

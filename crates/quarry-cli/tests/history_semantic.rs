@@ -76,7 +76,10 @@ fn commits_are_found_by_meaning_with_filters_applied_first() {
     let explained = env.json(&["log", query, "-k", "3", "--explain"]);
     let why = &explained["commits"][0]["why"];
     assert_eq!(why["semantic_rank"], 1, "{explained}");
-    assert_eq!(why["cosine"], semantic["commits"][0]["score"], "{explained}");
+    assert_eq!(
+        why["cosine"], semantic["commits"][0]["score"],
+        "{explained}"
+    );
     assert!(why.get("lexical_rank").is_none(), "{explained}");
     // Pre-filter: with --since after it, the best match is gone, and the commits left are
     // about something else (under the floor): no answer, exit 1, not the nearest anyway.

@@ -99,6 +99,10 @@ pub struct CommitWhy {
     /// (`search.commit_fix_prior`); absent when none was applied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_prior: Option<f64>,
+    /// The factor it got for changing no code the project ships (only tests, docs,
+    /// changelogs, …: the best of its files' role priors, `search.prior_docs` and the rest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_prior: Option<f64>,
 }
 
 /// A commit still waiting for its vector, with the text to embed.

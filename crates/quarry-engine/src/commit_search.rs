@@ -180,10 +180,8 @@ impl Workspace {
         }
         let limit = query.limit.max(1);
         let depth = FUSION_DEPTH.max(limit);
-        // An issue's fix is looked for among the first `depth` of any ranking, then raised
-        // by its shape; other queries are ranked as asked.
-        let fix_search = plan.issue.is_some() && fusion.commit_fix_prior != 1.0;
-        let wanted = if fix_search { depth } else { limit };
+        // The first `depth` of any ranking are weighed by what each commit changed
+        // (`weigh_by_paths`) before the first `limit` are kept.
         let lexical = |n: usize| {
             self.store().search_commits(&CommitQuery {
                 limit: n,
@@ -207,7 +205,7 @@ impl Workspace {
             Ok(hits)
         };
         let mut commits = match mode {
-            Mode::Semantic => placed(semantic(wanted)?, true),
+            Mode::Semantic => placed(semantic(depth)?, true),
             Mode::Hybrid => {
                 let (wl, ws) = commit_weights(text, &plan, fusion);
                 let lists = [
@@ -216,11 +214,9 @@ impl Workspace {
                 ];
                 reciprocal_rank_fusion(&lists, fusion.rrf_k)
             }
-            _ => placed(lexical(wanted)?, false),
+            _ => placed(lexical(depth)?, false),
         };
-        if fix_search {
-            self.raise_fix_shaped(&mut commits, fusion.commit_fix_prior, limit)?;
-        }
+        self.weigh_by_paths(&mut commits, &plan, fusion)?;
         commits.truncate(limit);
         if !query.explain {
             for c in &mut commits {
@@ -235,33 +231,57 @@ impl Workspace {
         })
     }
 
-    /// Multiplies the score of every commit that changed code and tests (`role::fix_shaped`)
-    /// by `prior` and re-sorts: what an issue text asks for is the commit that fixed it. On
-    /// commits_dev, hybrid hit@10 0.708 -> 0.764 with 1.25 (docs/EVAL.md, issue [19]).
-    /// `commits` comes sorted, best first; only those that the prior could still bring into
-    /// the first `limit` have their paths read (a score under the `limit`-th's over `prior`
-    /// stays under it), so a short `log -k` reads few.
-    fn raise_fix_shaped(&self, commits: &mut [CommitHit], prior: f64, limit: usize) -> Result<()> {
-        let reach = match commits.get(limit.saturating_sub(1)) {
-            Some(last) if prior > 1.0 && commits.len() > limit => last.score / prior,
-            _ => f64::NEG_INFINITY,
-        };
+    /// Weighs each commit by what it changed, as code search weighs files by their role, and
+    /// re-sorts (`commits` comes best first):
+    ///
+    /// - a commit that changed only tests, docs, changelogs, … (no code the project ships)
+    ///   gets the best of its files' role priors (`search.prior_docs` and the rest), unless the
+    ///   query names that role ("docs", "tests"): a question about when something changed asks
+    ///   about the code, and a release note or a doc page repeats its words (on flask's
+    ///   history, "session cookie signing changed" put three doc and changelog commits first);
+    /// - for a whole issue text, a commit that changed code and tests (`role::fix_shaped`) is
+    ///   raised by `search.commit_fix_prior`: an issue is fixed with its test. On commits_dev,
+    ///   hybrid hit@10 0.708 -> 0.764 with 1.25 (docs/EVAL.md, issue [19]).
+    fn weigh_by_paths(
+        &self,
+        commits: &mut [CommitHit],
+        plan: &QueryPlan,
+        fusion: &FusionConfig,
+    ) -> Result<()> {
         let mut by_repo: HashMap<&str, Vec<String>> = HashMap::new();
-        for c in commits.iter().take_while(|c| c.score >= reach) {
+        for c in commits.iter() {
             by_repo.entry(&c.repo).or_default().push(c.sha.clone());
         }
-        let mut shaped: std::collections::HashSet<(String, String)> = Default::default();
+        let mut factors: HashMap<(String, String), (f64, bool)> = HashMap::new();
         for (repo, shas) in by_repo {
             for (sha, paths) in self.store().changed_paths(repo, &shas)? {
-                if quarry_rank::role::fix_shaped(paths.iter().map(String::as_str)) {
-                    shaped.insert((repo.to_string(), sha));
-                }
+                let role = paths
+                    .iter()
+                    .map(|p| {
+                        let role = quarry_rank::role::classify(p);
+                        if plan.roles.contains(&role) {
+                            1.0
+                        } else {
+                            fusion.files.prior(role)
+                        }
+                    })
+                    .fold(f64::NAN, f64::max);
+                let fix = plan.issue.is_some()
+                    && quarry_rank::role::fix_shaped(paths.iter().map(String::as_str));
+                let role = if role.is_nan() { 1.0 } else { role };
+                factors.insert((repo.to_string(), sha), (role, fix));
             }
         }
         for c in commits.iter_mut() {
-            if shaped.contains(&(c.repo.clone(), c.sha.clone())) {
-                c.score *= prior;
-                c.why.get_or_insert_with(Default::default).fix_prior = Some(prior);
+            let Some(&(role, fix)) = factors.get(&(c.repo.clone(), c.sha.clone())) else {
+                continue;
+            };
+            let fix_prior = if fix { fusion.commit_fix_prior } else { 1.0 };
+            c.score *= role * fix_prior;
+            if role != 1.0 || fix {
+                let why = c.why.get_or_insert_with(Default::default);
+                why.role_prior = (role != 1.0).then_some(role);
+                why.fix_prior = fix.then_some(fix_prior);
             }
         }
         commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
