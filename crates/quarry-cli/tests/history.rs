@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::git::{commit, git, head, session_history, subjects};
+use common::git::{commit, git, head, session_history, subjects, unrelated_commits};
 use common::Env;
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -598,23 +598,16 @@ fn an_issue_text_raises_the_commit_that_changed_code_and_its_tests() {
     commit(dir, "Add rounding", "Ann", "2025-01-01T10:00:00Z");
     // Other work, so that the issue's words are rare in the history (a word in half of all
     // commits weighs nothing).
-    for (i, topic) in [
-        "currency codes",
-        "invoice layout",
-        "tax tables",
-        "ledger export",
-    ]
-    .iter()
-    .enumerate()
-    {
-        env.write(&format!("money/other{i}.py"), &format!("# {topic}\n"));
-        commit(
-            dir,
-            &format!("Add {topic}"),
-            "Cy",
-            &format!("2025-01-0{}T10:00:00Z", i + 2),
-        );
-    }
+    unrelated_commits(
+        &env,
+        "money",
+        &[
+            "currency codes",
+            "invoice layout",
+            "tax tables",
+            "ledger export",
+        ],
+    );
     // Two commits the issue's words find: a rework of the code alone, and the fix that
     // came with its test.
     env.write(
@@ -718,18 +711,11 @@ fn a_commit_that_changed_no_code_ranks_below_one_that_did_unless_asked_for() {
     common::git::init(dir);
     env.write("app/cookies.py", "def sign(value):\n    return value\n");
     commit(dir, "Add cookies", "Ann", "2025-01-01T10:00:00Z");
-    for (i, topic) in ["routing", "templates", "logging", "config loading"]
-        .iter()
-        .enumerate()
-    {
-        env.write(&format!("app/other{i}.py"), &format!("# {topic}\n"));
-        commit(
-            dir,
-            &format!("Add {topic}"),
-            "Cy",
-            &format!("2025-01-0{}T10:00:00Z", i + 2),
-        );
-    }
+    unrelated_commits(
+        &env,
+        "app",
+        &["routing", "templates", "logging", "config loading"],
+    );
     // The release note repeats the words of the change; the change is in the code.
     env.write(
         "app/cookies.py",

@@ -96,6 +96,21 @@ pub fn session_history(env: &super::Env) {
     commit(dir, "Allow bursts", "Carol", "2025-04-01T10:00:00Z");
 }
 
+/// One commit per topic, each adding a file of its own under `folder` (dated 2025-01-02 on), so
+/// that the words a test's query uses are rare in the history (a word in half of all commits
+/// weighs nothing).
+pub fn unrelated_commits(env: &super::Env, folder: &str, topics: &[&str]) {
+    for (i, topic) in topics.iter().enumerate() {
+        env.write(&format!("{folder}/other{i}.py"), &format!("# {topic}\n"));
+        commit(
+            env.repo.path(),
+            &format!("Add {topic}"),
+            "Cy",
+            &format!("2025-01-{:02}T10:00:00Z", i + 2),
+        );
+    }
+}
+
 /// A history with a merged branch (its commit changes app.py; main changes other.py; a
 /// no-fast-forward merge brings them together), then app.py moved away to old/app.py and a new
 /// app.py made.
