@@ -208,6 +208,13 @@ fn print_commits(hits: &[CommitHit]) -> Result<()> {
 /// `log --explain` in text: after the list, one line per commit saying how it was ranked.
 fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
     let mut out = std::io::stdout().lock();
+    if found.commits.iter().all(|h| h.why.is_none()) {
+        writeln!(
+            out,
+            "\nlisted newest first: the query has no words to rank by"
+        )?;
+        return Ok(());
+    }
     writeln!(
         out,
         "\nranked {}:",

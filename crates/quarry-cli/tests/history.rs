@@ -682,6 +682,8 @@ fn an_issue_text_raises_the_commit_that_changed_code_and_its_tests() {
     );
     let text = env.ok(&["log", "--mode", "lexical", "--explain", issue]);
     assert!(text.contains("changed code and tests ×1.25"), "{text}");
+    let newest = env.ok(&["log", "--explain", "-k", "2"]);
+    assert!(newest.contains("listed newest first"), "{newest}");
     env.ok(&["config", "set", "search.commit_fix_prior", "1"]);
     let plain = env.json(&["log", "--mode", "lexical", issue]);
     // The default prior (1.25) multiplies the fix's score, and only the fix's.
