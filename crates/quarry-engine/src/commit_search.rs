@@ -11,6 +11,7 @@ use quarry_core::history::{CommitHit, CommitQuery};
 use quarry_core::tokens;
 use quarry_rank::fusion::FusionConfig;
 use quarry_rank::plan::QueryPlan;
+use quarry_rank::role::{self, FileRole};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -252,28 +253,25 @@ impl Workspace {
         for c in commits.iter() {
             by_repo.entry(&c.repo).or_default().push(c.sha.clone());
         }
-        let mut factors: HashMap<(String, String), (f64, bool)> = HashMap::new();
+        // repo -> sha -> (role prior, fix-shaped)
+        let mut factors: HashMap<String, HashMap<String, (f64, bool)>> = HashMap::new();
         for (repo, shas) in by_repo {
             for (sha, paths) in self.store().changed_paths(repo, &shas)? {
-                let role = paths
+                let roles: Vec<FileRole> = paths.iter().map(|p| role::classify(p)).collect();
+                let role_prior = roles
                     .iter()
-                    .map(|p| {
-                        let role = quarry_rank::role::classify(p);
-                        if plan.roles.contains(&role) {
-                            1.0
-                        } else {
-                            fusion.files.prior(role)
-                        }
-                    })
-                    .fold(f64::NAN, f64::max);
-                let fix = plan.issue.is_some()
-                    && quarry_rank::role::fix_shaped(paths.iter().map(String::as_str));
-                let role = if role.is_nan() { 1.0 } else { role };
-                factors.insert((repo.to_string(), sha), (role, fix));
+                    .map(|&r| fusion.files.prior_for(r, plan))
+                    .reduce(f64::max)
+                    .unwrap_or(1.0);
+                let fix = plan.issue.is_some() && role::fix_shaped(&roles);
+                factors
+                    .entry(repo.to_string())
+                    .or_default()
+                    .insert(sha, (role_prior, fix));
             }
         }
         for c in commits.iter_mut() {
-            let Some(&(role, fix)) = factors.get(&(c.repo.clone(), c.sha.clone())) else {
+            let Some(&(role, fix)) = factors.get(&c.repo).and_then(|f| f.get(&c.sha)) else {
                 continue;
             };
             let fix_prior = if fix { fusion.commit_fix_prior } else { 1.0 };

@@ -222,6 +222,17 @@ impl FileRankConfig {
         true
     }
 
+    /// The prior of a `role` for this query: 1 when the query asks for that role by name
+    /// ("tests for parsing"), else [`FileRankConfig::prior`]. Files in code search, the paths a
+    /// commit changed in commit search.
+    pub fn prior_for(&self, role: FileRole, plan: &QueryPlan) -> f64 {
+        if plan.roles.contains(&role) {
+            1.0
+        } else {
+            self.prior(role)
+        }
+    }
+
     pub fn prior(&self, role: FileRole) -> f64 {
         match role {
             FileRole::Source => 1.0,
@@ -373,11 +384,7 @@ pub fn rank_files(
         .into_iter()
         .map(|mut c| {
             let role = role::classify(&c.path);
-            let prior = if plan.roles.contains(&role) {
-                1.0
-            } else {
-                cfg.prior(role)
-            };
+            let prior = cfg.prior_for(role, plan);
             let file_bm25 = match c.file_bm25 {
                 Some(s) if best_file > 0.0 => s / best_file,
                 _ => 0.0,
