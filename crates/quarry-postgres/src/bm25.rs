@@ -2,16 +2,33 @@
 //! function (`ts_rank_cd` has no inverse document frequency, and ranked sympy's files
 //! differently: docs/POSTGRES.md). Written as plain SQL over the stored text vectors rather
 //! than as an extension, so that any PostgreSQL, and Citus, runs it.
+//!
+//! Only the best candidates are read (MaxScore, Turtle and Flood 1995): every term's IDF is
+//! known before any row is read (term_counts.rs), so is the most a term can add to a row's
+//! score (`idf · (k1 + 1)`, times the query's repeats). Rows holding the rarest terms are
+//! scored first, in full; when the terms left out could together add less than the last of
+//! the top scores, no row holding only those can enter it, and the answer is exact without
+//! reading them. A common word (~240,000 rows at a million chunks) is then only looked up in
+//! the rows the rare words found.
 
+use tokio_postgres::Row;
+
+use crate::connection::{PgError, Queries};
 use crate::filters::Params;
+use crate::term_counts;
 
 /// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 
+/// The first pass reads the rows of the rarest terms until about this many (more only when
+/// the rarest term alone holds more): most short queries end there.
+pub(crate) const FIRST_PASS_ROWS: i64 = 20_000;
+
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
-/// totals in `fts_totals` under the table's name), joined by `joins` for the filters and for
-/// `columns`, the first `limit` best first, ties broken by `tie`.
+/// totals in `fts_totals` and its words' counts in `fts_terms` under the table's name), joined
+/// by `joins` for the filters and for `columns`, the first `limit` best first, ties broken by
+/// `tie`.
 pub(crate) struct Bm25<'a> {
     pub terms: &'a [String],
     /// The weights of the fields stored as A, B, C and D.
@@ -21,43 +38,128 @@ pub(crate) struct Bm25<'a> {
     pub columns: &'a str,
     pub tie: &'a str,
     pub limit: usize,
-    /// Leave out the terms with no weight (in at least half of all rows: the IDF above is
+    /// Leave out the terms with no weight (in at least half of all rows: the IDF below is
     /// floored), unless every term is such: a row holding only them is not an answer. The
     /// embedded store's commit search does the same (it does not read their posting lists).
     pub only_weighing_terms: bool,
+    /// How many rows the first pass reads (about: the rarest term's are read whatever they
+    /// hold), [`FIRST_PASS_ROWS`] unless a caller tunes it.
+    pub first_pass_rows: i64,
 }
 
-/// The full-text query behind chunk, file and commit search: `push_filters` appends its
-/// conditions (`AND …`, numbered after the parameters already bound); the rank is the last
-/// column. Ranked by BM25 as the embedded store's FTS5 computes it, so the two stores order
-/// the same candidates alike (docs/POSTGRES.md measures how closely):
+/// A distinct term of the query with what it weighs.
+struct Term {
+    text: String,
+    /// Rows holding it, in the whole database.
+    docs: i64,
+    /// IDF times the number of times the query names it.
+    weight: f64,
+}
+
+impl Term {
+    /// The most the term can add to a row's score: its term-frequency factor is below k1 + 1.
+    fn bound(&self) -> f64 {
+        self.weight * (BM25_K1 + 1.0)
+    }
+}
+
+/// The rows behind chunk, file and commit search, best first, with the rank as the last
+/// column: `push_filters` appends the filters' conditions (`AND …`, numbered after the
+/// parameters already bound). Ranked by BM25 as the embedded store's FTS5 computes it, so the
+/// two stores order the same candidates alike (docs/POSTGRES.md measures how closely):
 ///
 /// - each distinct term of the query is a phrase that a row matches or not, its score counted
 ///   as many times as the query names it (FTS5 scores a repeated phrase again);
 /// - a term's IDF is `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), over every row of the
-///   database (`fts_totals`) and every row containing it — counted before the repo, language
-///   and path filters, as FTS5 counts before the join that applies them;
+///   database (`fts_totals`) and every row containing it (`fts_terms`) — counted before the
+///   repo, language and path filters, as FTS5 counts before the join that applies them;
 /// - its frequency in a row is the field-weighted count of its positions (a several-word term:
 ///   of its occurrences as a phrase);
 /// - a row's length is its token count (`n_tokens`), against the average over all rows.
 pub(crate) fn ranked(
+    c: &mut impl Queries,
     q: &Bm25,
-    push_filters: impl FnOnce(&mut String, &mut Params),
-) -> (String, Params) {
+    push_filters: &dyn Fn(&mut String, &mut Params),
+) -> Result<Vec<Row>, PgError> {
     // A term asked for twice counts twice, as a phrase repeated in an FTS5 query does (an
     // issue's title is asked for three times): read once, its score multiplied.
-    let mut terms: Vec<String> = Vec::new();
+    let mut distinct: Vec<String> = Vec::new();
     let mut times: Vec<f64> = Vec::new();
     for term in q.terms {
-        match terms.iter().position(|t| t == term) {
+        match distinct.iter().position(|t| t == term) {
             Some(i) => times[i] += 1.0,
             None => {
-                terms.push(term.clone());
+                distinct.push(term.clone());
                 times.push(1.0);
             }
         }
     }
-    let matched = (1..=terms.len())
+    let (docs, total_rows, total_tokens) = term_counts::counts(c, q.table, &distinct)?;
+    let avgdl = (total_tokens / total_rows.max(1.0)).max(1e-9);
+    let mut terms: Vec<(Term, bool)> = distinct
+        .into_iter()
+        .zip(docs)
+        .zip(times)
+        .filter(|((_, n), _)| *n > 0)
+        .map(|((text, n), times)| {
+            let raw = ((total_rows - n as f64 + 0.5) / (n as f64 + 0.5)).ln();
+            let term = Term {
+                text,
+                docs: n,
+                weight: times * raw.max(1e-6),
+            };
+            (term, raw > 0.0)
+        })
+        .collect();
+    if q.only_weighing_terms && terms.iter().any(|(_, weighs)| *weighs) {
+        terms.retain(|(_, weighs)| *weighs);
+    }
+    let mut terms: Vec<Term> = terms.into_iter().map(|(t, _)| t).collect();
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Those that can add the most first: the rare ones.
+    terms.sort_by(|a, b| b.bound().total_cmp(&a.bound()));
+    let mut read = 1;
+    let mut rows_read = terms[0].docs;
+    while read < terms.len() && rows_read + terms[read].docs <= q.first_pass_rows {
+        rows_read += terms[read].docs;
+        read += 1;
+    }
+    let rows = scored(c, q, &terms, read, avgdl, push_filters)?;
+    let last_score = |rows: &[Row]| -> f64 {
+        match rows.len() >= q.limit {
+            true => rows
+                .last()
+                .map(|r| r.get::<_, f64>(r.len() - 1))
+                .unwrap_or(0.0),
+            false => 0.0,
+        }
+    };
+    let left_out = |read: usize| terms[read..].iter().map(Term::bound).sum::<f64>();
+    let threshold = last_score(&rows);
+    if read == terms.len() || left_out(read) < threshold {
+        return Ok(rows);
+    }
+    // The top scores so far only rise with more rows read: the fewest terms whose rows must
+    // be read, judged by them, are enough.
+    while read < terms.len() && left_out(read) >= threshold {
+        read += 1;
+    }
+    scored(c, q, &terms, read, avgdl, push_filters)
+}
+
+/// The top `q.limit` of the rows holding any of the first `read` terms, each scored by every
+/// term.
+fn scored(
+    c: &mut impl Queries,
+    q: &Bm25,
+    terms: &[Term],
+    read: usize,
+    avgdl: f64,
+    push_filters: &dyn Fn(&mut String, &mut Params),
+) -> Result<Vec<Row>, PgError> {
+    let matched = (1..=read)
         .map(|k| format!("phraseto_tsquery('quarry', $1[{k}])"))
         .collect::<Vec<_>>()
         .join(" || ");
@@ -65,14 +167,20 @@ pub(crate) fn ranked(
     // positions (each position is a cover of length one, worth its weight): the field-weighted
     // term frequency, found by binary search in the text vector. Its weights are {D, C, B, A},
     // each at most 1, so they are scaled down here and the sum scaled back up.
-    let [a, b, c, d] = q.weights;
-    let top = a.max(b).max(c).max(d).max(f64::MIN_POSITIVE);
-    let rank_weights: Vec<f32> = [d, c, b, a].iter().map(|w| (w / top) as f32).collect();
+    let [a, b, c_weight, d] = q.weights;
+    let top = a.max(b).max(c_weight).max(d).max(f64::MIN_POSITIVE);
+    let rank_weights: Vec<f32> = [d, c_weight, b, a]
+        .iter()
+        .map(|w| (w / top) as f32)
+        .collect();
+    let texts: Vec<String> = terms.iter().map(|t| t.text.clone()).collect();
+    let weights: Vec<f64> = terms.iter().map(|t| t.weight).collect();
     let mut params: Params = vec![
-        Box::new(terms),
+        Box::new(texts),
         Box::new(rank_weights),
         Box::new(top),
-        Box::new(times),
+        Box::new(weights),
+        Box::new(avgdl),
     ];
     let mut filters = String::new();
     push_filters(&mut filters, &mut params);
@@ -80,38 +188,25 @@ pub(crate) fn ranked(
     let limit = params.len();
     let sql = format!(
         "WITH terms AS MATERIALIZED (
-             SELECT t.i, phraseto_tsquery('quarry', t.term) AS query, ($4::float8[])[t.i] AS times
-             FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)),
+             SELECT phraseto_tsquery('quarry', t.term) AS query, t.weight
+             FROM unnest($1::text[], $4::float8[]) AS t(term, weight)),
          candidates AS MATERIALIZED (
              -- `|| ''`: the text vector decompressed once here, not by every term's call below
              -- (a stored vector stays compressed in the CTE; 40% of a long query's time).
-             SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens,
-                    (true {filters}) AS kept
+             SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens
              FROM {table} t {joins}
-             WHERE t.tsv @@ ({matched})),
-         totals AS (
-             SELECT coalesce(sum(docs), 0)::float8 AS docs,
-                    greatest(coalesce(sum(tokens), 0)::float8 / greatest(sum(docs), 1), 1e-9) AS avgdl
-             FROM fts_totals WHERE kind = '{table}'),
-         tf AS MATERIALIZED (
-             SELECT c.repo_id, c.id, c.n_tokens, c.kept, terms.i, terms.times, x.f
-             -- Every row containing the term counts for its IDF (as in FTS5), even where the
-             -- term is only in fields weighted 0.
+             WHERE t.tsv @@ ({matched}) {filters}),
+         scored AS (
+             SELECT c.repo_id, c.id,
+                    sum(terms.weight * x.f * ({k1} + 1)
+                        / (x.f + {k1} * (1 - {b} + {b} * c.n_tokens / $5::float8))) AS rank
+             -- Every term is looked up in every candidate: a row found by a rare term gets
+             -- its common terms' share too.
              FROM candidates c JOIN terms ON c.tsv @@ terms.query
              CROSS JOIN LATERAL (
-                 SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x),
-         idf AS MATERIALIZED (
-             SELECT i, greatest(raw, 1e-6) AS idf, raw > 0 AS weighs
-             FROM (SELECT tf.i, ln((totals.docs - count(*) + 0.5) / (count(*) + 0.5)) AS raw
-                   FROM tf, totals GROUP BY tf.i, totals.docs) counted),
-         scored AS (
-             SELECT tf.repo_id, tf.id,
-                    sum(tf.times * idf.idf * tf.f * ({k1} + 1)
-                        / (tf.f + {k1} * (1 - {b} + {b} * tf.n_tokens / totals.avgdl))) AS rank
-             FROM tf JOIN idf USING (i), totals
-             WHERE tf.kept AND ({every_term})
-             GROUP BY tf.repo_id, tf.id
-             ORDER BY rank DESC, tf.id LIMIT ${limit})
+                 SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x
+             GROUP BY c.repo_id, c.id
+             ORDER BY rank DESC, c.id LIMIT ${limit})
          SELECT {columns}, s.rank::float8
          FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
          ORDER BY s.rank DESC, {tie} LIMIT ${limit}",
@@ -121,11 +216,6 @@ pub(crate) fn ranked(
         tie = q.tie,
         k1 = BM25_K1,
         b = BM25_B,
-        every_term = if q.only_weighing_terms {
-            "idf.weighs OR NOT EXISTS (SELECT 1 FROM idf WHERE idf.weighs)"
-        } else {
-            "true"
-        },
     );
-    (sql, params)
+    c.query(&sql, &crate::filters::refs(&params))
 }

@@ -16,6 +16,7 @@ use quarry_core::tokens;
 use crate::bm25::{self, Bm25};
 use crate::connection::{PgTransaction, Queries};
 use crate::filters::{path_regex, push_filters, refs, Params};
+use crate::term_counts;
 use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
 
@@ -173,7 +174,9 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
             OR EXISTS (SELECT 1 FROM stage_commits t WHERE t.sha = s.sha AND t.id < s.id)",
         &[&repo],
     )?;
-    tx.execute(
+    term_counts::insert_counted(
+        tx,
+        "commits",
         "INSERT INTO commits(repo_id, id, sha, parents, author, email, author_time, commit_time,
                              subject, body, patch, patch_truncated, files_changed, n_tokens, tsv)
          SELECT $1, id, sha, parents, author, email, author_time, commit_time, subject, body,
@@ -226,13 +229,18 @@ pub fn drop(tx: &mut PgTransaction, repo: i64, shas: &[String]) -> Result<()> {
     for (table, key) in [
         ("commit_vectors", "commit_id"),
         ("commit_files", "commit_id"),
-        ("commits", "id"),
     ] {
         tx.execute(
             &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
             &[&repo, &ids],
         )?;
     }
+    term_counts::delete_counted(
+        tx,
+        "commits",
+        "DELETE FROM commits WHERE repo_id = $1 AND id = ANY($2)",
+        &[&repo, &ids],
+    )?;
     Ok(())
 }
 
@@ -244,7 +252,28 @@ pub fn known(store: &PgStore, repo: i64) -> Result<HashSet<String>> {
 }
 
 pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
-    let (sql, params) = if q.terms.is_empty() {
+    if !q.terms.is_empty() {
+        // `t` for the ranking, `c` for the filters and columns.
+        let ranking = Bm25 {
+            terms: &q.terms,
+            weights: WEIGHTS,
+            table: "commits",
+            joins: "JOIN commits c ON c.repo_id = t.repo_id AND c.id = t.id
+                    JOIN repos r ON r.id = t.repo_id",
+            columns: HIT_COLUMNS,
+            tie: "c.author_time DESC, c.id DESC",
+            limit: q.limit.max(1),
+            only_weighing_terms: true,
+            first_pass_rows: store.ranking_first_pass(),
+        };
+        let filters =
+            |sql: &mut String, params: &mut Params| push_commit_filters(sql, params, q, true);
+        return store.with(|c| {
+            bm25::ranked(c, &ranking, &filters)
+                .map(|rows| rows.iter().map(|r| hit(r, r.get(8))).collect())
+        });
+    }
+    let (sql, params) = {
         let mut params: Params = Vec::new();
         let mut sql = format!(
             "SELECT {HIT_COLUMNS}, 0::float8 FROM commits c JOIN repos r ON r.id = c.repo_id
@@ -257,22 +286,6 @@ pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
             params.len()
         ));
         (sql, params)
-    } else {
-        // `t` for the ranking, `c` for the filters and columns.
-        bm25::ranked(
-            &Bm25 {
-                terms: &q.terms,
-                weights: WEIGHTS,
-                table: "commits",
-                joins: "JOIN commits c ON c.repo_id = t.repo_id AND c.id = t.id
-                        JOIN repos r ON r.id = t.repo_id",
-                columns: HIT_COLUMNS,
-                tie: "c.author_time DESC, c.id DESC",
-                limit: q.limit.max(1),
-                only_weighing_terms: true,
-            },
-            |sql, params| push_commit_filters(sql, params, q, true),
-        )
     };
     store.with(|c| {
         c.query(&sql, &refs(&params))

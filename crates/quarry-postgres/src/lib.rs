@@ -17,6 +17,7 @@ mod history;
 mod read;
 mod replicas;
 mod schema;
+mod term_counts;
 mod trigrams;
 mod write;
 
@@ -64,6 +65,8 @@ pub struct PgStore {
     /// hold vectors no chunk uses (a whole-database anti-join cost seconds per run at a
     /// million chunks).
     pruning: HashSet<i64>,
+    /// How many rows BM25's first pass reads (bm25.rs).
+    first_pass_rows: std::cell::Cell<i64>,
 }
 
 /// `url` with any password replaced by `***`: in the user part of a URL
@@ -143,7 +146,19 @@ impl PgStore {
             skipped: RefCell::new(Vec::new()),
             iterative_scans: std::cell::OnceCell::new(),
             pruning: HashSet::new(),
+            first_pass_rows: std::cell::Cell::new(bm25::FIRST_PASS_ROWS),
         }
+    }
+
+    /// How many rows lexical ranking reads, from its rarest terms, before it judges whether
+    /// the rest can still change the top results (bm25.rs). Every value gives the same
+    /// answers; only the time differs (a test ranks with 1 against the default).
+    pub fn set_ranking_first_pass(&self, rows: i64) {
+        self.first_pass_rows.set(rows.max(1));
+    }
+
+    pub(crate) fn ranking_first_pass(&self) -> i64 {
+        self.first_pass_rows.get()
     }
 
     /// A store for reading only (searches): its reads go to the first of `read_urls` that
@@ -373,7 +388,13 @@ impl Store for PgStore {
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
         self.transaction(|tx| {
-            let history = ["fts_totals", "commit_vectors", "commit_files", "commits"];
+            let history = [
+                "fts_totals",
+                "fts_terms",
+                "commit_vectors",
+                "commit_files",
+                "commits",
+            ];
             for table in FILE_TABLES.iter().chain(&history) {
                 tx.execute(&format!("DELETE FROM {table} WHERE repo_id = $1"), &[&repo])?;
             }
@@ -389,10 +410,12 @@ impl Store for PgStore {
             }
             write::files_moved(tx, repo)?;
             // The files' and chunks' totals go; the commits' stay with them.
-            tx.execute(
-                "DELETE FROM fts_totals WHERE repo_id = $1 AND kind NOT LIKE 'commit%'",
-                &[&repo],
-            )?;
+            for totals in ["fts_totals", "fts_terms"] {
+                tx.execute(
+                    &format!("DELETE FROM {totals} WHERE repo_id = $1 AND kind NOT LIKE 'commit%'"),
+                    &[&repo],
+                )?;
+            }
             Ok(())
         })
     }

@@ -57,22 +57,22 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    let (sql, params) = bm25::ranked(
-        &Bm25 {
-            terms: &q.terms,
-            weights: field_weights(q),
-            table: "chunks",
-            joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
+    let ranking = Bm25 {
+        terms: &q.terms,
+        weights: field_weights(q),
+        table: "chunks",
+        joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
                     JOIN repos r ON r.id = t.repo_id",
-            columns: &HIT_COLUMNS.replace("c.", "t."),
-            tie: "t.id",
-            limit: q.limit,
-            only_weighing_terms: false,
-        },
-        |sql, params| push_lexical_filters(sql, params, q, Some("t")),
-    );
+        columns: &HIT_COLUMNS.replace("c.", "t."),
+        tie: "t.id",
+        limit: q.limit,
+        only_weighing_terms: false,
+        first_pass_rows: store.ranking_first_pass(),
+    };
+    let filters =
+        |sql: &mut String, params: &mut Params| push_lexical_filters(sql, params, q, Some("t"));
     store.with(|c| {
-        c.query(&sql, &refs(&params))
+        bm25::ranked(c, &ranking, &filters)
             .map(|rows| rows.iter().map(|r| hit(r, r.get(SCORE_COLUMN))).collect())
     })
 }
@@ -81,23 +81,23 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    let (sql, params) = bm25::ranked(
-        &Bm25 {
-            terms: &q.terms,
-            weights: field_weights(q),
-            table: "files",
-            // `f` for the filters, which name the file so.
-            joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.id
+    let ranking = Bm25 {
+        terms: &q.terms,
+        weights: field_weights(q),
+        table: "files",
+        // `f` for the filters, which name the file so.
+        joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.id
                     JOIN repos r ON r.id = t.repo_id",
-            columns: "r.name, f.path, f.language",
-            tie: "f.path",
-            limit: q.limit,
-            only_weighing_terms: false,
-        },
-        |sql, params| push_lexical_filters(sql, params, q, None),
-    );
+        columns: "r.name, f.path, f.language",
+        tie: "f.path",
+        limit: q.limit,
+        only_weighing_terms: false,
+        first_pass_rows: store.ranking_first_pass(),
+    };
+    let filters =
+        |sql: &mut String, params: &mut Params| push_lexical_filters(sql, params, q, None);
     store.with(|c| {
-        c.query(&sql, &refs(&params)).map(|rows| {
+        bm25::ranked(c, &ranking, &filters).map(|rows| {
             rows.iter()
                 .map(|r| FileHit {
                     repo: r.get(0),

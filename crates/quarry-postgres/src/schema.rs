@@ -190,6 +190,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX file_grams_gin ON file_grams USING gin (grams);
     ALTER TABLE repos ADD COLUMN files_generation bigint NOT NULL DEFAULT 0;
     "#,
+    // 7: each lexeme's document count per kind and repo, for BM25's IDF without reading the
+    // rows (term_counts.rs).
+    crate::term_counts::MIGRATION,
 ];
 
 /// The schema version this build writes.

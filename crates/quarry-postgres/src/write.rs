@@ -8,6 +8,7 @@ use quarry_core::store::IndexBatch;
 use quarry_core::tokens;
 
 use crate::connection::{PgTransaction, Queries};
+use crate::term_counts;
 
 /// COPY's text format for one field (`\N` for none): backslash, tab and line ends escaped;
 /// NUL, which a PostgreSQL text cannot hold, replaced.
@@ -88,12 +89,19 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
                 &[&repo, &replaced_ids],
             )?;
         }
+        // The replaced rows' words leave the document counts as they go.
+        for (table, key) in [("chunks", "file_id"), ("files", "id")] {
+            term_counts::delete_counted(
+                tx,
+                table,
+                &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
+                &[&repo, &replaced_ids],
+            )?;
+        }
         for (table, key) in [
-            ("chunks", "file_id"),
             ("symbols", "file_id"),
             ("calls", "file_id"),
             ("file_grams", "file_id"),
-            ("files", "id"),
         ] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
@@ -240,7 +248,9 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         "COPY file_grams(repo_id, file_id, grams) FROM STDIN",
         &file_grams,
     )?;
-    tx.execute(
+    term_counts::insert_counted(
+        tx,
+        "files",
         &format!(
             "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
              SELECT $1, id, path, language, hash, size, mtime_ns, stem, n_tokens, {TSV}
@@ -248,7 +258,9 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         ),
         &[&repo],
     )?;
-    tx.execute(
+    term_counts::insert_counted(
+        tx,
+        "chunks",
         &format!(
             "INSERT INTO chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent,
                                 signature, text, embed_hash, n_tokens, tsv, language, page, cell)
