@@ -2,6 +2,7 @@
 """PostgreSQL at a million chunks: ingest, HNSW recall and latency, lexical latency.
 
 Usage: bench/pg_scale.py TREE [--copies 50] [--dims 384] [--queries 50] [--quarry PATH] [--lexical-only]
+                         [--issues EVAL.jsonl --issue-repo sympy --issue-count 20]
        bench/pg_scale.py --vectors-only 1000000 [--clusters 2000] [--dims 384] [--queries 50]
        bench/pg_scale.py --real-vectors INDEX.sqlite [INDEX.sqlite ...] [--queries 200]
                          [--m 16] [--ef-construction 64]
@@ -31,7 +32,7 @@ exact scan under the filter).
 Server settings: maintenance_work_mem 6GB (the graph is built in memory), 2 parallel
 maintenance workers, shared_buffers 4GB; everything else default.
 """
-import argparse, os, random, re, shutil, sqlite3, statistics, struct, subprocess, tempfile, time
+import argparse, json, os, random, re, shutil, sqlite3, statistics, struct, subprocess, tempfile, time
 
 from pg_server import PgServer
 from postgres_vs_sqlite import QUERIES, timed_searches
@@ -63,6 +64,27 @@ def timed_top10(server, db, settings, vectors, dims, where=None):
     return ids, times[-len(vectors):]
 
 
+def issue_searches(quarry, workspace, args, chunks):
+    """Whole issue texts as queries (`--issues FILE` of the eval's JSON lines, those whose id
+    starts with `--issue-repo`), a fresh process each, lexical mode."""
+    issues = []
+    with open(args.issues) as f:
+        for line in f:
+            row = json.loads(line)
+            if row["id"].startswith(args.issue_repo):
+                issues.append(row["query"])
+    issues = issues[: args.issue_count]
+    times = []
+    for text in issues:
+        started = time.perf_counter()
+        subprocess.run(quarry + workspace + ["search", "--stdin", "--mode", "lexical", "-k", "10", "--json"],
+                       input=text, capture_output=True, text=True, check=True)
+        times.append((time.perf_counter() - started) * 1000)
+    print(f"issue texts as lexical `quarry search` over {chunks:,} chunks, {len(issues)} issues of "
+          f"{args.issue_repo}: p50 {statistics.median(times):.0f} ms, p95 {percentile(times, 0.95):.0f} ms, "
+          f"max {max(times):.0f} ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tree", nargs="?")
@@ -73,6 +95,9 @@ def main():
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--real-vectors", nargs="+", metavar="INDEX", help="quarry SQLite index files whose vectors to measure HNSW on")
     ap.add_argument("--lexical-only", action="store_true", help="ingest and lexical search only (no vectors, no HNSW)")
+    ap.add_argument("--issues", help="eval JSON lines whose issue texts to search as well (with --lexical-only)")
+    ap.add_argument("--issue-repo", default="sympy", help="the issues whose id starts with this")
+    ap.add_argument("--issue-count", type=int, default=20)
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=64)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -112,6 +137,8 @@ def main():
         if args.lexical_only:
             p50, p95, _ = timed_searches(quarry, workspace, QUERIES, 1)
             print(f"\nlexical `quarry search` over {chunks:,} chunks, {len(QUERIES)} queries x 3: p50 {p50:.0f} ms, p95 {p95:.0f} ms")
+            if args.issues:
+                issue_searches(quarry, workspace, args, chunks)
             return
         started = time.perf_counter()
         server.psql("scale", f"""

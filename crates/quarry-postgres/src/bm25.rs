@@ -126,43 +126,56 @@ pub(crate) fn ranked(
         rows_read += terms[read].docs;
         read += 1;
     }
-    let rows = scored(c, q, &terms, read, avgdl, push_filters)?;
-    let last_score = |rows: &[Row]| -> f64 {
-        match rows.len() >= q.limit {
-            true => rows
-                .last()
-                .map(|r| r.get::<_, f64>(r.len() - 1))
-                .unwrap_or(0.0),
-            false => 0.0,
-        }
+    let first = scored(c, q, &terms, 0..read, &[], avgdl, push_filters)?;
+    // The last of a full top: a row must beat it to enter (none yet: anything may).
+    let threshold = match first.last() {
+        Some(last) if first.len() >= q.limit => last.get::<_, f64>(last.len() - 3),
+        _ => 0.0,
     };
     let left_out = |read: usize| terms[read..].iter().map(Term::bound).sum::<f64>();
-    let threshold = last_score(&rows);
     if read == terms.len() || left_out(read) < threshold {
-        return Ok(rows);
+        return Ok(first);
     }
     // The top scores so far only rise with more rows read: the fewest terms whose rows must
-    // be read, judged by them, are enough.
+    // be read, judged by them, are enough. Only the rows those terms add are read now; the
+    // first pass's top rows are scored again beside them (a handful), not the rest it read.
+    let from = read;
     while read < terms.len() && left_out(read) >= threshold {
         read += 1;
     }
-    scored(c, q, &terms, read, avgdl, push_filters)
+    let kept: Vec<(i64, i64)> = first
+        .iter()
+        .map(|r| (r.get(r.len() - 2), r.get(r.len() - 1)))
+        .collect();
+    scored(c, q, &terms, from..read, &kept, avgdl, push_filters)
 }
 
-/// The top `q.limit` of the rows holding any of the first `read` terms, each scored by every
-/// term.
+/// The top `q.limit` of the rows holding any of the terms `read` and none before them, and of
+/// the rows `kept` (`(repo_id, id)`: an earlier pass's top), each scored by every term. The
+/// rank is the third column from the end, then the row's repo and id.
 fn scored(
     c: &mut impl Queries,
     q: &Bm25,
     terms: &[Term],
-    read: usize,
+    read: std::ops::Range<usize>,
+    kept: &[(i64, i64)],
     avgdl: f64,
     push_filters: &dyn Fn(&mut String, &mut Params),
 ) -> Result<Vec<Row>, PgError> {
-    let matched = (1..=read)
-        .map(|k| format!("phraseto_tsquery('quarry', $1[{k}])"))
-        .collect::<Vec<_>>()
-        .join(" || ");
+    let any_of = |range: std::ops::Range<usize>| {
+        range
+            .map(|k| format!("phraseto_tsquery('quarry', $1[{}])", k + 1))
+            .collect::<Vec<_>>()
+            .join(" || ")
+    };
+    let matched = match read.start {
+        0 => any_of(read.clone()),
+        start => format!(
+            "{}) AND NOT t.tsv @@ ({}",
+            any_of(read.clone()),
+            any_of(0..start)
+        ),
+    };
     // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
     // positions (each position is a cover of length one, worth its weight): the field-weighted
     // term frequency, found by binary search in the text vector. Its weights are {D, C, B, A},
@@ -186,6 +199,22 @@ fn scored(
     push_filters(&mut filters, &mut params);
     params.push(Box::new(q.limit as i64));
     let limit = params.len();
+    let carried = if kept.is_empty() {
+        String::new()
+    } else {
+        params.push(Box::new(kept.iter().map(|k| k.0).collect::<Vec<i64>>()));
+        params.push(Box::new(kept.iter().map(|k| k.1).collect::<Vec<i64>>()));
+        format!(
+            "UNION ALL
+             SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens
+             FROM {table} t {joins}
+             WHERE (t.repo_id, t.id) IN (SELECT * FROM unnest(${}::int8[], ${}::int8[])) {filters}",
+            limit + 1,
+            limit + 2,
+            table = q.table,
+            joins = q.joins,
+        )
+    };
     let sql = format!(
         "WITH terms AS MATERIALIZED (
              SELECT phraseto_tsquery('quarry', t.term) AS query, t.weight
@@ -195,7 +224,8 @@ fn scored(
              -- (a stored vector stays compressed in the CTE; 40% of a long query's time).
              SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens
              FROM {table} t {joins}
-             WHERE t.tsv @@ ({matched}) {filters}),
+             WHERE t.tsv @@ ({matched}) {filters}
+             {carried}),
          scored AS (
              SELECT c.repo_id, c.id,
                     sum(terms.weight * x.f * ({k1} + 1)
@@ -207,7 +237,7 @@ fn scored(
                  SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x
              GROUP BY c.repo_id, c.id
              ORDER BY rank DESC, c.id LIMIT ${limit})
-         SELECT {columns}, s.rank::float8
+         SELECT {columns}, s.rank::float8, s.repo_id, s.id
          FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
          ORDER BY s.rank DESC, {tie} LIMIT ${limit}",
         columns = q.columns,

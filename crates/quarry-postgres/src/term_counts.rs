@@ -4,9 +4,11 @@
 //! terms and stop once the common ones cannot change the top results (bm25.rs); counting them
 //! at query time read every row holding a common word (~240,000 at a million chunks).
 //!
-//! Keyed `(kind, lexeme, repo_id)`: a query looks a lexeme up across every repo (the IDF is
-//! over the whole database, as FTS5's is over its table); `repo_id` is in the key so that Citus
-//! can distribute the table by it, and so that two repos written at once never touch one row.
+//! Keyed `(repo_id, kind, lexeme)`, as every table here leads with its repo (Citus distributes
+//! by it): a batch's counts land in its own repo's part of the index, and two repos written at
+//! once never touch one row. A query looks a lexeme up in every repo (the IDF is over the whole
+//! database, as FTS5's is over its table): one index probe per repo and term. Pages are left
+//! a fifth empty so that a count's update stays on its page (no index entry to add).
 
 use anyhow::Result;
 
@@ -25,8 +27,8 @@ pub(crate) fn insert_counted(
             "WITH written AS ({insert} RETURNING tsv)
              INSERT INTO fts_terms(kind, lexeme, repo_id, docs)
              SELECT '{kind}', u.lexeme, $1, count(*) FROM written, unnest(written.tsv) u
-             GROUP BY u.lexeme
-             ON CONFLICT (kind, lexeme, repo_id) DO UPDATE SET docs = fts_terms.docs + excluded.docs"
+             GROUP BY u.lexeme ORDER BY u.lexeme
+             ON CONFLICT (repo_id, kind, lexeme) DO UPDATE SET docs = fts_terms.docs + excluded.docs"
         ),
         params,
     )?;
@@ -62,8 +64,8 @@ pub(crate) const MIGRATION: &str = r#"
         lexeme text NOT NULL,
         repo_id bigint NOT NULL,
         docs bigint NOT NULL,
-        PRIMARY KEY (kind, lexeme, repo_id)
-    );
+        PRIMARY KEY (repo_id, kind, lexeme)
+    ) WITH (fillfactor = 80);
     INSERT INTO fts_terms
         SELECT 'chunks', u.lexeme, t.repo_id, count(*) FROM chunks t, unnest(t.tsv) u GROUP BY 2, 3;
     INSERT INTO fts_terms
@@ -88,7 +90,7 @@ pub(crate) fn counts(
              SELECT (CASE numnode(t.query)
                  WHEN 0 THEN 0
                  WHEN 1 THEN (SELECT coalesce(sum(f.docs), 0) FROM fts_terms f
-                              WHERE f.kind = '{table}'
+                              WHERE f.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND f.kind = '{table}'
                                 AND f.lexeme = (SELECT lexeme FROM unnest(to_tsvector('quarry', t.term)) LIMIT 1))
                  ELSE (SELECT count(*) FROM {table} x WHERE x.tsv @@ t.query) END)::int8,
                  (SELECT coalesce(sum(docs), 0) FROM fts_totals WHERE kind = '{table}')::float8,

@@ -602,6 +602,36 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         overlap >= 0.9,
         "the two stores rank different files: overlap@10 {overlap:.2}"
     );
+    // Files replaced and deleted take their words off the document counts: after a second
+    // run the IDF, and so every score, is still the embedded store's.
+    let mut second = IndexBatch::default();
+    second.deleted = batch.upserts[..8].iter().map(|f| f.path.clone()).collect();
+    second.upserts = batch.upserts[8..12].to_vec();
+    for s in [&mut sqlite as &mut dyn Store, &mut pg as &mut dyn Store] {
+        let repo = s.ensure_repo("quarry", "/src/quarry").unwrap();
+        s.apply(repo.id, &second).unwrap();
+        s.finish_run(repo.id, &SkipCounts::new()).unwrap();
+    }
+    pg.set_ranking_first_pass(1);
+    for q in &asked {
+        let on = |s: &dyn Store| -> Vec<((String, u32), f64)> {
+            s.search_lexical(q)
+                .unwrap()
+                .into_iter()
+                .map(|h| ((h.path, h.start_line), h.score))
+                .collect()
+        };
+        let (a, b) = (on(&sqlite), on(&pg));
+        for (key, x) in &a {
+            if let Some((_, y)) = b.iter().find(|(k, _)| k == key) {
+                assert!((x - y).abs() <= 0.02 * x.abs(), "{:?}: {a:?} vs {b:?}", q.terms);
+            }
+        }
+        assert!(
+            b.iter().all(|(k, _)| !second.deleted.contains(&k.0)),
+            "a deleted file is still found: {b:?}"
+        );
+    }
 }
 
 #[test]
