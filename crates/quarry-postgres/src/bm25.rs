@@ -63,8 +63,8 @@ impl Term {
     }
 }
 
-/// The rows behind chunk, file and commit search, best first, with the rank as the last
-/// column: `push_filters` appends the filters' conditions (`AND …`, numbered after the
+/// The rows behind chunk, file and commit search, best first: `columns`, the rank, then the
+/// row's repo and id. `push_filters` appends the filters' conditions (`AND …`, numbered after the
 /// parameters already bound). Ranked by BM25 as the embedded store's FTS5 computes it, so the
 /// two stores order the same candidates alike (docs/POSTGRES.md measures how closely):
 ///
