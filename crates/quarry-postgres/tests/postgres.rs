@@ -624,7 +624,11 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         let (a, b) = (on(&sqlite), on(&pg));
         for (key, x) in &a {
             if let Some((_, y)) = b.iter().find(|(k, _)| k == key) {
-                assert!((x - y).abs() <= 0.02 * x.abs(), "{:?}: {a:?} vs {b:?}", q.terms);
+                assert!(
+                    (x - y).abs() <= 0.02 * x.abs(),
+                    "{:?}: {a:?} vs {b:?}",
+                    q.terms
+                );
             }
         }
         assert!(
