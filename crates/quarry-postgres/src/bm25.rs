@@ -168,14 +168,10 @@ fn scored(
             .collect::<Vec<_>>()
             .join(" || ")
     };
-    let matched = match read.start {
-        0 => any_of(read.clone()),
-        start => format!(
-            "{}) AND NOT t.tsv @@ ({}",
-            any_of(read.clone()),
-            any_of(0..start)
-        ),
-    };
+    let mut matched = format!("t.tsv @@ ({})", any_of(read.clone()));
+    if read.start > 0 {
+        matched.push_str(&format!(" AND NOT t.tsv @@ ({})", any_of(0..read.start)));
+    }
     // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
     // positions (each position is a cover of length one, worth its weight): the field-weighted
     // term frequency, found by binary search in the text vector. Its weights are {D, C, B, A},
@@ -224,7 +220,7 @@ fn scored(
              -- (a stored vector stays compressed in the CTE; 40% of a long query's time).
              SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens
              FROM {table} t {joins}
-             WHERE t.tsv @@ ({matched}) {filters}
+             WHERE {matched} {filters}
              {carried}),
          scored AS (
              SELECT c.repo_id, c.id,

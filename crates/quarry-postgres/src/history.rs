@@ -16,7 +16,7 @@ use quarry_core::tokens;
 use crate::bm25::{self, Bm25};
 use crate::connection::{PgTransaction, Queries};
 use crate::filters::{path_regex, push_filters, refs, Params};
-use crate::term_counts;
+use crate::term_counts::{self, Change};
 use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
 
@@ -174,9 +174,10 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
             OR EXISTS (SELECT 1 FROM stage_commits t WHERE t.sha = s.sha AND t.id < s.id)",
         &[&repo],
     )?;
-    term_counts::insert_counted(
+    term_counts::counted(
         tx,
         "commits",
+        Change::Written,
         "INSERT INTO commits(repo_id, id, sha, parents, author, email, author_time, commit_time,
                              subject, body, patch, patch_truncated, files_changed, n_tokens, tsv)
          SELECT $1, id, sha, parents, author, email, author_time, commit_time, subject, body,
@@ -196,13 +197,6 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
          FROM stage_commit_files f JOIN stage_commits s ON s.id = f.commit_id",
         &[&repo],
     )?;
-    tx.execute(
-        "INSERT INTO fts_totals(repo_id, kind, docs, tokens)
-         SELECT $1, 'commits', count(*), coalesce(sum(n_tokens), 0) FROM stage_commits
-         ON CONFLICT (repo_id, kind) DO UPDATE
-         SET docs = fts_totals.docs + excluded.docs, tokens = fts_totals.tokens + excluded.tokens",
-        &[&repo],
-    )?;
     Ok(())
 }
 
@@ -219,13 +213,6 @@ pub fn drop(tx: &mut PgTransaction, repo: i64, shas: &[String]) -> Result<()> {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    tx.execute(
-        "UPDATE fts_totals SET docs = fts_totals.docs - g.docs, tokens = fts_totals.tokens - g.tokens
-         FROM (SELECT count(*) AS docs, coalesce(sum(n_tokens), 0) AS tokens FROM commits
-               WHERE repo_id = $1 AND id = ANY($2)) g
-         WHERE repo_id = $1 AND kind = 'commits'",
-        &[&repo, &ids],
-    )?;
     for (table, key) in [
         ("commit_vectors", "commit_id"),
         ("commit_files", "commit_id"),
@@ -235,9 +222,10 @@ pub fn drop(tx: &mut PgTransaction, repo: i64, shas: &[String]) -> Result<()> {
             &[&repo, &ids],
         )?;
     }
-    term_counts::delete_counted(
+    term_counts::counted(
         tx,
         "commits",
+        Change::Removed,
         "DELETE FROM commits WHERE repo_id = $1 AND id = ANY($2)",
         &[&repo, &ids],
     )?;

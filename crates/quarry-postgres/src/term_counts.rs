@@ -1,5 +1,6 @@
 //! How many rows of each kind (chunks, files, commits) hold each lexeme, per repo: BM25's
-//! document frequencies, kept by the transaction that writes or removes the rows. With them a
+//! document frequencies, kept with the rows' and tokens' totals by the statement that writes
+//! or removes the rows. With them a
 //! query knows every term's IDF before it reads a row, so ranking can start from its rarest
 //! terms and stop once the common ones cannot change the top results (bm25.rs); counting them
 //! at query time read every row holding a common word (~240,000 at a million chunks).
@@ -14,43 +15,43 @@ use anyhow::Result;
 
 use crate::connection::{PgTransaction, Queries};
 
-/// Runs `insert` (an `INSERT INTO {kind} … ` for repo `$1`, without `RETURNING`) and adds the
-/// lexemes of the rows it wrote to `kind`'s counts, in one statement.
-pub(crate) fn insert_counted(
-    tx: &mut PgTransaction,
-    kind: &str,
-    insert: &str,
-    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<()> {
-    tx.execute(
-        &format!(
-            "WITH written AS ({insert} RETURNING tsv)
-             INSERT INTO fts_terms(kind, lexeme, repo_id, docs)
-             SELECT '{kind}', u.lexeme, $1, count(*) FROM written, unnest(written.tsv) u
-             GROUP BY u.lexeme ORDER BY u.lexeme
-             ON CONFLICT (repo_id, kind, lexeme) DO UPDATE SET docs = fts_terms.docs + excluded.docs"
-        ),
-        params,
-    )?;
-    Ok(())
+/// Whether a counted statement wrote rows or removed them.
+#[derive(Clone, Copy)]
+pub(crate) enum Change {
+    Written,
+    Removed,
 }
 
-/// Runs `delete` (a `DELETE FROM {kind} …` in repo `$1`, without `RETURNING`) and takes the
-/// lexemes of the rows it removed off `kind`'s counts, in one statement. A count that reaches
-/// zero stays (a zero adds nothing to a sum; the word may come back).
-pub(crate) fn delete_counted(
+/// Runs `statement` (an `INSERT INTO {kind} …` or a `DELETE FROM {kind} …` in repo `$1`,
+/// without `RETURNING`) and moves BM25's statistics by the rows it wrote or removed, in the
+/// same statement: the table's rows and tokens (`fts_totals`) and each lexeme's rows
+/// (`fts_terms`). A count that reaches zero stays (a zero adds nothing to a sum; the word may
+/// come back).
+pub(crate) fn counted(
     tx: &mut PgTransaction,
     kind: &str,
-    delete: &str,
+    change: Change,
+    statement: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<()> {
+    let sign = match change {
+        Change::Written => "",
+        Change::Removed => "-",
+    };
     tx.execute(
         &format!(
-            "WITH removed AS ({delete} RETURNING tsv)
-             UPDATE fts_terms f SET docs = f.docs - g.docs
-             FROM (SELECT u.lexeme, count(*) AS docs FROM removed, unnest(removed.tsv) u
-                   GROUP BY u.lexeme) g
-             WHERE f.kind = '{kind}' AND f.repo_id = $1 AND f.lexeme = g.lexeme"
+            "WITH changed AS ({statement} RETURNING tsv, n_tokens),
+             totals AS (
+                 INSERT INTO fts_totals(repo_id, kind, docs, tokens)
+                 SELECT $1, '{kind}', {sign}count(*), {sign}coalesce(sum(n_tokens), 0) FROM changed
+                 HAVING count(*) > 0
+                 ON CONFLICT (repo_id, kind) DO UPDATE
+                 SET docs = fts_totals.docs + excluded.docs,
+                     tokens = fts_totals.tokens + excluded.tokens)
+             INSERT INTO fts_terms(kind, lexeme, repo_id, docs)
+             SELECT '{kind}', u.lexeme, $1, {sign}count(*) FROM changed, unnest(changed.tsv) u
+             GROUP BY u.lexeme ORDER BY u.lexeme
+             ON CONFLICT (repo_id, kind, lexeme) DO UPDATE SET docs = fts_terms.docs + excluded.docs"
         ),
         params,
     )?;
@@ -93,9 +94,11 @@ pub(crate) fn counts(
                               WHERE f.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND f.kind = '{table}'
                                 AND f.lexeme = (SELECT lexeme FROM unnest(to_tsvector('quarry', t.term)) LIMIT 1))
                  ELSE (SELECT count(*) FROM {table} x WHERE x.tsv @@ t.query) END)::int8,
-                 (SELECT coalesce(sum(docs), 0) FROM fts_totals WHERE kind = '{table}')::float8,
-                 (SELECT coalesce(sum(tokens), 0) FROM fts_totals WHERE kind = '{table}')::float8
-             FROM t ORDER BY t.i"
+                 totals.docs, totals.tokens
+             FROM t, (SELECT coalesce(sum(docs), 0)::float8 AS docs,
+                             coalesce(sum(tokens), 0)::float8 AS tokens
+                      FROM fts_totals WHERE kind = '{table}') totals
+             ORDER BY t.i"
         ),
         &[&terms],
     )?;

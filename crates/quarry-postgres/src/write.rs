@@ -8,7 +8,7 @@ use quarry_core::store::IndexBatch;
 use quarry_core::tokens;
 
 use crate::connection::{PgTransaction, Queries};
-use crate::term_counts;
+use crate::term_counts::{self, Change};
 
 /// COPY's text format for one field (`\N` for none): backslash, tab and line ends escaped;
 /// NUL, which a PostgreSQL text cannot hold, replaced.
@@ -76,24 +76,12 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         .collect()
     };
     if !replaced_ids.is_empty() {
-        // The replaced rows leave BM25's totals with them.
+        // The replaced rows leave BM25's statistics as they go.
         for (table, key) in [("chunks", "file_id"), ("files", "id")] {
-            tx.execute(
-                &format!(
-                    "UPDATE fts_totals SET docs = fts_totals.docs - g.docs,
-                         tokens = fts_totals.tokens - g.tokens
-                     FROM (SELECT count(*) AS docs, coalesce(sum(n_tokens), 0) AS tokens
-                           FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)) g
-                     WHERE repo_id = $1 AND kind = '{table}'"
-                ),
-                &[&repo, &replaced_ids],
-            )?;
-        }
-        // The replaced rows' words leave the document counts as they go.
-        for (table, key) in [("chunks", "file_id"), ("files", "id")] {
-            term_counts::delete_counted(
+            term_counts::counted(
                 tx,
                 table,
+                Change::Removed,
                 &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
                 &[&repo, &replaced_ids],
             )?;
@@ -248,9 +236,10 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         "COPY file_grams(repo_id, file_id, grams) FROM STDIN",
         &file_grams,
     )?;
-    term_counts::insert_counted(
+    term_counts::counted(
         tx,
         "files",
+        Change::Written,
         &format!(
             "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
              SELECT $1, id, path, language, hash, size, mtime_ns, stem, n_tokens, {TSV}
@@ -258,9 +247,10 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         ),
         &[&repo],
     )?;
-    term_counts::insert_counted(
+    term_counts::counted(
         tx,
         "chunks",
+        Change::Written,
         &format!(
             "INSERT INTO chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent,
                                 signature, text, embed_hash, n_tokens, tsv, language, page, cell)
@@ -269,18 +259,6 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         ),
         &[&repo],
     )?;
-    for table in ["chunks", "files"] {
-        tx.execute(
-            &format!(
-                "INSERT INTO fts_totals(repo_id, kind, docs, tokens)
-                 SELECT $1, '{table}', count(*), coalesce(sum(n_tokens), 0) FROM stage_{table}
-                 ON CONFLICT (repo_id, kind) DO UPDATE
-                 SET docs = fts_totals.docs + excluded.docs,
-                     tokens = fts_totals.tokens + excluded.tokens"
-            ),
-            &[&repo],
-        )?;
-    }
     Ok(())
 }
 
