@@ -221,6 +221,9 @@ fn postgres_history_answers_as_the_embedded_store_does() {
         commits(&on_pg(&["log", "rate limiting", "--mode", "lexical"])),
         before
     );
+    // The amended commit's words left the posting lists, the new one's are there.
+    let lists = quarry_postgres::PgStore::connect(&url).unwrap();
+    assert_eq!(lists.posting_mismatches().unwrap(), 0);
     let status = on_pg(&["status"]);
     assert_eq!(
         status.to_string().contains("\"commits\":4"),

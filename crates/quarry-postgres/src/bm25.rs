@@ -1,28 +1,29 @@
 //! BM25 in SQL: the embedded store ranks with FTS5's `bm25()`, and PostgreSQL has no such
 //! function (`ts_rank_cd` has no inverse document frequency, and ranked sympy's files
-//! differently: docs/POSTGRES.md). Written as plain SQL over the stored text vectors rather
-//! than as an extension, so that any PostgreSQL, and Citus, runs it.
+//! differently: docs/POSTGRES.md). Written as plain SQL over quarry's own posting lists
+//! (postings.rs) rather than as an extension, so that any PostgreSQL, and Citus, runs it.
 //!
-//! Only the best candidates are read (MaxScore, Turtle and Flood 1995): every term's IDF is
+//! Only the best candidates are scored (MaxScore, Turtle and Flood 1995): every term's IDF is
 //! known before any row is read (term_counts.rs), so is the most a term can add to a row's
 //! score (`idf · (k1 + 1)`, times the query's repeats). Rows holding the rarest terms are
-//! scored first, in full; when the terms left out could together add less than the last of
-//! the top scores, no row holding only those can enter it, and the answer is exact without
-//! reading them. A common word (~240,000 rows at a million chunks) is then only looked up in
-//! the rows the rare words found.
+//! the candidates, each scored by every term; when the terms left out could together add
+//! less than the last of the top scores, no row holding only those can enter it, and the
+//! answer is exact without them. A common word's list (~240,000 entries at a million chunks)
+//! is then only joined to the candidates the rare words found. Rows themselves are read only
+//! for the filters, for phrases and for the answer's columns.
 
 use tokio_postgres::Row;
 
 use crate::connection::{PgError, Queries};
 use crate::filters::Params;
-use crate::term_counts;
+use crate::{postings, term_counts};
 
 /// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 
-/// The first pass reads the rows of the rarest terms until about this many (more only when
-/// the rarest term alone holds more): most short queries end there.
+/// The first pass takes the rows of the rarest terms as candidates until about this many
+/// (more only when the rarest term alone holds more): most short queries end there.
 pub(crate) const FIRST_PASS_ROWS: i64 = 20_000;
 
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
@@ -50,6 +51,8 @@ pub(crate) struct Bm25<'a> {
 /// A distinct term of the query with what it weighs.
 struct Term {
     text: String,
+    /// Its lexeme when it is one word (its rows are in a posting list); none for a phrase.
+    lexeme: Option<String>,
     /// Rows holding it, in the whole database.
     docs: i64,
     /// IDF times the number of times the query names it.
@@ -94,18 +97,20 @@ pub(crate) fn ranked(
             }
         }
     }
-    let (docs, total_rows, total_tokens) = term_counts::counts(c, q.table, &distinct)?;
+    let (counts, total_rows, total_tokens) = term_counts::counts(c, q.table, &distinct)?;
     let avgdl = (total_tokens / total_rows.max(1.0)).max(1e-9);
     let mut terms: Vec<(Term, bool)> = distinct
         .into_iter()
-        .zip(docs)
+        .zip(counts)
         .zip(times)
-        .filter(|((_, n), _)| *n > 0)
-        .map(|((text, n), times)| {
-            let raw = ((total_rows - n as f64 + 0.5) / (n as f64 + 0.5)).ln();
+        .filter(|((_, count), _)| count.docs > 0)
+        .map(|((text, count), times)| {
+            let n = count.docs as f64;
+            let raw = ((total_rows - n + 0.5) / (n + 0.5)).ln();
             let term = Term {
                 text,
-                docs: n,
+                lexeme: count.lexeme,
+                docs: count.docs,
                 weight: times * raw.max(1e-6),
             };
             (term, raw > 0.0)
@@ -126,7 +131,7 @@ pub(crate) fn ranked(
         rows_read += terms[read].docs;
         read += 1;
     }
-    let first = scored(c, q, &terms, 0..read, &[], avgdl, push_filters)?;
+    let first = scored(c, q, &terms, read, avgdl, push_filters)?;
     // The last of a full top: a row must beat it to enter (none yet: anything may).
     let threshold = match first.last() {
         Some(last) if first.len() >= q.limit => last.get::<_, f64>(last.len() - 3),
@@ -137,45 +142,29 @@ pub(crate) fn ranked(
         return Ok(first);
     }
     // The top scores so far only rise with more rows read: the fewest terms whose rows must
-    // be read, judged by them, are enough. Only the rows those terms add are read now; the
-    // first pass's top rows are scored again beside them (a handful), not the rest it read.
-    let from = read;
+    // be read, judged by them, are enough.
     while read < terms.len() && left_out(read) >= threshold {
         read += 1;
     }
-    let kept: Vec<(i64, i64)> = first
-        .iter()
-        .map(|r| (r.get(r.len() - 2), r.get(r.len() - 1)))
-        .collect();
-    scored(c, q, &terms, from..read, &kept, avgdl, push_filters)
+    scored(c, q, &terms, read, avgdl, push_filters)
 }
 
-/// The top `q.limit` of the rows holding any of the terms `read` and none before them, and of
-/// the rows `kept` (`(repo_id, id)`: an earlier pass's top), each scored by every term. The
-/// rank is the third column from the end, then the row's repo and id.
+/// The top `q.limit` of the rows holding any of the first `read` terms (and passing the
+/// filters), each scored by every term: a one-word term's share from its posting list
+/// (postings.rs), a phrase's from the row's text vector. The rank is the third column from the
+/// end, then the row's repo and id.
 fn scored(
     c: &mut impl Queries,
     q: &Bm25,
     terms: &[Term],
-    read: std::ops::Range<usize>,
-    kept: &[(i64, i64)],
+    read: usize,
     avgdl: f64,
     push_filters: &dyn Fn(&mut String, &mut Params),
 ) -> Result<Vec<Row>, PgError> {
-    let any_of = |range: std::ops::Range<usize>| {
-        range
-            .map(|k| format!("phraseto_tsquery('quarry', $1[{}])", k + 1))
-            .collect::<Vec<_>>()
-            .join(" || ")
-    };
-    let mut matched = format!("t.tsv @@ ({})", any_of(read.clone()));
-    if read.start > 0 {
-        matched.push_str(&format!(" AND NOT t.tsv @@ ({})", any_of(0..read.start)));
-    }
     // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
-    // positions (each position is a cover of length one, worth its weight): the field-weighted
-    // term frequency, found by binary search in the text vector. Its weights are {D, C, B, A},
-    // each at most 1, so they are scaled down here and the sum scaled back up.
+    // positions (each position is a cover of length one, worth its weight): a phrase's
+    // field-weighted frequency. Its weights are {D, C, B, A}, each at most 1, so they are
+    // scaled down here and the sum scaled back up.
     let [a, b, c_weight, d] = q.weights;
     let top = a.max(b).max(c_weight).max(d).max(f64::MIN_POSITIVE);
     let rank_weights: Vec<f32> = [d, c_weight, b, a]
@@ -183,59 +172,98 @@ fn scored(
         .map(|w| (w / top) as f32)
         .collect();
     let texts: Vec<String> = terms.iter().map(|t| t.text.clone()).collect();
+    let lexemes: Vec<Option<String>> = terms.iter().map(|t| t.lexeme.clone()).collect();
     let weights: Vec<f64> = terms.iter().map(|t| t.weight).collect();
+    let first: Vec<bool> = (0..terms.len()).map(|i| i < read).collect();
     let mut params: Params = vec![
         Box::new(texts),
+        Box::new(lexemes),
+        Box::new(weights),
+        Box::new(first),
+        Box::new(q.weights.to_vec()),
+        Box::new(avgdl),
         Box::new(rank_weights),
         Box::new(top),
-        Box::new(weights),
-        Box::new(avgdl),
     ];
     let mut filters = String::new();
     push_filters(&mut filters, &mut params);
     params.push(Box::new(q.limit as i64));
     let limit = params.len();
-    let carried = if kept.is_empty() {
-        String::new()
+    // Rows are only read for the filters (when there are any), for phrases and for the top.
+    let candidates = if filters.trim().is_empty() {
+        "SELECT repo_id, id FROM found".to_string()
     } else {
-        params.push(Box::new(kept.iter().map(|k| k.0).collect::<Vec<i64>>()));
-        params.push(Box::new(kept.iter().map(|k| k.1).collect::<Vec<i64>>()));
         format!(
-            "UNION ALL
-             SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens
-             FROM {table} t {joins}
-             WHERE (t.repo_id, t.id) IN (SELECT * FROM unnest(${}::int8[], ${}::int8[])) {filters}",
-            limit + 1,
-            limit + 2,
+            "SELECT t.repo_id, t.id FROM found JOIN {table} t ON t.repo_id = found.repo_id
+                 AND t.id = found.id {joins} WHERE true {filters}",
             table = q.table,
             joins = q.joins,
         )
     };
+    // Each term's blocks looked up by the list's key (a lateral subquery kept whole: the
+    // planner cannot misjudge the lists' size into scanning them all).
+    let list = format!(
+        "terms, LATERAL (SELECT p.repo_id, p.ids, p.stats FROM fts_postings p
+                         WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND p.kind = '{}'
+                           AND p.lexeme = terms.lexeme OFFSET 0) p",
+        q.table
+    );
+    // A phrase's rows, found by the text vectors' index, each its own statement so that the
+    // planner sees its query (one over every phrase at once scanned the table).
+    let mut phrases_found = String::new();
+    let mut phrase_shares = String::new();
+    for (k, term) in terms.iter().enumerate() {
+        if term.lexeme.is_some() {
+            continue;
+        }
+        let query = format!("phraseto_tsquery('quarry', $1[{}])", k + 1);
+        if k < read {
+            phrases_found.push_str(&format!(
+                " UNION SELECT t.repo_id, t.id FROM {table} t WHERE t.tsv @@ {query}",
+                table = q.table
+            ));
+        }
+        phrase_shares.push_str(&format!(
+            " UNION ALL
+             SELECT t.repo_id, t.id, $3[{i}], ts_rank_cd($7::float4[], t.tsv, {query}, 0) * $8::float8,
+                    t.n_tokens::float8
+             FROM {table} t
+             WHERE t.tsv @@ {query} AND (t.repo_id, t.id) IN (SELECT repo_id, id FROM candidates)",
+            i = k + 1,
+            table = q.table
+        ));
+    }
     let sql = format!(
-        "WITH terms AS MATERIALIZED (
-             SELECT phraseto_tsquery('quarry', t.term) AS query, t.weight
-             FROM unnest($1::text[], $4::float8[]) AS t(term, weight)),
-         candidates AS MATERIALIZED (
-             -- `|| ''`: the text vector decompressed once here, not by every term's call below
-             -- (a stored vector stays compressed in the CTE; 40% of a long query's time).
-             SELECT t.repo_id, t.id, t.tsv || ''::tsvector AS tsv, t.n_tokens
-             FROM {table} t {joins}
-             WHERE {matched} {filters}
-             {carried}),
+        "-- Every parameter typed, whether the phrases below use these or not.
+         WITH typed AS (SELECT $1::text[], $7::float4[], $8::float8),
+         terms AS MATERIALIZED (
+             SELECT t.lexeme, t.weight, t.first
+             FROM unnest($2::text[], $3::float8[], $4::bool[]) AS t(lexeme, weight, first)
+             WHERE t.lexeme IS NOT NULL),
+         found AS MATERIALIZED (
+             SELECT DISTINCT p.repo_id, x.id FROM {list}, unnest(p.ids) AS x(id) WHERE terms.first
+             {phrases_found}),
+         candidates AS MATERIALIZED ({candidates}),
+         -- The lists read whole, then joined to the candidates by hashing them: the list
+         -- subquery is kept whole (`OFFSET 0`) so that the planner, which cannot know a
+         -- list's length, does not scan a block once per candidate instead.
+         shares AS (
+             SELECT l.repo_id, l.id, l.weight, {frequency} AS f, {tokens} AS len
+             FROM (SELECT p.repo_id, x.id, terms.weight, x.stat
+                   FROM {list}, unnest(p.ids, p.stats) AS x(id, stat) OFFSET 0) l
+             JOIN candidates c ON c.repo_id = l.repo_id AND c.id = l.id
+             {phrase_shares}),
          scored AS (
-             SELECT c.repo_id, c.id,
-                    sum(terms.weight * x.f * ({k1} + 1)
-                        / (x.f + {k1} * (1 - {b} + {b} * c.n_tokens / $5::float8))) AS rank
-             -- Every term is looked up in every candidate: a row found by a rare term gets
-             -- its common terms' share too.
-             FROM candidates c JOIN terms ON c.tsv @@ terms.query
-             CROSS JOIN LATERAL (
-                 SELECT ts_rank_cd($2::float4[], c.tsv, terms.query, 0) * $3::float8 AS f) x
-             GROUP BY c.repo_id, c.id
-             ORDER BY rank DESC, c.id LIMIT ${limit})
+             SELECT repo_id, id,
+                    sum(weight * f * ({k1} + 1) / (f + {k1} * (1 - {b} + {b} * len / $6::float8))) AS rank
+             FROM shares
+             GROUP BY repo_id, id
+             ORDER BY rank DESC, id LIMIT ${limit})
          SELECT {columns}, s.rank::float8, s.repo_id, s.id
          FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
          ORDER BY s.rank DESC, {tie} LIMIT ${limit}",
+        frequency = postings::frequency("l.stat", "$5::float8[]"),
+        tokens = postings::row_tokens("l.stat"),
         columns = q.columns,
         table = q.table,
         joins = q.joins,

@@ -164,6 +164,15 @@ impl PgTransaction<'_> {
         timed(runtime, limit, abandoned, transaction.commit())
     }
 
+    /// Lets each later call of this transaction, here and on the server, run up to `limit`:
+    /// for a migration, which rewrites every stored row once and may take minutes where a
+    /// search takes milliseconds.
+    pub fn extend_deadline(&mut self, limit: Duration) -> Result<(), PgError> {
+        self.limit = self.limit.max(limit);
+        let millis = self.limit.as_millis().max(1);
+        self.batch_execute(&format!("SET LOCAL statement_timeout = {millis}"))
+    }
+
     /// Streams `data` (COPY text format) into `statement` (`COPY ... FROM STDIN`).
     pub fn copy_in(&mut self, statement: &str, data: &[u8]) -> Result<u64, PgError> {
         let data = Bytes::copy_from_slice(data);

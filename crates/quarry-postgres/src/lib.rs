@@ -14,6 +14,7 @@ mod bm25;
 mod connection;
 mod filters;
 mod history;
+mod postings;
 mod read;
 mod replicas;
 mod schema;
@@ -155,6 +156,15 @@ impl PgStore {
     /// answers; only the time differs (a test ranks with 1 against the default).
     pub fn set_ranking_first_pass(&self, rows: i64) {
         self.first_pass_rows.set(rows.max(1));
+    }
+
+    /// How many posting-list entries differ from what the stored text vectors say (entries
+    /// missing, left over from removed rows, or with other counts): 0 when the lists that
+    /// ranking reads are right. Reads every row; for tests and checks, not for searches.
+    pub fn posting_mismatches(&self) -> Result<i64> {
+        Ok(self
+            .with(|c| c.query_one(postings::MISMATCHES, &[]))?
+            .get(0))
     }
 
     pub(crate) fn ranking_first_pass(&self) -> i64 {
@@ -391,6 +401,7 @@ impl Store for PgStore {
             let history = [
                 "fts_totals",
                 "fts_terms",
+                "fts_postings",
                 "commit_vectors",
                 "commit_files",
                 "commits",
@@ -410,7 +421,7 @@ impl Store for PgStore {
             }
             write::files_moved(tx, repo)?;
             // The files' and chunks' totals go; the commits' stay with them.
-            for totals in ["fts_totals", "fts_terms"] {
+            for totals in ["fts_totals", "fts_terms", "fts_postings"] {
                 tx.execute(
                     &format!("DELETE FROM {totals} WHERE repo_id = $1 AND kind NOT LIKE 'commit%'"),
                     &[&repo],

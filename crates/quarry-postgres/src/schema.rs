@@ -12,6 +12,9 @@ use anyhow::{bail, Context, Result};
 /// Held while migrating (any number: it names quarry's migration lock).
 const MIGRATION_LOCK: i64 = 0x7175_6172_7279;
 
+/// How long a migration of stored rows may run (each search's calls keep `store.timeout_s`).
+const MIGRATION_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 const MIGRATIONS: &[&str] = &[
     // 1: repos, files, chunks, symbols, calls and vectors.
     r#"
@@ -193,6 +196,9 @@ const MIGRATIONS: &[&str] = &[
     // 7: each lexeme's document count per kind and repo, for BM25's IDF without reading the
     // rows (term_counts.rs).
     crate::term_counts::MIGRATION,
+    // 8: each lexeme's rows with their field counts and lengths, so that ranking reads lists,
+    // not rows (postings.rs).
+    crate::postings::MIGRATION,
 ];
 
 /// The schema version this build writes.
@@ -239,6 +245,13 @@ pub fn migrate(client: &mut PgClient) -> Result<()> {
     }
     // Another process may have migrated while this one waited for the lock.
     let current = version(&mut tx)?;
+    if current > 0 && current < SCHEMA_VERSION {
+        eprintln!(
+            "quarry: bringing the PostgreSQL schema from version {current} to {SCHEMA_VERSION} \
+             (once; a large database takes minutes)"
+        );
+        tx.extend_deadline(MIGRATION_DEADLINE)?;
+    }
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         tx.batch_execute(sql)
             .with_context(|| format!("quarry schema migration {}", step + 1))?;

@@ -14,6 +14,7 @@
 use anyhow::Result;
 
 use crate::connection::{PgTransaction, Queries};
+use crate::postings;
 
 /// Whether a counted statement wrote rows or removed them.
 #[derive(Clone, Copy)]
@@ -24,8 +25,8 @@ pub(crate) enum Change {
 
 /// Runs `statement` (an `INSERT INTO {kind} …` or a `DELETE FROM {kind} …` in repo `$1`,
 /// without `RETURNING`) and moves BM25's statistics by the rows it wrote or removed, in the
-/// same statement: the table's rows and tokens (`fts_totals`) and each lexeme's rows
-/// (`fts_terms`). A count that reaches zero stays (a zero adds nothing to a sum; the word may
+/// same statement: the table's rows and tokens (`fts_totals`), each lexeme's rows
+/// (`fts_terms`) and its posting list (postings.rs). A count that reaches zero stays (a zero adds nothing to a sum; the word may
 /// come back).
 pub(crate) fn counted(
     tx: &mut PgTransaction,
@@ -34,23 +35,24 @@ pub(crate) fn counted(
     statement: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<()> {
-    let sign = match change {
-        Change::Written => "",
-        Change::Removed => "-",
+    let (sign, postings) = match change {
+        Change::Written => ("", postings::written(kind)),
+        Change::Removed => ("-", postings::removed(kind)),
     };
     tx.execute(
         &format!(
-            "WITH changed AS ({statement} RETURNING tsv, n_tokens),
+            "WITH changed AS ({statement} RETURNING id, tsv, n_tokens),
              totals AS (
                  INSERT INTO fts_totals(repo_id, kind, docs, tokens)
                  SELECT $1, '{kind}', {sign}count(*), {sign}coalesce(sum(n_tokens), 0) FROM changed
                  HAVING count(*) > 0
                  ON CONFLICT (repo_id, kind) DO UPDATE
                  SET docs = fts_totals.docs + excluded.docs,
-                     tokens = fts_totals.tokens + excluded.tokens)
+                     tokens = fts_totals.tokens + excluded.tokens),
+             {postings}
              INSERT INTO fts_terms(kind, lexeme, repo_id, docs)
-             SELECT '{kind}', u.lexeme, $1, {sign}count(*) FROM changed, unnest(changed.tsv) u
-             GROUP BY u.lexeme ORDER BY u.lexeme
+             SELECT '{kind}', lexeme, $1, {sign}count(*) FROM entries
+             GROUP BY lexeme ORDER BY lexeme
              ON CONFLICT (repo_id, kind, lexeme) DO UPDATE SET docs = fts_terms.docs + excluded.docs"
         ),
         params,
@@ -75,6 +77,12 @@ pub(crate) const MIGRATION: &str = r#"
         SELECT 'commits', u.lexeme, t.repo_id, count(*) FROM commits t, unnest(t.tsv) u GROUP BY 2, 3;
 "#;
 
+/// A query term's document count, and its lexeme where it is one word (a phrase has none).
+pub(crate) struct TermCount {
+    pub docs: i64,
+    pub lexeme: Option<String>,
+}
+
 /// The document counts of `terms` (as given to `phraseto_tsquery`) in `table`, over every
 /// repo: a one-word term from the counts, a phrase (several lexemes, or one repeated) by
 /// counting the rows that hold it (a phrase is rarer than its rarest word, so this reads few).
@@ -83,18 +91,23 @@ pub(crate) fn counts(
     c: &mut impl Queries,
     table: &str,
     terms: &[String],
-) -> Result<(Vec<i64>, f64, f64), crate::connection::PgError> {
+) -> Result<(Vec<TermCount>, f64, f64), crate::connection::PgError> {
     let rows = c.query(
         &format!(
-            "WITH t AS (SELECT t.i, t.term, phraseto_tsquery('quarry', t.term) AS query
-                        FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i))
-             SELECT (CASE numnode(t.query)
-                 WHEN 0 THEN 0
-                 WHEN 1 THEN (SELECT coalesce(sum(f.docs), 0) FROM fts_terms f
-                              WHERE f.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND f.kind = '{table}'
-                                AND f.lexeme = (SELECT lexeme FROM unnest(to_tsvector('quarry', t.term)) LIMIT 1))
+            "WITH t AS (SELECT t.i, t.query,
+                               CASE numnode(t.query) WHEN 1 THEN
+                                   (SELECT lexeme FROM unnest(to_tsvector('quarry', t.term)) LIMIT 1)
+                               END AS lexeme
+                        FROM (SELECT t.i, t.term, phraseto_tsquery('quarry', t.term) AS query
+                              FROM unnest($1::text[]) WITH ORDINALITY AS t(term, i)) t)
+             SELECT (CASE
+                 WHEN numnode(t.query) = 0 THEN 0
+                 WHEN t.lexeme IS NOT NULL THEN (
+                     SELECT coalesce(sum(f.docs), 0) FROM fts_terms f
+                     WHERE f.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND f.kind = '{table}'
+                       AND f.lexeme = t.lexeme)
                  ELSE (SELECT count(*) FROM {table} x WHERE x.tsv @@ t.query) END)::int8,
-                 totals.docs, totals.tokens
+                 t.lexeme, totals.docs, totals.tokens
              FROM t, (SELECT coalesce(sum(docs), 0)::float8 AS docs,
                              coalesce(sum(tokens), 0)::float8 AS tokens
                       FROM fts_totals WHERE kind = '{table}') totals
@@ -104,7 +117,14 @@ pub(crate) fn counts(
     )?;
     let (docs, tokens) = rows
         .first()
-        .map(|r| (r.get(1), r.get(2)))
+        .map(|r| (r.get(2), r.get(3)))
         .unwrap_or((0.0, 0.0));
-    Ok((rows.iter().map(|r| r.get(0)).collect(), docs, tokens))
+    let counts = rows
+        .iter()
+        .map(|r| TermCount {
+            docs: r.get(0),
+            lexeme: r.get(1),
+        })
+        .collect();
+    Ok((counts, docs, tokens))
 }

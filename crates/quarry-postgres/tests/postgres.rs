@@ -470,6 +470,7 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         s.apply(repo.id, &batch).unwrap();
         s.finish_run(repo.id, &SkipCounts::new()).unwrap();
     }
+    assert_eq!(pg.posting_mismatches().unwrap(), 0);
     let queries = [
         "parse the trigram query for a regex",
         "store file states for incremental indexing",
@@ -612,6 +613,9 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         s.apply(repo.id, &second).unwrap();
         s.finish_run(repo.id, &SkipCounts::new()).unwrap();
     }
+    // The posting lists ranking reads hold exactly what the rows' text vectors say: the
+    // replaced and deleted rows' entries gone, the new rows' there, counts alike.
+    assert_eq!(pg.posting_mismatches().unwrap(), 0);
     pg.set_ranking_first_pass(1);
     for q in &asked {
         let on = |s: &dyn Store| -> Vec<((String, u32), f64)> {

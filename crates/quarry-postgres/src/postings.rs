@@ -1,0 +1,171 @@
+//! Posting lists: for each lexeme of each kind (chunks, files, commits) in each repo, the rows
+//! holding it, with what BM25 needs of each (how many of its positions lie in each field, and
+//! the row's token count), packed into arrays. Ranking sums a term's share over its list
+//! without reading a row (bm25.rs): reading and decompressing every row's text vector cost
+//! ~10 µs a row, an entry of a list costs well under one. PostgreSQL's GIN index on the text
+//! vectors knows which rows hold a lexeme, but not how often, so it cannot rank.
+//!
+//! A list is stored as blocks (rows of `fts_postings`), each written once by the statement that
+//! wrote its rows; a block holding fewer than [`SMALL_BLOCK`] entries is merged into the next
+//! write's block for the same lexeme (so re-indexing one file at a time leaves a few blocks per
+//! lexeme, not one per write), a larger one stays as written until rows in it are removed.
+//! Blocks lead with their repo, as every table here (Citus distributes by it): two repos
+//! written at once never touch one block. Each block carries its lowest and highest row id,
+//! so that removing rows opens only the blocks that may hold them.
+//!
+//! Hand-written rather than an extension (RUM, pg_search) so that any PostgreSQL, managed or
+//! Citus, runs it: those extensions are not on the package registries quarry installs from.
+
+/// A block with fewer entries than this is merged into the next block written for its lexeme.
+const SMALL_BLOCK: i32 = 128;
+
+/// An entry's row token count and position counts per field, packed into one integer (one
+/// array to store and unnest, not five): the token count above bit 36, then the positions
+/// weighted A, B, C and D, 9 bits each (a text vector keeps at most 256 positions per lexeme).
+/// Of the row `c` (with `n_tokens`) and its text vector's entry `u` (an `unnest(tsv)` row). A
+/// macro, so that the migration below is one literal.
+macro_rules! packed {
+    () => {
+        "((least(c.n_tokens, 134217727)::int8 << 36)
+          | (cardinality(array_positions(u.weights, 'A'))::int8 << 27)
+          | (cardinality(array_positions(u.weights, 'B'))::int8 << 18)
+          | (cardinality(array_positions(u.weights, 'C'))::int8 << 9)
+          | cardinality(array_positions(u.weights, 'D'))::int8)"
+    };
+}
+
+/// The field-weighted frequency of an entry `stat` (what [`packed`] stored), with the weights
+/// of the fields A, B, C and D as the SQL expression `weights` (a `float8[]`, 1-based).
+pub(crate) fn frequency(stat: &str, weights: &str) -> String {
+    format!(
+        "(({weights})[1] * (({stat} >> 27) & 511) + ({weights})[2] * (({stat} >> 18) & 511)
+          + ({weights})[3] * (({stat} >> 9) & 511) + ({weights})[4] * ({stat} & 511))"
+    )
+}
+
+/// The token count of the row of an entry `stat`.
+pub(crate) fn row_tokens(stat: &str) -> String {
+    format!("({stat} >> 36)::float8")
+}
+
+/// Each lexeme's blocks are looked up through the list's key in a lateral subquery kept whole
+/// (`OFFSET 0`): flattened, the planner misjudged a freshly written table's size and scanned
+/// every block of the repo once per lexeme (seconds a batch).
+///
+/// The common table expressions that add the rows of `changed` (`id`, `tsv`, `n_tokens`: the
+/// rows a statement of kind `kind` wrote in repo `$1`) to their lexemes' lists; `entries`
+/// (`lexeme`, `id`) is left for the statement to count with.
+pub(crate) fn written(kind: &str) -> String {
+    format!(
+        "entries AS (
+             SELECT u.lexeme, c.id, {stat} AS stat FROM changed c, unnest(c.tsv) u),
+         merged AS (
+             DELETE FROM fts_postings p WHERE p.ctid = ANY(ARRAY(
+                 SELECT s.ctid FROM (SELECT DISTINCT lexeme FROM entries) l,
+                 LATERAL (SELECT s.ctid FROM fts_postings s
+                          WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = l.lexeme
+                            AND s.entries < {SMALL_BLOCK} OFFSET 0) s))
+             RETURNING p.lexeme, p.ids, p.stats),
+         postings AS (
+             INSERT INTO fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats)
+             SELECT $1, '{kind}', e.lexeme, (SELECT nextval('fts_blocks')), count(*), min(e.id),
+                    max(e.id), array_agg(e.id), array_agg(e.stat)
+             FROM (SELECT lexeme, id, stat FROM entries
+                   UNION ALL
+                   SELECT m.lexeme, x.id, x.stat FROM merged m, unnest(m.ids, m.stats) x(id, stat)) e
+             GROUP BY e.lexeme)",
+        stat = packed!(),
+    )
+}
+
+/// The common table expressions that take the rows of `changed` (removed by a statement of
+/// kind `kind` in repo `$1`) out of their lexemes' lists; `entries` (`lexeme`, `id`) is left
+/// for the statement to count with. A block left empty stays until a write merges it.
+pub(crate) fn removed(kind: &str) -> String {
+    format!(
+        "entries AS (SELECT u.lexeme, c.id FROM changed c, unnest(c.tsv) u),
+         gone AS (
+             SELECT lexeme, array_agg(id) AS ids, min(id) AS lo, max(id) AS hi
+             FROM entries GROUP BY lexeme),
+         postings AS (
+             UPDATE fts_postings p SET (entries, ids, stats) = (k.entries, k.ids, k.stats)
+             FROM gone g,
+                  LATERAL (SELECT s.ctid, s.ids, s.stats FROM fts_postings s
+                           WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = g.lexeme
+                             AND s.lo <= g.hi AND s.hi >= g.lo AND s.ids && g.ids OFFSET 0) s,
+                  LATERAL (SELECT count(*)::int4 AS entries,
+                                  coalesce(array_agg(x.id ORDER BY x.o), '{{}}') AS ids,
+                                  coalesce(array_agg(x.stat ORDER BY x.o), '{{}}') AS stats
+                           FROM unnest(s.ids, s.stats) WITH ORDINALITY x(id, stat, o)
+                           WHERE x.id <> ALL(g.ids)) k
+             WHERE p.ctid = s.ctid)"
+    )
+}
+
+/// The entries the lists should hold for the rows of one kind (the check below).
+macro_rules! expected {
+    ($kind:literal) => {
+        concat!(
+            "SELECT c.repo_id, '",
+            $kind,
+            "' AS kind, u.lexeme, c.id, ",
+            packed!(),
+            " AS stat FROM ",
+            $kind,
+            " c, unnest(c.tsv) u"
+        )
+    };
+}
+
+/// How many entries the lists and the rows' text vectors disagree on, both ways.
+pub(crate) const MISMATCHES: &str = concat!(
+    "WITH stored AS (SELECT p.repo_id, p.kind, p.lexeme, x.id, x.stat
+                     FROM fts_postings p, unnest(p.ids, p.stats) x(id, stat)),
+     expected AS (",
+    expected!("chunks"),
+    " UNION ALL ",
+    expected!("files"),
+    " UNION ALL ",
+    expected!("commits"),
+    ")
+     SELECT count(*) FROM ((SELECT * FROM stored EXCEPT ALL SELECT * FROM expected)
+                           UNION ALL (SELECT * FROM expected EXCEPT ALL SELECT * FROM stored)) d"
+);
+
+/// Fills the lists of one kind from the rows already stored (the migration below).
+macro_rules! fill {
+    ($kind:literal) => {
+        concat!(
+            "INSERT INTO fts_postings
+                 SELECT c.repo_id, '",
+            $kind,
+            "', u.lexeme, nextval('fts_blocks'), count(*), min(c.id),
+                        max(c.id), array_agg(c.id), array_agg(",
+            packed!(),
+            ")
+                 FROM ",
+            $kind,
+            " c, unnest(c.tsv) u GROUP BY c.repo_id, u.lexeme;"
+        )
+    };
+}
+
+/// The migration that creates the lists and fills them from the rows already stored.
+pub(crate) const MIGRATION: &str = concat!(
+    "CREATE SEQUENCE fts_blocks;
+     CREATE TABLE fts_postings(
+         repo_id bigint NOT NULL,
+         kind text NOT NULL,
+         lexeme text NOT NULL,
+         block bigint NOT NULL,
+         entries integer NOT NULL,
+         lo bigint NOT NULL,
+         hi bigint NOT NULL,
+         ids bigint[] NOT NULL,
+         stats bigint[] NOT NULL,
+         PRIMARY KEY (repo_id, kind, lexeme, block)
+     );",
+    fill!("chunks"),
+    fill!("files"),
+    fill!("commits"),
+);
