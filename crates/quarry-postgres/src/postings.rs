@@ -137,15 +137,11 @@ macro_rules! fill {
     ($kind:literal) => {
         concat!(
             "INSERT INTO fts_postings
-                 SELECT c.repo_id, '",
-            $kind,
-            "', u.lexeme, nextval('fts_blocks'), count(*), min(c.id),
-                        max(c.id), array_agg(c.id), array_agg(",
-            packed!(),
-            ")
-                 FROM ",
-            $kind,
-            " c, unnest(c.tsv) u GROUP BY c.repo_id, u.lexeme;"
+                 SELECT e.repo_id, e.kind, e.lexeme, nextval('fts_blocks'), count(*), min(e.id),
+                        max(e.id), array_agg(e.id), array_agg(e.stat)
+                 FROM (",
+            expected!($kind),
+            ") e GROUP BY e.repo_id, e.kind, e.lexeme;"
         )
     };
 }

@@ -234,6 +234,52 @@ fn postgres_schema_from_a_newer_quarry_is_refused() {
 }
 
 #[test]
+fn postgres_a_database_from_before_the_posting_lists_gets_them_in_its_migration() {
+    let url = quarry_test_postgres::database("before_postings");
+    let mut store = PgStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(
+            1,
+            2,
+            Some("alpha"),
+            "def alpha():\n    return beta_value",
+        )],
+    ));
+    batch.upserts.push(file(
+        "b.py",
+        "h2",
+        vec![chunk(1, 1, Some("beta"), "def beta(): pass")],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    let ranked = |store: &PgStore| -> Vec<(String, f64)> {
+        store
+            .search_lexical(&query("alpha beta"))
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.path, h.score))
+            .collect()
+    };
+    let before = ranked(&store);
+    assert_eq!(before.len(), 2, "{before:?}");
+    drop(store);
+    // The database as schema 7 left it: counts, no posting lists.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "DROP TABLE fts_postings; DROP SEQUENCE fts_blocks;
+             UPDATE quarry_meta SET value = '7' WHERE key = 'schema_version'",
+        )
+        .unwrap();
+    let store = PgStore::connect(&url).unwrap();
+    assert_eq!(store.posting_mismatches().unwrap(), 0);
+    assert_eq!(ranked(&store), before);
+}
+
+#[test]
 fn postgres_a_batch_cut_off_by_the_server_leaves_nothing_and_the_next_run_resumes() {
     let url = quarry_test_postgres::database("cutoff");
     let mut store = PgStore::connect(&url).unwrap();
