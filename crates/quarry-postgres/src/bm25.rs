@@ -27,7 +27,7 @@ const BM25_B: f64 = 0.75;
 pub(crate) const FIRST_PASS_ROWS: i64 = 20_000;
 
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
-/// totals in `fts_totals` and its words' counts in `fts_terms` under the table's name), joined
+/// totals in `fts_totals` and its words' lists in `fts_postings` under the table's name), joined
 /// by `joins` for the filters and for `columns`, the first `limit` best first, ties broken by
 /// `tie`.
 pub(crate) struct Bm25<'a> {
@@ -74,7 +74,7 @@ impl Term {
 /// - each distinct term of the query is a phrase that a row matches or not, its score counted
 ///   as many times as the query names it (FTS5 scores a repeated phrase again);
 /// - a term's IDF is `ln((N - n + 0.5) / (n + 0.5))` (at least 1e-6), over every row of the
-///   database (`fts_totals`) and every row containing it (`fts_terms`) — counted before the
+///   database (`fts_totals`) and every row containing it (its posting list's entries) — counted before the
 ///   repo, language and path filters, as FTS5 counts before the join that applies them;
 /// - its frequency in a row is the field-weighted count of its positions (a several-word term:
 ///   of its occurrences as a phrase);
@@ -208,8 +208,8 @@ fn scored(
                            AND p.lexeme = terms.lexeme OFFSET 0) p",
         q.table
     );
-    // A phrase's rows, found by the text vectors' index, each its own statement so that the
-    // planner sees its query (one over every phrase at once scanned the table).
+    // A phrase's rows, found by the text vectors' index, each phrase its own branch so that
+    // the planner sees its query (one over every phrase at once scanned the table).
     let mut phrases_found = String::new();
     let mut phrase_shares = String::new();
     for (k, term) in terms.iter().enumerate() {

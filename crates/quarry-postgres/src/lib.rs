@@ -400,7 +400,6 @@ impl Store for PgStore {
         self.transaction(|tx| {
             let history = [
                 "fts_totals",
-                "fts_terms",
                 "fts_postings",
                 "commit_vectors",
                 "commit_files",
@@ -421,7 +420,7 @@ impl Store for PgStore {
             }
             write::files_moved(tx, repo)?;
             // The files' and chunks' totals go; the commits' stay with them.
-            for totals in ["fts_totals", "fts_terms", "fts_postings"] {
+            for totals in ["fts_totals", "fts_postings"] {
                 tx.execute(
                     &format!("DELETE FROM {totals} WHERE repo_id = $1 AND kind NOT LIKE 'commit%'"),
                     &[&repo],

@@ -9,6 +9,7 @@
 //! wrote its rows; a block holding fewer than [`SMALL_BLOCK`] entries is merged into the next
 //! write's block for the same lexeme (so re-indexing one file at a time leaves a few blocks per
 //! lexeme, not one per write), a larger one stays as written until rows in it are removed.
+//! A lexeme's document count (BM25's IDF, term_counts.rs) is the sum of its blocks' `entries`.
 //! Blocks lead with their repo, as every table here (Citus distributes by it): two repos
 //! written at once never touch one block. Each block carries its lowest and highest row id,
 //! so that removing rows opens only the blocks that may hold them.
@@ -48,13 +49,11 @@ pub(crate) fn row_tokens(stat: &str) -> String {
     format!("({stat} >> 36)::float8")
 }
 
-/// Each lexeme's blocks are looked up through the list's key in a lateral subquery kept whole
-/// (`OFFSET 0`): flattened, the planner misjudged a freshly written table's size and scanned
-/// every block of the repo once per lexeme (seconds a batch).
-///
-/// The common table expressions that add the rows of `changed` (`id`, `tsv`, `n_tokens`: the
-/// rows a statement of kind `kind` wrote in repo `$1`) to their lexemes' lists; `entries`
-/// (`lexeme`, `id`) is left for the statement to count with.
+/// The rest of a statement (common table expressions, then the `INSERT`) that adds the rows
+/// of `changed` (`id`, `tsv`, `n_tokens`: the rows a statement of kind `kind` wrote in repo
+/// `$1`) to their lexemes' lists. Each lexeme's blocks are looked up through the list's key in
+/// a lateral subquery kept whole (`OFFSET 0`): flattened, the planner misjudged a freshly
+/// written table's size and scanned every block of the repo once per lexeme (seconds a batch).
 pub(crate) fn written(kind: &str) -> String {
     format!(
         "entries AS (
@@ -65,40 +64,38 @@ pub(crate) fn written(kind: &str) -> String {
                  LATERAL (SELECT s.ctid FROM fts_postings s
                           WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = l.lexeme
                             AND s.entries < {SMALL_BLOCK} OFFSET 0) s))
-             RETURNING p.lexeme, p.ids, p.stats),
-         postings AS (
-             INSERT INTO fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats)
-             SELECT $1, '{kind}', e.lexeme, (SELECT nextval('fts_blocks')), count(*), min(e.id),
-                    max(e.id), array_agg(e.id), array_agg(e.stat)
-             FROM (SELECT lexeme, id, stat FROM entries
-                   UNION ALL
-                   SELECT m.lexeme, x.id, x.stat FROM merged m, unnest(m.ids, m.stats) x(id, stat)) e
-             GROUP BY e.lexeme)",
+             RETURNING p.lexeme, p.ids, p.stats)
+         INSERT INTO fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats)
+         SELECT $1, '{kind}', e.lexeme, (SELECT nextval('fts_blocks')), count(*), min(e.id),
+                max(e.id), array_agg(e.id), array_agg(e.stat)
+         FROM (SELECT lexeme, id, stat FROM entries
+               UNION ALL
+               SELECT m.lexeme, x.id, x.stat FROM merged m, unnest(m.ids, m.stats) x(id, stat)) e
+         GROUP BY e.lexeme",
         stat = packed!(),
     )
 }
 
-/// The common table expressions that take the rows of `changed` (removed by a statement of
-/// kind `kind` in repo `$1`) out of their lexemes' lists; `entries` (`lexeme`, `id`) is left
-/// for the statement to count with. A block left empty stays until a write merges it.
+/// The rest of a statement (common table expressions, then the `UPDATE`) that takes the rows
+/// of `changed` (removed by a statement of kind `kind` in repo `$1`) out of their lexemes'
+/// lists. A block left empty stays until a write merges it.
 pub(crate) fn removed(kind: &str) -> String {
     format!(
         "entries AS (SELECT u.lexeme, c.id FROM changed c, unnest(c.tsv) u),
          gone AS (
              SELECT lexeme, array_agg(id) AS ids, min(id) AS lo, max(id) AS hi
-             FROM entries GROUP BY lexeme),
-         postings AS (
-             UPDATE fts_postings p SET (entries, ids, stats) = (k.entries, k.ids, k.stats)
-             FROM gone g,
-                  LATERAL (SELECT s.ctid, s.ids, s.stats FROM fts_postings s
-                           WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = g.lexeme
-                             AND s.lo <= g.hi AND s.hi >= g.lo AND s.ids && g.ids OFFSET 0) s,
-                  LATERAL (SELECT count(*)::int4 AS entries,
-                                  coalesce(array_agg(x.id ORDER BY x.o), '{{}}') AS ids,
-                                  coalesce(array_agg(x.stat ORDER BY x.o), '{{}}') AS stats
-                           FROM unnest(s.ids, s.stats) WITH ORDINALITY x(id, stat, o)
-                           WHERE x.id <> ALL(g.ids)) k
-             WHERE p.ctid = s.ctid)"
+             FROM entries GROUP BY lexeme)
+         UPDATE fts_postings p SET (entries, ids, stats) = (k.entries, k.ids, k.stats)
+         FROM gone g,
+              LATERAL (SELECT s.ctid, s.ids, s.stats FROM fts_postings s
+                       WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = g.lexeme
+                         AND s.lo <= g.hi AND s.hi >= g.lo AND s.ids && g.ids OFFSET 0) s,
+              LATERAL (SELECT count(*)::int4 AS entries,
+                              coalesce(array_agg(x.id ORDER BY x.o), '{{}}') AS ids,
+                              coalesce(array_agg(x.stat ORDER BY x.o), '{{}}') AS stats
+                       FROM unnest(s.ids, s.stats) WITH ORDINALITY x(id, stat, o)
+                       WHERE x.id <> ALL(g.ids)) k
+         WHERE p.ctid = s.ctid"
     )
 }
 
@@ -149,6 +146,8 @@ macro_rules! fill {
 /// The migration that creates the lists and fills them from the rows already stored.
 pub(crate) const MIGRATION: &str = concat!(
     "CREATE SEQUENCE fts_blocks;
+     -- A lexeme's document count is its blocks' entries summed: the counts of schema 7 go.
+     DROP TABLE IF EXISTS fts_terms;
      CREATE TABLE fts_postings(
          repo_id bigint NOT NULL,
          kind text NOT NULL,

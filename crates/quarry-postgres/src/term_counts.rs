@@ -1,15 +1,13 @@
 //! How many rows of each kind (chunks, files, commits) hold each lexeme, per repo: BM25's
-//! document frequencies, kept with the rows' and tokens' totals by the statement that writes
-//! or removes the rows. With them a
+//! document frequencies, the entries of the lexeme's posting list (postings.rs), kept with
+//! the rows' and tokens' totals by the statement that writes or removes the rows. With them a
 //! query knows every term's IDF before it reads a row, so ranking can start from its rarest
 //! terms and stop once the common ones cannot change the top results (bm25.rs); counting them
 //! at query time read every row holding a common word (~240,000 at a million chunks).
 //!
-//! Keyed `(repo_id, kind, lexeme)`, as every table here leads with its repo (Citus distributes
-//! by it): a batch's counts land in its own repo's part of the index, and two repos written at
-//! once never touch one row. A query looks a lexeme up in every repo (the IDF is over the whole
-//! database, as FTS5's is over its table): one index probe per repo and term. Pages are left
-//! a fifth empty so that a count's update stays on its page (no index entry to add).
+//! A query looks a lexeme up in every repo (the IDF is over the whole database, as FTS5's is
+//! over its table): one index probe per repo and term, summing the blocks' entry counts (kept
+//! in the row, so no list is read).
 
 use anyhow::Result;
 
@@ -25,9 +23,8 @@ pub(crate) enum Change {
 
 /// Runs `statement` (an `INSERT INTO {kind} …` or a `DELETE FROM {kind} …` in repo `$1`,
 /// without `RETURNING`) and moves BM25's statistics by the rows it wrote or removed, in the
-/// same statement: the table's rows and tokens (`fts_totals`), each lexeme's rows
-/// (`fts_terms`) and its posting list (postings.rs). A count that reaches zero stays (a zero adds nothing to a sum; the word may
-/// come back).
+/// same statement: the table's rows and tokens (`fts_totals`) and each lexeme's posting list
+/// (postings.rs), whose entries are the lexeme's document count.
 pub(crate) fn counted(
     tx: &mut PgTransaction,
     kind: &str,
@@ -49,18 +46,15 @@ pub(crate) fn counted(
                  ON CONFLICT (repo_id, kind) DO UPDATE
                  SET docs = fts_totals.docs + excluded.docs,
                      tokens = fts_totals.tokens + excluded.tokens),
-             {postings}
-             INSERT INTO fts_terms(kind, lexeme, repo_id, docs)
-             SELECT '{kind}', lexeme, $1, {sign}count(*) FROM entries
-             GROUP BY lexeme ORDER BY lexeme
-             ON CONFLICT (repo_id, kind, lexeme) DO UPDATE SET docs = fts_terms.docs + excluded.docs"
+             {postings}"
         ),
         params,
     )?;
     Ok(())
 }
 
-/// The migration that creates the counts and fills them from the rows already stored.
+/// The migration that created per-lexeme counts (schema 7; schema 8 replaced them with the
+/// posting lists' entry counts).
 pub(crate) const MIGRATION: &str = r#"
     CREATE TABLE fts_terms(
         kind text NOT NULL,
@@ -103,9 +97,9 @@ pub(crate) fn counts(
              SELECT (CASE
                  WHEN numnode(t.query) = 0 THEN 0
                  WHEN t.lexeme IS NOT NULL THEN (
-                     SELECT coalesce(sum(f.docs), 0) FROM fts_terms f
-                     WHERE f.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND f.kind = '{table}'
-                       AND f.lexeme = t.lexeme)
+                     SELECT coalesce(sum(p.entries), 0) FROM fts_postings p
+                     WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND p.kind = '{table}'
+                       AND p.lexeme = t.lexeme)
                  ELSE (SELECT count(*) FROM {table} x WHERE x.tsv @@ t.query) END)::int8,
                  t.lexeme, totals.docs, totals.tokens
              FROM t, (SELECT coalesce(sum(docs), 0)::float8 AS docs,
