@@ -2,17 +2,21 @@
 //!
 //!     cargo run --release -p quarry-embed --example embed_bench -- \
 //!         (--index INDEX.sqlite [--repo NAME] | DIR) [--n N] [--max-tokens T] [--batch B]
-//!         [--threads T] [--runtimes candle,onnx-fp32,onnx-int8] [--model embeddinggemma]
+//!         [--threads T] [--runtimes candle,onnx-fp32,onnx-int8,cuda-fp32,cuda-int8]
+//!         [--model embeddinggemma]
 //!
 //! Texts: with `--index`, the real embedding texts (`quarry_core::embed_text`) of N chunks drawn
 //! (fixed seed) from a quarry index, of one repository with `--repo`; with DIR, windows of 600
 //! characters of its .py/.rs files. Each runtime embeds all N after one warm-up batch; the
-//! first runtime listed is the reference the others' cosines are measured against.
+//! first runtime listed is the reference the others' cosines are measured against. `cuda-*` run
+//! onnxruntime's CUDA provider (a GPU build of onnxruntime named by `QUARRY_ORT_LIB`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use quarry_embed::{EmbedOptions, Embedder, LocalEmbedder, ModelDir, Precision, Runtime, MINILM};
+use quarry_embed::{
+    Device, EmbedOptions, Embedder, LocalEmbedder, ModelDir, Precision, Runtime, MINILM,
+};
 
 // What a quarry binary does too: glibc malloc churn costs candle 30–50% of its throughput.
 #[global_allocator]
@@ -69,11 +73,15 @@ fn main() -> anyhow::Result<()> {
 
     let mut reference: Option<(String, Vec<Vec<f32>>, f64)> = None;
     for name in &runtimes {
-        let (runtime, precision) = match name.as_str() {
-            "candle" => (Runtime::Candle, Precision::Fp32),
-            "onnx-fp32" => (Runtime::Onnx, Precision::Fp32),
-            "onnx-int8" => (Runtime::Onnx, Precision::Int8),
-            other => anyhow::bail!("unknown runtime {other}: candle, onnx-fp32 or onnx-int8"),
+        let (runtime, precision, device) = match name.as_str() {
+            "candle" => (Runtime::Candle, Precision::Fp32, Device::Cpu),
+            "onnx-fp32" => (Runtime::Onnx, Precision::Fp32, Device::Cpu),
+            "onnx-int8" => (Runtime::Onnx, Precision::Int8, Device::Cpu),
+            "cuda-fp32" => (Runtime::Onnx, Precision::Fp32, Device::Cuda),
+            "cuda-int8" => (Runtime::Onnx, Precision::Int8, Device::Cuda),
+            other => anyhow::bail!(
+                "unknown runtime {other}: candle, onnx-fp32, onnx-int8, cuda-fp32 or cuda-int8"
+            ),
         };
         let t0 = Instant::now();
         let e = LocalEmbedder::from_dir(
@@ -84,7 +92,7 @@ fn main() -> anyhow::Result<()> {
                 threads,
                 runtime,
                 precision,
-                ..Default::default()
+                device,
             },
         )?;
         let load = t0.elapsed();

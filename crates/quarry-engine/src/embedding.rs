@@ -16,13 +16,21 @@ use std::time::{Duration, Instant};
 /// Distinct texts fetched, embedded and stored per transaction.
 const BACKFILL_BATCH: usize = 128;
 
+/// Texts per forward pass on a GPU: a CPU is busy with 16, a GPU is not (bench/gpu_embed.sh).
+const GPU_BATCH: usize = 64;
+
 fn local_options(model: &quarry_embed::LocalModel, run: LocalRun) -> quarry_embed::EmbedOptions {
+    let defaults = quarry_embed::EmbedOptions::default();
     quarry_embed::EmbedOptions {
         max_tokens: model.index_tokens,
+        batch_size: match run.device {
+            quarry_embed::Device::Cuda => GPU_BATCH,
+            quarry_embed::Device::Cpu => defaults.batch_size,
+        },
         runtime: run.runtime,
         precision: run.precision,
         device: run.device,
-        ..Default::default()
+        ..defaults
     }
 }
 
