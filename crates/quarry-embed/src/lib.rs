@@ -30,8 +30,8 @@ mod onnx_graph;
 
 pub use endpoint::{endpoint_fingerprint, EndpointEmbedder, EndpointOptions};
 pub use model_dir::{
-    default_model_dir, locate_model, model_dir_for, model_dir_from, ModelDir, GEMMA_FILES,
-    MODEL_DIR_ENV, MODEL_FILES, ORT_LIBRARY_ENV, ORT_LIBRARY_FILE,
+    default_model_dir, gpu_ort_library, locate_model, model_dir_for, model_dir_from, ModelDir,
+    GEMMA_FILES, MODEL_DIR_ENV, MODEL_FILES, ORT_LIBRARY_ENV, ORT_LIBRARY_FILE,
 };
 pub use models::{local_model, Architecture, LocalModel, EMBEDDINGGEMMA, LOCAL_MODELS, MINILM};
 
@@ -212,19 +212,14 @@ impl LocalEmbedder {
             Runtime::Candle => None,
             Runtime::Onnx | Runtime::Auto => Some(
                 OnnxGraph::load(
-                    &dir.ort_library(),
+                    &dir.ort_library(options.device),
                     &dir.onnx_path(options.precision),
                     options.threads,
                     options.device,
                     config.hidden_size,
                     Architecture::Bert,
                 )
-                .map_err(|e| {
-                    anyhow!(
-                        "{e:#}; `quarry model install` installs onnxruntime and the model's \
-                         ONNX graphs"
-                    )
-                }),
+                .map_err(|e| anyhow!("{e:#}; {}", install_hint("", options.device))),
             ),
         };
         let weights_path = dir.weights_path();
@@ -235,7 +230,10 @@ impl LocalEmbedder {
                     .transpose()?;
                 (Engine::Onnx(onnx), graph, None)
             }
-            Some(Err(e)) if options.runtime == Runtime::Onnx => return Err(e),
+            // Asked for onnxruntime or for the GPU: candle on the CPU is not what was asked.
+            Some(Err(e)) if options.runtime == Runtime::Onnx || options.device == Device::Cuda => {
+                return Err(e)
+            }
             failed => {
                 let weights = std::fs::read(&weights_path)
                     .with_context(|| format!("reading {}", weights_path.display()))?;
@@ -280,19 +278,14 @@ impl LocalEmbedder {
         let pad_id = tokenizer.token_to_id("<pad>").unwrap_or(0);
         let graph = dir.onnx_path(options.precision);
         let onnx = OnnxGraph::load(
-            &dir.ort_library(),
+            &dir.ort_library(options.device),
             &graph,
             options.threads,
             options.device,
             model.dims,
             Architecture::Gemma3,
         )
-        .map_err(|e| {
-            anyhow!(
-                "{e:#}; `quarry model install {}` installs onnxruntime and the model's graphs",
-                model.aliases[0]
-            )
-        })?;
+        .map_err(|e| anyhow!("{e:#}; {}", install_hint(model.aliases[0], options.device)))?;
         let pool = thread_pool(options.threads)?;
         Ok(Self {
             engine: Engine::Onnx(onnx),
@@ -479,6 +472,20 @@ fn load_tokenizer(dir: &ModelDir, max_tokens: usize) -> Result<Tokenizer> {
         }))
         .map_err(|e| anyhow!("configuring truncation: {e}"))?;
     Ok(tokenizer)
+}
+
+/// What installs the missing piece when onnxruntime does not load: the model's own install
+/// (`model`: its alias, empty for the default), or on the GPU onnxruntime's CUDA build.
+fn install_hint(model: &str, device: Device) -> String {
+    match device {
+        Device::Cuda => "`quarry model install gpu` installs onnxruntime's CUDA build".into(),
+        Device::Cpu if model.is_empty() => {
+            "`quarry model install` installs onnxruntime and the model's ONNX graphs".into()
+        }
+        Device::Cpu => {
+            format!("`quarry model install {model}` installs onnxruntime and the model's graphs")
+        }
+    }
 }
 
 /// Marks an int8 fingerprint (see [`LocalEmbedder`]'s `fingerprint`).

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Result};
 
 use crate::models::{architecture_of, Architecture, LocalModel, EMBEDDINGGEMMA, MINILM};
-use crate::{Precision, INSTALL_HINT, MODEL_NAME};
+use crate::{Device, Precision, INSTALL_HINT, MODEL_NAME};
 
 /// Environment variable naming the model directory; wins over the default location.
 pub const MODEL_DIR_ENV: &str = "QUARRY_MODEL_DIR";
 /// Environment variable naming an onnxruntime shared library to load instead of the one the
-/// installer put in the model directory (for example a CUDA build).
+/// installer put in the model directory (or, for `embed.device = cuda`, in
+/// [`gpu_ort_library`]'s place).
 pub const ORT_LIBRARY_ENV: &str = "QUARRY_ORT_LIB";
 
 /// The files a BERT model directory must hold.
@@ -69,6 +70,24 @@ pub fn model_dir_for(model: &LocalModel) -> Option<PathBuf> {
     let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE"));
     let dir = model_dir_from(None, std::env::var_os("XDG_DATA_HOME"), home)?;
     Some(dir.with_file_name(model.name))
+}
+
+/// Where `quarry model install gpu` (`scripts/install-model.sh gpu`) puts onnxruntime's CUDA
+/// build, shared by every model: `$XDG_DATA_HOME/quarry/onnxruntime-gpu/libonnxruntime.so`,
+/// else under `$HOME/.local/share`. One copy for all models: the library is 310 MB.
+pub fn gpu_ort_library() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE"));
+    gpu_ort_library_from(std::env::var_os("XDG_DATA_HOME"), home)
+}
+
+/// [`gpu_ort_library`] with the environment passed in.
+pub fn gpu_ort_library_from(
+    xdg_data_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    let models = model_dir_from(None, xdg_data_home, home)?;
+    let quarry = models.parent()?.parent()?;
+    Some(quarry.join("onnxruntime-gpu").join(ORT_LIBRARY_FILE))
 }
 
 /// Finds the installed model: `$QUARRY_MODEL_DIR`, then the installer's default location.
@@ -209,10 +228,11 @@ impl ModelDir {
         })
     }
 
-    /// What the onnxruntime runtime at `precision` lacks here (the library, the graph), or
-    /// `None` when both are in place (whether they load is known only by loading them).
-    pub fn onnx_missing(&self, precision: Precision) -> Option<String> {
-        let missing: Vec<String> = [self.ort_library(), self.onnx_path(precision)]
+    /// What the onnxruntime runtime at `precision` on `device` lacks here (the library, the
+    /// graph), or `None` when both are in place (whether they load is known only by loading
+    /// them).
+    pub fn onnx_missing(&self, precision: Precision, device: Device) -> Option<String> {
+        let missing: Vec<String> = [self.ort_library(device), self.onnx_path(precision)]
             .into_iter()
             .filter(|p| !p.is_file())
             .map(|p| p.display().to_string())
@@ -220,12 +240,15 @@ impl ModelDir {
         (!missing.is_empty()).then(|| format!("missing {}", missing.join(" and ")))
     }
 
-    /// The onnxruntime library to load: `$QUARRY_ORT_LIB`, else the installer's copy in
-    /// `onnxruntime/` beside the model.
-    pub fn ort_library(&self) -> PathBuf {
-        std::env::var_os(ORT_LIBRARY_ENV)
+    /// The onnxruntime library to load: `$QUARRY_ORT_LIB`; else, on the GPU, the CUDA build
+    /// [`gpu_ort_library`] names; else the installer's copy in `onnxruntime/` beside the model.
+    pub fn ort_library(&self, device: Device) -> PathBuf {
+        let named = std::env::var_os(ORT_LIBRARY_ENV)
             .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+            .map(PathBuf::from);
+        let gpu = (device == Device::Cuda).then(gpu_ort_library).flatten();
+        named
+            .or(gpu)
             .unwrap_or_else(|| self.root.join("onnxruntime").join(ORT_LIBRARY_FILE))
     }
 }
@@ -255,5 +278,22 @@ mod tests {
             ))
         );
         assert_eq!(model_dir_from(None, None, None), None);
+    }
+
+    #[test]
+    fn the_gpu_build_lives_beside_the_models() {
+        assert_eq!(
+            gpu_ort_library_from(os("/x"), os("/h")),
+            Some(PathBuf::from(format!(
+                "/x/quarry/onnxruntime-gpu/{ORT_LIBRARY_FILE}"
+            )))
+        );
+        assert_eq!(
+            gpu_ort_library_from(None, os("/h")),
+            Some(PathBuf::from(format!(
+                "/h/.local/share/quarry/onnxruntime-gpu/{ORT_LIBRARY_FILE}"
+            )))
+        );
+        assert_eq!(gpu_ort_library_from(None, None), None);
     }
 }

@@ -82,9 +82,12 @@ impl OnnxGraph {
             session = session
                 .with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])
                 .map_err(|e| {
+                    let e = e.to_string();
                     anyhow!(
-                        "onnxruntime cannot use CUDA ({e}); it needs the GPU build of \
-                         onnxruntime (QUARRY_ORT_LIB) and the CUDA libraries on the library path"
+                        "onnxruntime cannot use CUDA ({}): it needs onnxruntime's GPU build \
+                         (or QUARRY_ORT_LIB naming one), NVIDIA's driver, and CUDA 13's cuBLAS, \
+                         cudart and cuRAND on the library path",
+                        e.trim_end()
                     )
                 })?;
         }

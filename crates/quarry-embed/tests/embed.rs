@@ -232,7 +232,9 @@ fn without_onnxruntime_auto_falls_back_to_candle_and_onnx_is_an_error() {
         std::fs::copy(installed.path().join(f), tmp.path().join(f)).unwrap();
     }
     let bare = ModelDir::open(tmp.path()).unwrap();
-    assert!(bare.onnx_missing(Precision::Int8).is_some());
+    assert!(bare
+        .onnx_missing(Precision::Int8, quarry_embed::Device::Cpu)
+        .is_some());
     let auto = LocalEmbedder::from_dir(&bare, EmbedOptions::default()).unwrap();
     assert_eq!(auto.runtime_name(), "candle fp32");
     let note = auto.fallback_note().expect("the fallback is said");
@@ -384,18 +386,27 @@ fn bad_options_are_rejected() {
     }
 }
 
+/// `embed.device = cuda`, on onnxruntime as asked or on `auto`: the GPU, or an error naming the
+/// install (here, without a GPU build or a GPU) — never candle on the CPU in its place.
 #[test]
-fn cuda_on_the_cpu_build_of_onnxruntime_is_a_clear_error() {
-    let err = format!(
-        "{:#}",
-        LocalEmbedder::new(EmbedOptions {
+fn asked_for_the_gpu_it_runs_there_or_says_what_is_missing_never_candle() {
+    let installed = ModelDir::locate().unwrap_or_else(|e| panic!("{e:#}"));
+    for runtime in [Runtime::Onnx, Runtime::Auto] {
+        let options = EmbedOptions {
             device: quarry_embed::Device::Cuda,
-            ..onnx(Precision::Int8)
-        })
-        .unwrap_err()
-    );
-    assert!(
-        err.contains("CUDA") && err.contains("QUARRY_ORT_LIB"),
-        "{err}"
-    );
+            runtime,
+            ..EmbedOptions::default()
+        };
+        match LocalEmbedder::from_dir(&installed, options) {
+            // A machine with a GPU and onnxruntime's CUDA build.
+            Ok(e) => assert_eq!(e.runtime_name(), "onnxruntime int8 cuda"),
+            Err(e) => {
+                let message = format!("{e:#}");
+                assert!(
+                    message.contains("quarry model install gpu"),
+                    "{runtime:?}: the error names the install: {message}"
+                );
+            }
+        }
+    }
 }

@@ -58,7 +58,7 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
         std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
     }
     let minilm = ModelDir::locate().unwrap_or_else(|e| panic!("{e:#}"));
-    let ort = minilm.ort_library();
+    let ort = minilm.ort_library(quarry_embed::Device::Cpu);
     assert!(
         ort.is_file(),
         "onnxruntime is not installed: {}",
