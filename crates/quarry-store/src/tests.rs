@@ -503,6 +503,52 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     assert_eq!(store.coverage(&[]).unwrap().embedded, 0);
 }
 
+/// The coverage cache that each stored batch updates (by the batch's chunks, not a recount)
+/// agrees with a live count, repo by repo, when repos share a text and a batch repeats one.
+#[test]
+fn stored_batches_keep_the_coverage_cache_equal_to_a_count() {
+    let (_dir, mut store, _) = fixture();
+    let other = store.ensure_repo("other", "/src/other").unwrap().id;
+    let shared = file(
+        "app/users.py",
+        "h1",
+        vec![chunk(
+            1,
+            3,
+            Some("getUserName"),
+            "def getUserName(user):\n    return user.name\n",
+        )],
+    );
+    let own = file("lib/own.py", "h9", vec![chunk(1, 1, None, "x = 1\n")]);
+    let batch = IndexBatch {
+        upserts: vec![shared, own],
+        ..Default::default()
+    };
+    store.apply(other, &batch).unwrap();
+    store.finish_run(other, &SkipCounts::new()).unwrap();
+    store.set_embedding_model("model-a").unwrap();
+    let pending = store.pending_embeddings(100).unwrap();
+    assert_eq!(pending.len(), 4, "the shared text is embedded once");
+    let vector = |p: &quarry_core::PendingEmbedding| (p.hash.clone(), unit(&[1.0, 0.0, 0.0]));
+    let users = pending
+        .iter()
+        .position(|p| p.text.starts_with("app/users.py"))
+        .unwrap();
+    let first = vec![vector(&pending[users])];
+    let rest: Vec<_> = pending.iter().map(vector).collect(); // repeats the shared one
+    let live = |store: &SqliteStore, repo: &str| {
+        vectors::count_coverage(&store.conn, &[repo.to_string()]).unwrap()
+    };
+    for (batch, embedded) in [(first, [1, 1]), (rest, [3, 2])] {
+        store.put_embeddings(&batch).unwrap();
+        for (repo, n) in ["demo", "other"].into_iter().zip(embedded) {
+            let cached = store.coverage(&[repo.to_string()]).unwrap();
+            assert_eq!(cached, live(&store, repo), "{repo}");
+            assert_eq!(cached.embedded, n, "{repo}");
+        }
+    }
+}
+
 #[test]
 fn trigram_lookup_says_which_files_can_contain_the_literals() {
     let dir = tempfile::tempdir().unwrap();
