@@ -226,16 +226,7 @@ pub fn put(conn: &mut Connection, vectors: &[(String, Vec<f32>)]) -> rusqlite::R
 /// sympy) cost a third of an index run on a GPU, where a batch embeds in 40 ms. Without a
 /// cache, or with a repo it does not know, it recounts everything as before.
 fn add_to_coverage(conn: &Connection, hashes: &[&str]) -> rusqlite::Result<()> {
-    let cached: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = ?1",
-            [COVERAGE_KEY],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let Some(mut map) = cached
-        .and_then(|v| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&v).ok())
-    else {
+    let Some(mut map) = cached_coverage(conn)? else {
         return refresh_coverage(conn);
     };
     let mut chunks = conn.prepare_cached(
@@ -322,13 +313,10 @@ pub fn refresh_coverage(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Drops the cache: the index is changing and counts would be stale.
-pub fn invalidate_coverage(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute("DELETE FROM meta WHERE key = ?1", [COVERAGE_KEY])?;
-    Ok(())
-}
-
-pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverage> {
+/// The coverage cache, repo name → `[embedded, total]`, if there is a readable one.
+fn cached_coverage(
+    conn: &Connection,
+) -> rusqlite::Result<Option<serde_json::Map<String, serde_json::Value>>> {
     let cached: Option<String> = conn
         .query_row(
             "SELECT value FROM meta WHERE key = ?1",
@@ -336,9 +324,17 @@ pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverag
             |r| r.get(0),
         )
         .optional()?;
-    let cached = cached
-        .and_then(|v| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&v).ok());
-    if let Some(map) = cached {
+    Ok(cached.and_then(|v| serde_json::from_str(&v).ok()))
+}
+
+/// Drops the cache: the index is changing and counts would be stale.
+pub fn invalidate_coverage(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM meta WHERE key = ?1", [COVERAGE_KEY])?;
+    Ok(())
+}
+
+pub fn coverage(conn: &Connection, repos: &[String]) -> rusqlite::Result<Coverage> {
+    if let Some(map) = cached_coverage(conn)? {
         let mut sum = Coverage {
             total: 0,
             embedded: 0,
