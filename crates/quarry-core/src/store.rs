@@ -350,8 +350,16 @@ pub trait Store: crate::history::HistoryStore {
     /// Declares the model vectors come from; a different model than the stored one drops
     /// every stored vector (vectors of two models are never mixed). Returns true if it did.
     fn set_embedding_model(&mut self, fingerprint: &str) -> anyhow::Result<bool>;
-    /// Up to `limit` distinct chunk texts without a vector.
-    fn pending_embeddings(&self, limit: usize) -> anyhow::Result<Vec<PendingEmbedding>>;
+    /// Up to `limit` distinct chunk texts without a vector, in the order of their hashes, from
+    /// after the hash `after` when given. A backfill passes the last hash it took, so each
+    /// batch starts where the last one ended instead of passing every embedded text again
+    /// (a scan of the whole index per batch: quadratic in its size). A text left behind (a
+    /// writer adding one below the mark meanwhile) is pending for the next run.
+    fn pending_embeddings(
+        &self,
+        limit: usize,
+        after: Option<&str>,
+    ) -> anyhow::Result<Vec<PendingEmbedding>>;
     /// Stores vectors by embedding-text hash, in one transaction.
     fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> anyhow::Result<()>;
     /// Embedded vs all chunks of the given repos (all repos when empty).

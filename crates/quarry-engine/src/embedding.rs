@@ -220,13 +220,16 @@ impl Workspace {
         let model_changed = store.set_embedding_model(&model)?;
         let before = store.coverage(&[])?;
         progress.begin("embedding", before.total - before.embedded);
+        // Where the last batch ended (texts come in hash order): the next starts after it.
+        let mut last: Option<String> = None;
         let (embedded, interrupted) = backfill(
             embedder.as_ref(),
             progress,
             store,
             lock,
             |store| {
-                let pending = store.pending_embeddings(BACKFILL_BATCH)?;
+                let pending = store.pending_embeddings(BACKFILL_BATCH, last.as_deref())?;
+                last = pending.last().map(|p| p.hash.clone()).or(last.take());
                 Ok(pending.into_iter().map(|p| (p.hash, p.text)).collect())
             },
             |store, rows| store.put_embeddings(&rows),

@@ -572,8 +572,12 @@ impl Store for PgStore {
         })
     }
 
-    fn pending_embeddings(&self, limit: usize) -> Result<Vec<PendingEmbedding>> {
-        read::pending_embeddings(self, limit)
+    fn pending_embeddings(
+        &self,
+        limit: usize,
+        after: Option<&str>,
+    ) -> Result<Vec<PendingEmbedding>> {
+        read::pending_embeddings(self, limit, after)
     }
 
     fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> Result<()> {

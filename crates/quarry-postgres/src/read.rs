@@ -369,16 +369,22 @@ pub fn stats(store: &PgStore) -> Result<Vec<RepoStats>> {
     })
 }
 
-pub fn pending_embeddings(store: &PgStore, limit: usize) -> Result<Vec<PendingEmbedding>> {
+pub fn pending_embeddings(
+    store: &PgStore,
+    limit: usize,
+    after: Option<&str>,
+) -> Result<Vec<PendingEmbedding>> {
     let limit = limit as i64;
+    let after = after.unwrap_or("");
     store.with(|c| {
         c.query(
             "SELECT DISTINCT ON (c.embed_hash) c.embed_hash, f.path, c.kind, c.symbol, c.signature, c.text
              FROM chunks c JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
-             WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+             WHERE c.embed_hash > $2
+               AND NOT EXISTS (SELECT 1 FROM embeddings e
                                WHERE e.repo_id = c.repo_id AND e.hash = c.embed_hash)
              ORDER BY c.embed_hash LIMIT $1",
-            &[&limit],
+            &[&limit, &after],
         )
         .map(|rows| {
             rows.iter()

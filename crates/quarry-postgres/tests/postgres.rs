@@ -106,7 +106,7 @@ fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
     }
     store.apply(repo.id, &batch).unwrap();
     assert!(!store.set_embedding_model("model-a").unwrap());
-    let pending = store.pending_embeddings(10).unwrap();
+    let pending = store.pending_embeddings(10, None).unwrap();
     assert_eq!(pending.len(), 3);
     let vectors: Vec<(String, Vec<f32>)> = pending
         .iter()
@@ -121,7 +121,7 @@ fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
         })
         .collect();
     store.put_embeddings(&vectors).unwrap();
-    assert!(store.pending_embeddings(10).unwrap().is_empty());
+    assert!(store.pending_embeddings(10, None).unwrap().is_empty());
     assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
 
     let mut probe = vec![0.1f32; 8];

@@ -581,8 +581,12 @@ impl Store for SqliteStore {
         vectors::set_model(&mut self.conn, fingerprint).map_err(|e| classify(&self.path, e))
     }
 
-    fn pending_embeddings(&self, limit: usize) -> Result<Vec<quarry_core::PendingEmbedding>> {
-        vectors::pending(&self.conn, limit).map_err(|e| self.err(e))
+    fn pending_embeddings(
+        &self,
+        limit: usize,
+        after: Option<&str>,
+    ) -> Result<Vec<quarry_core::PendingEmbedding>> {
+        vectors::pending(&self.conn, limit, after).map_err(|e| self.err(e))
     }
 
     fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> Result<()> {

@@ -387,8 +387,20 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         !store.set_embedding_model("model-a").unwrap(),
         "first model drops nothing"
     );
-    let pending = store.pending_embeddings(100).unwrap();
+    let pending = store.pending_embeddings(100, None).unwrap();
     assert_eq!(pending.len(), 3);
+    // In hash order, and from after a given hash: a backfill's batches follow one another.
+    let hashes: Vec<&str> = pending.iter().map(|p| p.hash.as_str()).collect();
+    assert!(hashes.windows(2).all(|w| w[0] < w[1]), "{hashes:?}");
+    let rest = store.pending_embeddings(100, Some(hashes[0])).unwrap();
+    assert_eq!(
+        rest.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>(),
+        hashes[1..]
+    );
+    assert!(store
+        .pending_embeddings(100, Some(hashes[2]))
+        .unwrap()
+        .is_empty());
     assert_eq!(
         store.coverage(&[]).unwrap(),
         quarry_core::Coverage {
@@ -421,7 +433,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         })
         .collect();
     store.put_embeddings(&vectors).unwrap();
-    assert!(store.pending_embeddings(100).unwrap().is_empty());
+    assert!(store.pending_embeddings(100, None).unwrap().is_empty());
     assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
 
     let q = quarry_core::VectorQuery {
@@ -467,7 +479,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     };
     store.apply(repo, &same).unwrap();
     store.finish_run(repo, &SkipCounts::new()).unwrap();
-    assert!(store.pending_embeddings(100).unwrap().is_empty());
+    assert!(store.pending_embeddings(100, None).unwrap().is_empty());
     let changed = IndexBatch {
         upserts: vec![file(
             "app/users.py",
@@ -482,7 +494,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         ..Default::default()
     };
     store.apply(repo, &changed).unwrap();
-    assert_eq!(store.pending_embeddings(100).unwrap().len(), 1);
+    assert_eq!(store.pending_embeddings(100, None).unwrap().len(), 1);
     // Coverage is cached by writers and dropped by index batches: it is never stale.
     let c = store.coverage(&[]).unwrap();
     assert_eq!((c.embedded, c.total), (2, 3));
@@ -527,7 +539,7 @@ fn stored_batches_keep_the_coverage_cache_equal_to_a_count() {
     store.apply(other, &batch).unwrap();
     store.finish_run(other, &SkipCounts::new()).unwrap();
     store.set_embedding_model("model-a").unwrap();
-    let pending = store.pending_embeddings(100).unwrap();
+    let pending = store.pending_embeddings(100, None).unwrap();
     assert_eq!(pending.len(), 4, "the shared text is embedded once");
     let vector = |p: &quarry_core::PendingEmbedding| (p.hash.clone(), unit(&[1.0, 0.0, 0.0]));
     let users = pending
@@ -574,7 +586,7 @@ fn chunks_keep_their_page_cell_and_language_and_type_filters_by_them() {
 fn resident_vectors_answer_as_the_scan_and_follow_new_vectors() {
     let (_dir, mut store, _repo) = fixture();
     store.set_embedding_model("model-a").unwrap();
-    let pending = store.pending_embeddings(100).unwrap();
+    let pending = store.pending_embeddings(100, None).unwrap();
     let (first, rest) = pending.split_at(1);
     let vector = |i: usize| unit(&[1.0, i as f32 * 0.3, 0.2]);
     store

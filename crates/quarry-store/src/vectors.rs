@@ -172,16 +172,21 @@ pub fn set_model(conn: &mut Connection, fingerprint: &str) -> rusqlite::Result<b
     Ok(current.is_some())
 }
 
-pub fn pending(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<PendingEmbedding>> {
+pub fn pending(
+    conn: &Connection,
+    limit: usize,
+    after: Option<&str>,
+) -> rusqlite::Result<Vec<PendingEmbedding>> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.embed_hash, f.path, c.kind, c.symbol, c.signature, c.text
          FROM chunks c JOIN files f ON f.id = c.file_id
-         WHERE c.embed_hash IS NOT NULL
+         WHERE c.embed_hash > ?2
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.embed_hash)
          GROUP BY c.embed_hash
+         ORDER BY c.embed_hash
          LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit as i64], |r| {
+    let rows = stmt.query_map(params![limit as i64, after.unwrap_or("")], |r| {
         let (path, kind, symbol, signature, text): (
             String,
             String,
