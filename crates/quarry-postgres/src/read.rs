@@ -376,13 +376,20 @@ pub fn pending_embeddings(
 ) -> Result<Vec<PendingEmbedding>> {
     let limit = limit as i64;
     let after = after.unwrap_or("");
+    // The pending rows first, walked in hash order from `after` (chunks_by_hash) until enough
+    // are found, then their texts: one query that joined files before ordering read and sorted
+    // every chunk for each batch (67 ms a batch on sympy). Four rows per text leave room for
+    // texts repeated in several places; fewer texts in a batch only make it smaller.
     store.with(|c| {
         c.query(
             "SELECT DISTINCT ON (c.embed_hash) c.embed_hash, f.path, c.kind, c.symbol, c.signature, c.text
-             FROM chunks c JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
-             WHERE c.embed_hash > $2
-               AND NOT EXISTS (SELECT 1 FROM embeddings e
-                               WHERE e.repo_id = c.repo_id AND e.hash = c.embed_hash)
+             FROM (SELECT p.repo_id, p.id FROM chunks p
+                   WHERE p.embed_hash > $2
+                     AND NOT EXISTS (SELECT 1 FROM embeddings e
+                                     WHERE e.repo_id = p.repo_id AND e.hash = p.embed_hash)
+                   ORDER BY p.embed_hash LIMIT 4 * $1::int8) AS pending
+             JOIN chunks c ON c.repo_id = pending.repo_id AND c.id = pending.id
+             JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
              ORDER BY c.embed_hash LIMIT $1",
             &[&limit, &after],
         )
