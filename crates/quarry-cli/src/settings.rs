@@ -166,32 +166,22 @@ fn local_row(name: String, dir: Option<PathBuf>, active: bool, run: LocalRun) ->
         let precision = run.precision.as_str();
         let gemma = model.architecture() == quarry_embed::Architecture::Gemma3;
         let cuda = run.device == quarry_embed::Device::Cuda;
-        let missing = model.onnx_missing(run.precision, run.device).map(|m| {
-            if cuda {
-                format!("{m}; `quarry model install gpu` installs onnxruntime's CUDA build")
-            } else {
-                m
-            }
-        });
-        let precision = if cuda {
-            format!("{precision} cuda")
-        } else {
-            precision.to_string()
-        };
-        match (run.runtime, missing) {
+        let hint = quarry_embed::install_hint(model.model(), run.device);
+        // LocalEmbedder::from_dir's rule: candle stands in for onnxruntime only when neither
+        // onnxruntime nor the GPU was asked for, and never for Gemma.
+        let no_stand_in = gemma || cuda || run.runtime == quarry_embed::Runtime::Onnx;
+        match (run.runtime, model.onnx_missing(run.precision, run.device)) {
             // candle has no Gemma encoder: this model runs on onnxruntime or not at all.
             (quarry_embed::Runtime::Candle, _) if gemma => {
                 "nothing (it runs on onnxruntime only; set embed.runtime to auto)".to_string()
             }
-            (_, Some(missing)) if gemma => format!(
-                "nothing (onnxruntime: {missing}; `quarry model install {}`)",
-                model.model().aliases[0]
-            ),
             (quarry_embed::Runtime::Candle, _) => "candle fp32".to_string(),
+            (_, None) if cuda => format!("onnxruntime {precision} cuda"),
             (_, None) => format!("onnxruntime {precision}"),
-            (_, Some(missing)) => {
-                format!("candle fp32 (onnxruntime: {missing}; `quarry model install`)")
+            (_, Some(missing)) if no_stand_in => {
+                format!("nothing (onnxruntime: {missing}; {hint})")
             }
+            (_, Some(missing)) => format!("candle fp32 (onnxruntime: {missing}; {hint})"),
         }
     });
     ModelRow {

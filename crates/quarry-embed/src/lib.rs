@@ -219,7 +219,7 @@ impl LocalEmbedder {
                     config.hidden_size,
                     Architecture::Bert,
                 )
-                .map_err(|e| anyhow!("{e:#}; {}", install_hint("", options.device))),
+                .map_err(|e| anyhow!("{e:#}; {}", install_hint(&MINILM, options.device))),
             ),
         };
         let weights_path = dir.weights_path();
@@ -285,7 +285,7 @@ impl LocalEmbedder {
             model.dims,
             Architecture::Gemma3,
         )
-        .map_err(|e| anyhow!("{e:#}; {}", install_hint(model.aliases[0], options.device)))?;
+        .map_err(|e| anyhow!("{e:#}; {}", install_hint(model, options.device)))?;
         let pool = thread_pool(options.threads)?;
         Ok(Self {
             engine: Engine::Onnx(onnx),
@@ -474,17 +474,19 @@ fn load_tokenizer(dir: &ModelDir, max_tokens: usize) -> Result<Tokenizer> {
     Ok(tokenizer)
 }
 
-/// What installs the missing piece when onnxruntime does not load: the model's own install
-/// (`model`: its alias, empty for the default), or on the GPU onnxruntime's CUDA build.
-fn install_hint(model: &str, device: Device) -> String {
+/// What installs the missing piece when onnxruntime does not load for `model` on `device`: the
+/// model's own install, or on the GPU onnxruntime's CUDA build (errors and `quarry model` say
+/// the same).
+pub fn install_hint(model: &LocalModel, device: Device) -> String {
     match device {
         Device::Cuda => "`quarry model install gpu` installs onnxruntime's CUDA build".into(),
-        Device::Cpu if model.is_empty() => {
+        Device::Cpu if model == &MINILM => {
             "`quarry model install` installs onnxruntime and the model's ONNX graphs".into()
         }
-        Device::Cpu => {
-            format!("`quarry model install {model}` installs onnxruntime and the model's graphs")
-        }
+        Device::Cpu => format!(
+            "`quarry model install {}` installs onnxruntime and the model's graphs",
+            model.aliases[0]
+        ),
     }
 }
 

@@ -229,7 +229,9 @@ impl Workspace {
             lock,
             |store| {
                 let pending = store.pending_embeddings(BACKFILL_BATCH, last.as_deref())?;
-                last = pending.last().map(|p| p.hash.clone()).or(last.take());
+                if let Some(p) = pending.last() {
+                    last = Some(p.hash.clone());
+                }
                 Ok(pending.into_iter().map(|p| (p.hash, p.text)).collect())
             },
             |store, rows| store.put_embeddings(&rows),
