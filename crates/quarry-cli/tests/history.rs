@@ -676,8 +676,13 @@ fn an_issue_text_raises_the_commit_that_changed_code_and_its_tests() {
         why(rework)["lexical_rank"].as_u64().is_some(),
         "{explained}"
     );
+    // The fix's test repeats the issue's call (`round_half(-2.5)`): its changed lines echo
+    // the issue's code, and that multiplies its score too; the rework echoes none of it.
+    let echo = why(fix)["echo_factor"].as_f64().unwrap_or(1.0);
+    assert!(why(fix)["code_echoes"].as_u64() > Some(0), "{explained}");
+    assert!(why(rework).get("code_echoes").is_none(), "{explained}");
     assert!(
-        (why(fix)["bm25"].as_f64().unwrap() * 1.25 - score(&ranked, fix)).abs() < 1e-9,
+        (why(fix)["bm25"].as_f64().unwrap() * 1.25 * echo - score(&ranked, fix)).abs() < 1e-9,
         "{explained}"
     );
     let text = env.ok(&["log", "--mode", "lexical", "--explain", issue]);
@@ -765,5 +770,112 @@ fn a_commit_that_changed_no_code_ranks_below_one_that_did_unless_asked_for() {
         subjects(&asked)[0],
         "Document that session cookie signing changed",
         "{asked}"
+    );
+}
+
+#[test]
+fn an_issue_text_raises_the_commit_whose_changes_repeat_its_code() {
+    let env = Env::new();
+    let dir = env.repo.path();
+    common::git::init(dir);
+    env.write(
+        "printing/pretty.py",
+        "def print_sum(expr):\n    for item in expr.args:\n        if S(item.args[0]).is_negative:\n            sign = '-'\n",
+    );
+    env.write(
+        "printing/tests/test_pretty.py",
+        "def test_sum():\n    pass\n",
+    );
+    commit(dir, "Add the pretty printer", "Ann", "2025-01-01T10:00:00Z");
+    unrelated_commits(
+        &env,
+        "solvers",
+        &[
+            "ode hints",
+            "linear systems",
+            "nonlinear roots",
+            "inequalities",
+        ],
+    );
+    // A look-alike that says the issue's words, and the fix that says other words but edits
+    // the line the traceback quotes and tests the pasted call.
+    env.write(
+        "printing/pretty.py",
+        "def print_sum(expr):\n    # pretty printing of a matrix sum keeps its order\n    for item in expr.args:\n        if S(item.args[0]).is_negative:\n            sign = '-'\n",
+    );
+    env.write(
+        "printing/tests/test_pretty.py",
+        "def test_sum():\n    assert pretty_sum_order()\n\n# error pretty printing a sum of matrix symbols: a MatrixSymbol name\n# with a star: pprint, SympifyError, could not parse, traceback, fails\n# pretty printing the sum of matrix symbols fails when a name has a star\n",
+    );
+    commit(
+        dir,
+        "Fix the error pretty printing a matrix sum of symbols with a star in a name",
+        "Bob",
+        "2025-02-01T10:00:00Z",
+    );
+    env.write(
+        "printing/pretty.py",
+        "def print_sum(expr):\n    # pretty printing of a matrix sum keeps its order\n    for item in expr.args:\n        if coefficient_is_negative(item):\n            sign = '-'\n",
+    );
+    env.write(
+        "printing/tests/test_pretty.py",
+        "def test_sum():\n    assert pretty_sum_order()\n\ndef test_star_name():\n    pprint(MatrixSymbol('x', n, n) + MatrixSymbol('y*', n, n))\n",
+    );
+    commit(
+        dir,
+        "Use the coefficient's sign",
+        "Cid",
+        "2025-03-01T10:00:00Z",
+    );
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+    let issue = "Error pretty printing a matrix sum\n\n\
+        ```\n>>> pprint(MatrixSymbol('x', n, n) + MatrixSymbol('y*', n, n))\n\
+        Traceback (most recent call last):\n  File \"printing/pretty.py\", line 3, in print_sum\n\
+        \x20   if S(item.args[0]).is_negative:\nSympifyError: could not parse 'y*'\n```\n\
+        Pretty printing the sum of matrix symbols fails when a name has a star.\n";
+    let fix = "Use the coefficient's sign";
+    let look_alike = "Fix the error pretty printing a matrix sum of symbols with a star in a name";
+    let echoed = env.json(&["log", "--mode", "lexical", "--explain", issue]);
+    assert_eq!(subjects(&echoed)[0], fix, "{echoed}");
+    let why = |log: &Value, subject: &str| -> Value {
+        log["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["subject"] == subject)
+            .unwrap_or_else(|| panic!("{subject}: {log}"))["why"]
+            .clone()
+    };
+    assert!(
+        why(&echoed, fix)["code_echoes"].as_u64() >= Some(5),
+        "{echoed}"
+    );
+    assert!(
+        why(&echoed, look_alike)["code_echoes"].as_u64().unwrap_or(0)
+            < why(&echoed, fix)["code_echoes"].as_u64().unwrap(),
+        "{echoed}"
+    );
+    let text = env.ok(&["log", "--mode", "lexical", "--explain", issue]);
+    assert!(text.contains("repeats the issue's code"), "{text}");
+    // Without the echo the look-alike's words win: the echo is what put the fix first.
+    env.ok(&["config", "set", "search.commit_code_echo", "0"]);
+    let plain = env.json(&["log", "--mode", "lexical", "--explain", issue]);
+    assert_eq!(subjects(&plain)[0], look_alike, "{plain}");
+    assert!(why(&plain, fix).get("code_echoes").is_none(), "{plain}");
+    // A short query pastes no code: nothing is read for it.
+    let short = env.json(&[
+        "log",
+        "--mode",
+        "lexical",
+        "--explain",
+        "matrix sum printing",
+    ]);
+    assert!(
+        short["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["why"].get("code_echoes").is_none()),
+        "{short}"
     );
 }

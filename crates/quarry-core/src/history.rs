@@ -103,6 +103,12 @@ pub struct CommitWhy {
     /// changelogs, …: the best of its files' role priors, `search.prior_docs` and the rest).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prior: Option<f64>,
+    /// Runs of four code tokens of an issue text that its changed lines repeat, and the
+    /// factor that gave (`search.commit_code_echo`); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_echoes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub echo_factor: Option<f64>,
 }
 
 /// A commit still waiting for its vector, with the text to embed.
@@ -195,6 +201,14 @@ pub trait HistoryStore {
         repo: &str,
         shas: &[String],
     ) -> anyhow::Result<HashMap<String, Vec<String>>>;
+
+    /// The patch of each of these commits of `repo`, by SHA (as stored: cut at the store's
+    /// patch limit); a SHA the store does not hold is left out.
+    fn commit_patches(
+        &self,
+        repo: &str,
+        shas: &[String],
+    ) -> anyhow::Result<HashMap<String, String>>;
 
     /// Turns embedding of a repo's history on or off (off drops its commit vectors).
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> anyhow::Result<()>;

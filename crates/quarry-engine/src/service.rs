@@ -89,7 +89,8 @@ pub struct CommitSearchParams {
     /// How many commits (default 20, at most 200).
     pub limit: Option<usize>,
     /// Say how each commit was ranked (`why`: its place by words and by meaning, and the
-    /// factor an issue text's search gave a commit that changed code and tests).
+    /// factors an issue text's search gave a commit that changed code and tests, or whose
+    /// changed lines repeat the issue's code).
     pub explain: Option<bool>,
 }
 

@@ -303,6 +303,18 @@ pub fn changed_paths(
     Ok(out)
 }
 
+/// The stored patch of each of the commits, by SHA.
+pub fn patches(store: &PgStore, repo: &str, shas: &[String]) -> Result<HashMap<String, String>> {
+    let rows = store.with(|c| {
+        c.query(
+            "SELECT c.sha, c.patch FROM commits c JOIN repos r ON r.id = c.repo_id
+             WHERE c.sha = ANY($2) AND r.name = $1",
+            &[&repo, &shas],
+        )
+    })?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
 pub fn by_prefix(
     store: &PgStore,
     prefix: &str,

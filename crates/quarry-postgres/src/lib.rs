@@ -691,6 +691,9 @@ impl quarry_core::history::HistoryStore for PgStore {
     fn changed_paths(&self, repo: &str, shas: &[String]) -> Result<HashMap<String, Vec<String>>> {
         history::changed_paths(self, repo, shas)
     }
+    fn commit_patches(&self, repo: &str, shas: &[String]) -> Result<HashMap<String, String>> {
+        history::patches(self, repo, shas)
+    }
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> Result<()> {
         history::set_embedding(self, repo, on)
     }

@@ -63,6 +63,9 @@ pub struct FusionConfig {
     /// Factor on the score of a commit that changed code and tests when an issue text ranks
     /// commits (role::fix_shaped).
     pub commit_fix_prior: f64,
+    /// How much a commit gains when its changed lines repeat an issue text's code (echo.rs):
+    /// its score times `1 + w · ln(1 + shingles echoed)`.
+    pub commit_code_echo: f64,
     /// File-level ranking (files.rs).
     pub files: crate::files::FileRankConfig,
 }
@@ -83,6 +86,7 @@ impl Default for FusionConfig {
             commit_answer_floor: 0.40,
             commit_issue_lexical: 0.4,
             commit_fix_prior: 1.25,
+            commit_code_echo: 0.15,
             files: crate::files::FileRankConfig::default(),
         }
     }

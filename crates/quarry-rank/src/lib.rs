@@ -12,6 +12,7 @@
 pub mod agentic;
 pub mod answers;
 pub mod cite;
+pub mod echo;
 pub mod exports;
 pub mod files;
 pub mod fusion;

@@ -207,6 +207,21 @@ fn changed_paths(
     Ok(out)
 }
 
+/// The stored patch of each of the commits, by SHA (one statement, as `changed_paths`).
+fn patches(
+    conn: &Connection,
+    repo: &str,
+    shas: &[String],
+) -> rusqlite::Result<HashMap<String, String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT c.sha, c.patch FROM commits c JOIN repos r ON r.id = c.repo_id
+         WHERE c.sha IN (SELECT value FROM json_each(?2)) AND r.name = ?1",
+    )?;
+    let list = serde_json::to_string(shas).unwrap_or_else(|_| "[]".to_string());
+    let rows = stmt.query_map(params![repo, list], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
 fn by_prefix(
     conn: &Connection,
     prefix: &str,
@@ -362,6 +377,10 @@ impl HistoryStore for SqliteStore {
 
     fn changed_paths(&self, repo: &str, shas: &[String]) -> Result<HashMap<String, Vec<String>>> {
         changed_paths(&self.conn, repo, shas).map_err(|e| self.err(e))
+    }
+
+    fn commit_patches(&self, repo: &str, shas: &[String]) -> Result<HashMap<String, String>> {
+        patches(&self.conn, repo, shas).map_err(|e| self.err(e))
     }
 
     fn set_history_embedding(&mut self, repo: i64, on: bool) -> Result<()> {

@@ -95,6 +95,7 @@ fn default_of(key: &str) -> String {
         "search.commit_answer_floor" => f.commit_answer_floor.to_string(),
         "search.commit_issue_lexical_weight" => f.commit_issue_lexical.to_string(),
         "search.commit_fix_prior" => f.commit_fix_prior.to_string(),
+        "search.commit_code_echo" => f.commit_code_echo.to_string(),
         _ => f.files.get(key).map(|v| v.to_string()).unwrap_or_default(),
     }
 }
@@ -354,6 +355,7 @@ impl Config {
             commit_answer_floor: self.number("search.commit_answer_floor"),
             commit_issue_lexical: self.number("search.commit_issue_lexical_weight"),
             commit_fix_prior: self.number("search.commit_fix_prior"),
+            commit_code_echo: self.number("search.commit_code_echo"),
             files: {
                 let mut files = quarry_rank::FileRankConfig::default();
                 for (key, _) in quarry_rank::files::SETTINGS {

@@ -202,6 +202,11 @@ pub const KEYS: &[KeySpec] = &[
         help: "factor on a commit that changed code and its tests when an issue text ranks commits (1 = none)",
     },
     KeySpec {
+        name: "search.commit_code_echo",
+        kind: KeyKind::Number,
+        help: "how much a commit gains when its changed lines repeat an issue text's code: score × (1 + w·ln(1 + runs of four code tokens echoed)); 0 = none",
+    },
+    KeySpec {
         name: "daemon.auto",
         kind: KeyKind::Choice(&["true", "false"]),
         help: "start the workspace's resident quarry (`quarry daemon`) on the first search that needs the model, so later searches answer warm; false = only `quarry daemon start` starts it",
