@@ -238,6 +238,9 @@ fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
         if let Some(prior) = why.role_prior {
             parts.push(format!("changed no code ×{prior}"));
         }
+        if let (Some(prior), Some(tag)) = (why.release_prior, &why.before_release) {
+            parts.push(format!("before {tag}, the release the issue runs ×{prior}"));
+        }
         if let (Some(n), Some(factor)) = (why.code_echoes, why.echo_factor) {
             parts.push(format!("repeats the issue's code ({n} runs) ×{factor:.3}"));
         }

@@ -109,6 +109,12 @@ pub struct CommitWhy {
     pub code_echoes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub echo_factor: Option<f64>,
+    /// The factor it got for being authored before the release the issue text says it runs
+    /// (`search.commit_before_release_prior`), and that release's tag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_prior: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_release: Option<String>,
 }
 
 /// A commit still waiting for its vector, with the text to embed.

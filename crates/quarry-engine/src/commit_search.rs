@@ -225,6 +225,9 @@ impl Workspace {
         if plan.issue.is_some() && fusion.commit_code_echo > 0.0 {
             self.weigh_by_echoes(&mut commits, text, fusion)?;
         }
+        if plan.issue.is_some() && fusion.commit_before_release_prior != 1.0 {
+            self.weigh_by_release(&mut commits, text, fusion)?;
+        }
         commits.truncate(limit);
         if !query.explain {
             for c in &mut commits {
@@ -330,6 +333,72 @@ impl Workspace {
             let why = c.why.get_or_insert_with(Default::default);
             why.code_echoes = Some(n);
             why.echo_factor = Some(factor);
+        }
+        commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+        Ok(())
+    }
+
+    /// For a whole issue text that says which release of the project it runs ("SymPy 1.10
+    /// gives …"): lowers each commit authored before that release was tagged by
+    /// `search.commit_before_release_prior`, and re-sorts. The bug was in the release, so its
+    /// fix came later (quarry_rank::releases). Tags are read from the repo when its folder is
+    /// on this machine (a workspace on PostgreSQL may hold histories synced elsewhere: no
+    /// release is known for those, and nothing is lowered). On commits_dev 19 of 106 issues
+    /// name a version; hybrid MRR 0.582 -> 0.60 (docs/EVAL.md, issue [19]).
+    fn weigh_by_release(
+        &self,
+        commits: &mut [CommitHit],
+        text: &str,
+        fusion: &FusionConfig,
+    ) -> Result<()> {
+        let mut repos: Vec<String> = commits.iter().map(|c| c.repo.clone()).collect();
+        repos.sort_unstable();
+        repos.dedup();
+        let mut bounds: HashMap<String, (i64, String)> = HashMap::new();
+        let infos = self.store().repos()?;
+        for repo in repos {
+            let Some(info) = infos.iter().find(|r| r.name == *repo) else {
+                continue;
+            };
+            let folder = std::path::Path::new(&info.root)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let names = quarry_rank::releases::project_names(&[&repo, &folder]);
+            if quarry_rank::releases::versions_named(text, &names).is_empty() {
+                continue;
+            }
+            let Ok(git) = quarry_history::GitRepo::open(std::path::Path::new(&info.root)) else {
+                continue;
+            };
+            let tags = git.tags().unwrap_or_default();
+            if let Some(time) = quarry_rank::releases::named_release_time(text, &names, &tags) {
+                let tag = tags
+                    .iter()
+                    .find(|(_, t)| *t == time)
+                    .map(|(n, _)| n.clone())
+                    .unwrap_or_default();
+                bounds.insert(repo, (time, tag));
+            }
+        }
+        if bounds.is_empty() {
+            return Ok(());
+        }
+        let prior = fusion.commit_before_release_prior;
+        for c in commits.iter_mut() {
+            let Some((time, tag)) = bounds.get(c.repo.as_str()) else {
+                continue;
+            };
+            let authored = humantime::parse_rfc3339_weak(&c.date)
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs() as i64);
+            if authored.is_some_and(|a| a < *time) {
+                c.score *= prior;
+                let why = c.why.get_or_insert_with(Default::default);
+                why.release_prior = Some(prior);
+                why.before_release = Some(tag.clone());
+            }
         }
         commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
         Ok(())

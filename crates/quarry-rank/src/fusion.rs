@@ -66,6 +66,9 @@ pub struct FusionConfig {
     /// How much a commit gains when its changed lines repeat an issue text's code (echo.rs):
     /// its score times `1 + w · ln(1 + shingles echoed)`.
     pub commit_code_echo: f64,
+    /// Factor on a commit authored before the release an issue text says it runs
+    /// (releases.rs): the fix came after the bug was released.
+    pub commit_before_release_prior: f64,
     /// File-level ranking (files.rs).
     pub files: crate::files::FileRankConfig,
 }
@@ -87,6 +90,7 @@ impl Default for FusionConfig {
             commit_issue_lexical: 0.4,
             commit_fix_prior: 1.25,
             commit_code_echo: 0.15,
+            commit_before_release_prior: 0.5,
             files: crate::files::FileRankConfig::default(),
         }
     }

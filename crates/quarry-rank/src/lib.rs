@@ -19,6 +19,7 @@ pub mod fusion;
 pub mod issue;
 pub mod names;
 pub mod plan;
+pub mod releases;
 pub mod rerank;
 pub mod role;
 pub mod route;

@@ -96,6 +96,7 @@ fn default_of(key: &str) -> String {
         "search.commit_issue_lexical_weight" => f.commit_issue_lexical.to_string(),
         "search.commit_fix_prior" => f.commit_fix_prior.to_string(),
         "search.commit_code_echo" => f.commit_code_echo.to_string(),
+        "search.commit_before_release_prior" => f.commit_before_release_prior.to_string(),
         _ => f.files.get(key).map(|v| v.to_string()).unwrap_or_default(),
     }
 }
@@ -356,6 +357,7 @@ impl Config {
             commit_issue_lexical: self.number("search.commit_issue_lexical_weight"),
             commit_fix_prior: self.number("search.commit_fix_prior"),
             commit_code_echo: self.number("search.commit_code_echo"),
+            commit_before_release_prior: self.number("search.commit_before_release_prior"),
             files: {
                 let mut files = quarry_rank::FileRankConfig::default();
                 for (key, _) in quarry_rank::files::SETTINGS {

@@ -202,6 +202,11 @@ pub const KEYS: &[KeySpec] = &[
         help: "factor on a commit that changed code and its tests when an issue text ranks commits (1 = none)",
     },
     KeySpec {
+        name: "search.commit_before_release_prior",
+        kind: KeyKind::Number,
+        help: "factor on a commit authored before the release an issue text says it runs (`SymPy 1.10 gives …`, read from the repo's tags; 1 = none)",
+    },
+    KeySpec {
         name: "search.commit_code_echo",
         kind: KeyKind::Number,
         help: "how much a commit gains when its changed lines repeat an issue text's code: score × (1 + w·ln(1 + runs of four code tokens echoed)); 0 = none",
