@@ -242,7 +242,10 @@ fn print_explained(found: &quarry_engine::answer::CommitSearch) -> Result<()> {
             parts.push(format!("before {tag}, the release the issue runs ×{prior}"));
         }
         if let (Some(n), Some(factor)) = (why.code_echoes, why.echo_factor) {
-            parts.push(format!("repeats the issue's code ({n} runs) ×{factor:.3}"));
+            let runs = if n == 1 { "run" } else { "runs" };
+            parts.push(format!(
+                "repeats the issue's code ({n} {runs}) ×{factor:.3}"
+            ));
         }
         writeln!(
             out,

@@ -71,7 +71,7 @@ impl GitRepo {
             let Ok(commit) = repo.find_commit(id) else {
                 continue; // a tag of a tree or a blob
             };
-            let Ok(time) = commit.author().and_then(|a| a.time().map_err(Into::into)) else {
+            let Ok(time) = commit.author().and_then(|a| a.time()) else {
                 continue;
             };
             out.push((name, time.seconds));

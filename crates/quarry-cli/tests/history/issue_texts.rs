@@ -6,6 +6,17 @@ use super::common::git::{commit, session_history, subjects, unrelated_commits};
 use super::common::{self, Env};
 use serde_json::Value;
 
+/// The `why` of the commit with this subject in a `log --explain --json` answer.
+fn why(log: &Value, subject: &str) -> Value {
+    log["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["subject"] == subject)
+        .unwrap_or_else(|| panic!("{subject}: {log}"))["why"]
+        .clone()
+}
+
 #[test]
 fn an_issue_text_ranks_commits_by_its_words_not_its_pasted_session() {
     let env = Env::new();
@@ -306,15 +317,6 @@ fn an_issue_text_raises_the_commit_whose_changes_repeat_its_code() {
     let look_alike = "Fix the error pretty printing a matrix sum of symbols with a star in a name";
     let echoed = env.json(&["log", "--mode", "lexical", "--explain", issue]);
     assert_eq!(subjects(&echoed)[0], fix, "{echoed}");
-    let why = |log: &Value, subject: &str| -> Value {
-        log["commits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["subject"] == subject)
-            .unwrap_or_else(|| panic!("{subject}: {log}"))["why"]
-            .clone()
-    };
     assert!(
         why(&echoed, fix)["code_echoes"].as_u64() >= Some(5),
         "{echoed}"
@@ -364,7 +366,7 @@ fn an_issue_naming_the_release_it_runs_lowers_commits_from_before_that_release()
     tag(&["tag", "v1.0"], "2025-01-01T10:00:00Z");
     // Other work, so that the issue's words are rare in the history.
     for (i, topic) in ["themes", "fonts", "icons", "menus"].iter().enumerate() {
-        env.write(&format!("widget/other{i}.py"), &format!("# {topic}\n"));
+        env.write(&format!("widget/other{i}.py"), format!("# {topic}\n"));
         commit(
             &dir,
             &format!("Add {topic}"),
@@ -406,15 +408,6 @@ fn an_issue_naming_the_release_it_runs_lowers_commits_from_before_that_release()
     let before = "Fix widget resize on narrow screens";
     let after = "Keep the aspect when resizing";
     let log = env.json(&["log", "--mode", "lexical", "--explain", issue]);
-    let why = |log: &Value, subject: &str| -> Value {
-        log["commits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["subject"] == subject)
-            .unwrap_or_else(|| panic!("{subject}: {log}"))["why"]
-            .clone()
-    };
     assert_eq!(why(&log, before)["release_prior"], 0.5, "{log}");
     assert_eq!(why(&log, before)["before_release"], "v2.0", "{log}");
     assert!(why(&log, after).get("release_prior").is_none(), "{log}");
