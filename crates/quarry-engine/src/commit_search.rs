@@ -300,7 +300,7 @@ impl Workspace {
     /// (runs of four code tokens, quarry_rank::echo) by `search.commit_code_echo`, and
     /// re-sorts. A report pastes the failing call and its traceback's source lines; the fix
     /// edits those lines and its test repeats the call, where a look-alike commit shares
-    /// only words. On commits_dev, hybrid MRR 0.565 -> 0.59 (docs/EVAL.md, issue [19]).
+    /// only words. On commits_dev, hybrid MRR 0.565 -> 0.582 (docs/EVAL.md, issue [19]).
     fn weigh_by_echoes(
         &self,
         commits: &mut [CommitHit],
@@ -344,7 +344,7 @@ impl Workspace {
     /// fix came later (quarry_rank::releases). Tags are read from the repo when its folder is
     /// on this machine (a workspace on PostgreSQL may hold histories synced elsewhere: no
     /// release is known for those, and nothing is lowered). On commits_dev 19 of 106 issues
-    /// name a version; hybrid MRR 0.582 -> 0.60 (docs/EVAL.md, issue [19]).
+    /// name a version; hybrid MRR 0.582 -> 0.609 (docs/EVAL.md, issue [19]).
     fn weigh_by_release(
         &self,
         commits: &mut [CommitHit],
