@@ -85,14 +85,27 @@ pub fn named_release_time(
         .min()
 }
 
+/// Parts of repo names that name a language, a runtime or a kind of repo rather than the
+/// project: `python-requests` is not released as Python, and "Python 3.8" in its issues
+/// is not one of its versions.
+const NOT_A_PROJECT: &[&str] = &[
+    "python", "node", "nodejs", "java", "golang", "rust", "ruby", "php", "perl", "dotnet",
+    "kotlin", "scala", "swift", "django", "react", "lib", "core", "dev", "src", "history", "repo",
+    "mirror", "git", "main", "master", "the", "and", "for",
+];
+
 /// The names an issue may call a project by: the parts of its repo's name and of its
-/// folder's name (`pytest-dev+pytest` → `pytest`, `dev`), three letters or more.
+/// folder's name (`pytest-dev+pytest` → `pytest`), three letters or more, less those that
+/// name a language, a runtime or a kind of repo (`python-requests` → `requests`).
 pub fn project_names(names: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for name in names {
         for part in name.split(|c: char| !c.is_alphanumeric()) {
             let part = part.to_ascii_lowercase();
-            if part.len() >= 3 && !part.chars().all(|c| c.is_ascii_digit()) && !out.contains(&part)
+            if part.len() >= 3
+                && !part.chars().all(|c| c.is_ascii_digit())
+                && !NOT_A_PROJECT.contains(&part.as_str())
+                && !out.contains(&part)
             {
                 out.push(part);
             }
@@ -119,6 +132,20 @@ mod tests {
         assert_eq!(
             versions_named("with pytest 5.4.3", &project_names(&["pytest-dev+pytest"])),
             vec!["5.4.3"]
+        );
+    }
+
+    #[test]
+    fn a_language_in_the_repos_name_is_not_the_project() {
+        assert_eq!(
+            project_names(&["python-requests", "/src/python-requests"]),
+            vec!["requests"]
+        );
+        assert_eq!(project_names(&["pytest-dev+pytest"]), vec!["pytest"]);
+        let names = project_names(&["python-requests"]);
+        assert_eq!(
+            versions_named("Python 3.8, requests 2.10.0", &names),
+            vec!["2.10.0"]
         );
     }
 
