@@ -145,6 +145,16 @@ pub fn format_time(unix: i64) -> String {
 const EMBED_BODY_CHARS: usize = 600;
 const EMBED_PATCH_CHARS: usize = 1200;
 
+/// The lines a unified diff adds or removes, without their `+`/`-` (file headers `+++`/`---`
+/// are not changed lines).
+pub fn changed_lines(patch: &str) -> impl Iterator<Item = &str> {
+    patch.lines().filter_map(|line| {
+        let changed = (line.starts_with('+') && !line.starts_with("+++"))
+            || (line.starts_with('-') && !line.starts_with("---"));
+        changed.then(|| &line[1..])
+    })
+}
+
 /// The text a commit is embedded from: subject, body, the files it changed, then a preview of
 /// its changed lines (the `+`/`-` lines of the patch, without headers). Subject first: it is
 /// the densest summary and the model weights the start most.
@@ -165,14 +175,12 @@ pub fn commit_embed_text(subject: &str, body: &str, paths: &[&str], patch: &str)
         }
     }
     let mut budget = EMBED_PATCH_CHARS;
-    for line in patch.lines() {
+    for line in changed_lines(patch) {
         if budget == 0 {
             break;
         }
-        let changed = (line.starts_with('+') && !line.starts_with("+++"))
-            || (line.starts_with('-') && !line.starts_with("---"));
-        let text = line.get(1..).unwrap_or("").trim();
-        if !changed || text.is_empty() {
+        let text = line.trim();
+        if text.is_empty() {
             continue;
         }
         let text: String = text.chars().take(budget).collect();
@@ -246,6 +254,15 @@ pub trait HistoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_and_context_lines_are_not_changed_lines() {
+        let patch = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@ def f():\n context(line)\n-old(line)\n+new(line)\n";
+        assert_eq!(
+            changed_lines(patch).collect::<Vec<_>>(),
+            ["old(line)", "new(line)"]
+        );
+    }
 
     #[test]
     fn commit_text_has_subject_body_files_and_changed_lines_only() {

@@ -259,10 +259,7 @@ impl Workspace {
         plan: &QueryPlan,
         fusion: &FusionConfig,
     ) -> Result<()> {
-        let mut by_repo: HashMap<&str, Vec<String>> = HashMap::new();
-        for c in commits.iter() {
-            by_repo.entry(&c.repo).or_default().push(c.sha.clone());
-        }
+        let by_repo = shas_by_repo(commits.iter());
         // repo -> sha -> (role prior, fix-shaped)
         let mut factors: HashMap<String, HashMap<String, (f64, bool)>> = HashMap::new();
         for (repo, shas) in by_repo {
@@ -292,7 +289,7 @@ impl Workspace {
                 why.fix_prior = fix.then_some(fix_prior);
             }
         }
-        commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+        best_first(commits);
         Ok(())
     }
 
@@ -311,10 +308,7 @@ impl Workspace {
         if issue.is_empty() {
             return Ok(());
         }
-        let mut by_repo: HashMap<&str, Vec<String>> = HashMap::new();
-        for c in commits.iter().take(ECHO_DEPTH) {
-            by_repo.entry(&c.repo).or_default().push(c.sha.clone());
-        }
+        let by_repo = shas_by_repo(commits.iter().take(ECHO_DEPTH));
         let mut echoes: HashMap<(String, String), usize> = HashMap::new();
         for (repo, shas) in by_repo {
             for (sha, patch) in self.store().commit_patches(repo, &shas)? {
@@ -334,7 +328,7 @@ impl Workspace {
             why.code_echoes = Some(n);
             why.echo_factor = Some(factor);
         }
-        commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+        best_first(commits);
         Ok(())
     }
 
@@ -351,34 +345,27 @@ impl Workspace {
         text: &str,
         fusion: &FusionConfig,
     ) -> Result<()> {
-        let mut repos: Vec<String> = commits.iter().map(|c| c.repo.clone()).collect();
-        repos.sort_unstable();
-        repos.dedup();
         let mut bounds: HashMap<String, (i64, String)> = HashMap::new();
         let infos = self.store().repos()?;
-        for repo in repos {
-            let Some(info) = infos.iter().find(|r| r.name == *repo) else {
-                continue;
-            };
+        for info in infos
+            .iter()
+            .filter(|r| commits.iter().any(|c| c.repo == r.name))
+        {
             let folder = std::path::Path::new(&info.root)
                 .file_name()
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let names = quarry_rank::releases::project_names(&[&repo, &folder]);
-            if quarry_rank::releases::versions_named(text, &names).is_empty() {
+            let names = quarry_rank::releases::project_names(&[&info.name, &folder]);
+            let named = quarry_rank::releases::versions_named(text, &names);
+            if named.is_empty() {
                 continue;
             }
             let Ok(git) = quarry_history::GitRepo::open(std::path::Path::new(&info.root)) else {
                 continue;
             };
             let tags = git.tags().unwrap_or_default();
-            if let Some(time) = quarry_rank::releases::named_release_time(text, &names, &tags) {
-                let tag = tags
-                    .iter()
-                    .find(|(_, t)| *t == time)
-                    .map(|(n, _)| n.clone())
-                    .unwrap_or_default();
-                bounds.insert(repo, (time, tag));
+            if let Some((tag, time)) = quarry_rank::releases::earliest_release(&named, &tags) {
+                bounds.insert(info.name.clone(), (*time, tag.clone()));
             }
         }
         if bounds.is_empty() {
@@ -400,7 +387,7 @@ impl Workspace {
                 why.before_release = Some(tag.clone());
             }
         }
-        commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+        best_first(commits);
         Ok(())
     }
 
@@ -506,6 +493,20 @@ fn commit_weights(text: &str, plan: &QueryPlan, cfg: &FusionConfig) -> (f64, f64
     }
 }
 
+/// The SHAs of these commits, by repo: what the store's per-repo lookups take.
+fn shas_by_repo<'c>(commits: impl Iterator<Item = &'c CommitHit>) -> HashMap<&'c str, Vec<String>> {
+    let mut by_repo: HashMap<&str, Vec<String>> = HashMap::new();
+    for c in commits {
+        by_repo.entry(&c.repo).or_default().push(c.sha.clone());
+    }
+    by_repo
+}
+
+/// Best score first; ties by SHA, so an answer does not change between runs.
+fn best_first(commits: &mut [CommitHit]) {
+    commits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+}
+
 /// Says where each commit of a ranking stands in it (`CommitHit::why`): by meaning (`semantic`,
 /// the score a cosine) or by words (BM25).
 fn placed(mut list: Vec<CommitHit>, semantic: bool) -> Vec<CommitHit> {
@@ -561,7 +562,7 @@ fn reciprocal_rank_fusion(lists: &[(f64, bool, Vec<CommitHit>)], k: f64) -> Vec<
             hit.score *= total / without_vectors;
         }
     }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.sha.cmp(&b.sha)));
+    best_first(&mut out);
     out
 }
 

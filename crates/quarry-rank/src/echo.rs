@@ -47,27 +47,13 @@ pub fn shingles(text: &str) -> HashSet<u64> {
         .collect()
 }
 
-/// The lines a unified diff adds or removes (without their `+`/`-` and without the file
-/// headers), one text.
-pub fn changed_lines(patch: &str) -> String {
-    let mut out = String::new();
-    for line in patch.lines() {
-        let changed = (line.starts_with('+') && !line.starts_with("+++"))
-            || (line.starts_with('-') && !line.starts_with("---"));
-        if changed {
-            out.push_str(&line[1..]);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 /// How many of the issue's shingles the patch's changed lines hold.
 pub fn echoes(issue: &HashSet<u64>, patch: &str) -> usize {
     if issue.is_empty() {
         return 0;
     }
-    shingles(&changed_lines(patch))
+    let changed: Vec<&str> = quarry_core::history::changed_lines(patch).collect();
+    shingles(&changed.join("\n"))
         .iter()
         .filter(|s| issue.contains(s))
         .count()
@@ -96,12 +82,6 @@ mod tests {
         assert_eq!(echoes(&issue, look_alike), 0);
         assert!(echo_factor(fix_echoes, 0.15) > echo_factor(0, 0.15));
         assert_eq!(echo_factor(0, 0.15), 1.0);
-    }
-
-    #[test]
-    fn headers_and_context_lines_are_not_changed_lines() {
-        let patch = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@ def f():\n context(line)\n-old(line)\n+new(line)\n";
-        assert_eq!(changed_lines(patch), "old(line)\nnew(line)\n");
     }
 
     #[test]

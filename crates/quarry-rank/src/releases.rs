@@ -65,24 +65,19 @@ pub fn same_release(named: &str, tagged: &str) -> bool {
     parts(named) == parts(tagged)
 }
 
-/// The time of the earliest release `text` names among `tags` (name, time), if any: the
-/// issue was seen in it, so its fix came later. The earliest when several are named ("works
-/// in 1.9, fails in 1.10"): the bug is in one of them, and the earlier bound is the safe one.
-pub fn named_release_time(
-    text: &str,
-    project_names: &[String],
-    tags: &[(String, i64)],
-) -> Option<i64> {
-    let named = versions_named(text, project_names);
-    if named.is_empty() {
-        return None;
-    }
+/// The earliest of the `named` versions (`versions_named`) among `tags` (name, time), if
+/// any: the issue was seen in it, so its fix came later. The earliest when several are named
+/// ("works in 1.9, fails in 1.10"): the bug is in one of them, and the earlier bound is the
+/// safe one.
+pub fn earliest_release<'t>(
+    named: &[String],
+    tags: &'t [(String, i64)],
+) -> Option<&'t (String, i64)> {
     tags.iter()
         .filter(|(tag, _)| {
             tag_version(tag).is_some_and(|v| named.iter().any(|n| same_release(n, v)))
         })
-        .map(|(_, time)| *time)
-        .min()
+        .min_by_key(|(_, time)| *time)
 }
 
 /// Parts of repo names that name a language, a runtime or a kind of repo rather than the
@@ -163,16 +158,15 @@ mod tests {
             ("sympy-1.10rc1".to_string(), 150),
             ("sympy-1.1".to_string(), 10),
         ];
-        let text = "SymPy 1.9 works; sympy 1.10 fails";
-        assert_eq!(named_release_time(text, &names(), &tags), Some(100));
+        let release = |text: &str| {
+            earliest_release(&versions_named(text, &names()), &tags).map(|(tag, _)| tag.clone())
+        };
         assert_eq!(
-            named_release_time("sympy 1.10 fails", &names(), &tags),
-            Some(200)
+            release("SymPy 1.9 works; sympy 1.10 fails").as_deref(),
+            Some("sympy-1.9")
         );
-        assert_eq!(
-            named_release_time("Python 3.9 fails", &names(), &tags),
-            None
-        );
-        assert_eq!(named_release_time("sympy 2.0 fails", &names(), &tags), None);
+        assert_eq!(release("sympy 1.10 fails").as_deref(), Some("sympy-1.10"));
+        assert_eq!(release("Python 3.9 fails"), None);
+        assert_eq!(release("sympy 2.0 fails"), None);
     }
 }
