@@ -16,6 +16,7 @@ mod history_vectors;
 mod schema;
 mod search;
 mod vectors;
+mod weighted_bm25;
 
 pub use damage::{check_file, check_file_deep, diagnose, is_corrupt, move_aside, CorruptIndex};
 pub use vectors::keep_in_memory as keep_vectors_in_memory;
@@ -177,7 +178,7 @@ impl SqliteStore {
         // Read pages straight from the OS page cache instead of copying them into SQLite's:
         // the kNN scan reads every stored vector, and copying was a third of its time.
         self.conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
-        Ok(())
+        weighted_bm25::register(&self.conn)
     }
 
     pub fn path(&self) -> &Path {

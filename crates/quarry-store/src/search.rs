@@ -1,21 +1,11 @@
 //! Read queries: BM25 over the full-text table with repo/language/path pre-filters, and the
 //! per-repo counts behind `quarry status`.
 
+use crate::weighted_bm25::weighted_expression;
 use crate::{repo_from_row, REPO_COLUMNS};
 use quarry_core::{ChunkHit, ContentType, FileHit, Language, LexicalQuery, RepoStats};
 use rusqlite::{types::Value, Connection, OptionalExtension};
 use std::collections::BTreeMap;
-
-/// FTS5 MATCH expression: any of the terms. Terms come from `tokens::query_terms`, so they
-/// are alphanumeric words (or several, space-separated: a quoted phrase); quoting keeps FTS5
-/// from reading one as an operator (`OR`, `NOT`).
-fn match_expression(terms: &[String]) -> String {
-    terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
-}
 
 /// A path filter as a GLOB pattern: a pattern with glob characters is used as given, a plain
 /// string matches any path containing it.
@@ -138,22 +128,24 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
     }
     let w = q.weights;
     let rank = format!(
-        "bm25(chunks_fts, {:.3}, {:.3}, {:.3})",
+        "quarry_bm25(chunks_fts, ?2, {:.3}, {:.3}, {:.3})",
         w.path, w.symbol, w.body
     );
     let mut sql = format!(
-        "SELECT {HIT_COLUMNS}, -{rank}
+        "SELECT {HIT_COLUMNS}, {rank} AS score
          FROM chunks_fts
          JOIN chunks c ON c.id = chunks_fts.rowid
          JOIN files f ON f.id = c.file_id
          JOIN repos r ON r.id = f.repo_id
          WHERE chunks_fts MATCH ?1"
     );
-    let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
+    // Any of the terms, each distinct one once, weighted by how often it is listed.
+    let (expression, phrase_weights) = weighted_expression(&q.terms);
+    let mut args: Vec<Value> = vec![Value::Text(expression), Value::Text(phrase_weights)];
     push_filters(&mut sql, &mut args, &q.repos, q.path_glob.as_deref());
     push_scope(&mut sql, &mut args, q.language, q.content, true);
     args.push(Value::Integer(q.limit as i64));
-    sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
+    sql.push_str(&format!(" ORDER BY score DESC LIMIT ?{}", args.len()));
 
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
@@ -169,21 +161,23 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
     }
     let w = q.weights;
     let rank = format!(
-        "bm25(files_fts, {:.3}, {:.3}, {:.3})",
+        "quarry_bm25(files_fts, ?2, {:.3}, {:.3}, {:.3})",
         w.path, w.symbol, w.body
     );
     let mut sql = format!(
-        "SELECT r.name, f.path, f.language, -{rank}
+        "SELECT r.name, f.path, f.language, {rank} AS score
          FROM files_fts
          JOIN files f ON f.id = files_fts.rowid
          JOIN repos r ON r.id = f.repo_id
          WHERE files_fts MATCH ?1"
     );
-    let mut args: Vec<Value> = vec![Value::Text(match_expression(&q.terms))];
+    // Any of the terms, each distinct one once, weighted by how often it is listed.
+    let (expression, phrase_weights) = weighted_expression(&q.terms);
+    let mut args: Vec<Value> = vec![Value::Text(expression), Value::Text(phrase_weights)];
     push_filters(&mut sql, &mut args, &q.repos, q.path_glob.as_deref());
     push_scope(&mut sql, &mut args, q.language, q.content, false);
     args.push(Value::Integer(q.limit as i64));
-    sql.push_str(&format!(" ORDER BY {rank} LIMIT ?{}", args.len()));
+    sql.push_str(&format!(" ORDER BY score DESC LIMIT ?{}", args.len()));
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         let language: String = r.get(2)?;
