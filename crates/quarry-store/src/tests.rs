@@ -693,3 +693,76 @@ fn commit_search_ranks_by_the_words_that_weigh() {
     weightless.sort();
     assert_eq!(weightless, ["a1", "b2", "c3", "e5"]);
 }
+
+/// A long-lived process scores commit vectors kept in memory: the same answers as the scan,
+/// under repo and date filters, and vectors stored since are seen.
+#[test]
+fn commit_vectors_kept_in_memory_answer_as_the_scan() {
+    let (_dir, mut store, repo) = fixture();
+    let other = store.ensure_repo("other", "/src/other").unwrap().id;
+    let made: Vec<_> = (0..6)
+        .map(|i| commit(&format!("c{i}"), i, &format!("change {i}"), "x = 1\n"))
+        .collect();
+    store.put_commits(repo, &made[..4]).unwrap();
+    store.put_commits(other, &made[4..]).unwrap();
+    store.set_history_embedding(repo, true).unwrap();
+    store.set_history_embedding(other, true).unwrap();
+    let pending = store.pending_commit_embeddings(10, None).unwrap();
+    assert_eq!(pending.len(), 6);
+    let vector = |i: usize| unit(&[1.0, i as f32 * 0.4, 0.3]);
+    let (first, rest) = pending.split_at(3);
+    let vectors =
+        |p: &[quarry_core::history::PendingCommit], from: usize| -> Vec<(i64, Vec<f32>)> {
+            p.iter()
+                .enumerate()
+                .map(|(i, c)| (c.id, vector(from + i)))
+                .collect()
+        };
+    store.put_commit_vectors(&vectors(first, 0)).unwrap();
+    let queries = [
+        CommitQuery {
+            limit: 10,
+            ..Default::default()
+        },
+        CommitQuery {
+            limit: 2,
+            repos: vec!["demo".into()],
+            ..Default::default()
+        },
+        CommitQuery {
+            limit: 10,
+            since: Some(2),
+            until: Some(4),
+            ..Default::default()
+        },
+    ];
+    let answers = |store: &SqliteStore| -> Vec<Vec<(String, u64)>> {
+        queries
+            .iter()
+            .map(|q| {
+                store
+                    .search_commit_vectors(&unit(&[0.6, 0.5, 0.2]), q)
+                    .unwrap()
+                    .into_iter()
+                    .map(|h| (h.sha, h.score.to_bits()))
+                    .collect()
+            })
+            .collect()
+    };
+    let scanned = answers(&store);
+    crate::keep_vectors_in_memory(true);
+    let resident = answers(&store);
+    assert_eq!(scanned, resident);
+    assert_eq!(resident[0].len(), 3);
+    store.put_commit_vectors(&vectors(rest, 3)).unwrap();
+    let resident = answers(&store);
+    crate::keep_vectors_in_memory(false);
+    assert_eq!(resident, answers(&store));
+    assert_eq!(resident[0].len(), 6);
+    assert!(resident[1]
+        .iter()
+        .all(|(sha, _)| ["c0", "c1", "c2", "c3"].contains(&sha.as_str())));
+    assert!(resident[2]
+        .iter()
+        .all(|(sha, _)| ["c2", "c3", "c4"].contains(&sha.as_str())));
+}

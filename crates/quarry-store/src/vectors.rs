@@ -41,7 +41,7 @@ pub(crate) fn dot(blob: &[u8], query: &[f32]) -> f32 {
 
 /// `dot` over a vector already decoded: the same lanes in the same order, so the same sum to
 /// the last bit (a resident matrix scores exactly as the scan does).
-fn dot_decoded(stored: &[f32], query: &[f32]) -> f32 {
+pub(crate) fn dot_decoded(stored: &[f32], query: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut acc = [0f32; LANES];
     for (s, q) in stored.chunks_exact(LANES).zip(query.chunks_exact(LANES)) {
@@ -59,11 +59,12 @@ fn dot_decoded(stored: &[f32], query: &[f32]) -> f32 {
 }
 
 /// Whether vectors stay in memory between searches (`keep_in_memory`).
-static KEEP_RESIDENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(crate) static KEEP_RESIDENT: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 /// Most vector components kept in memory (about 380 MB: 250,000 vectors of MiniLM's 384 dims,
 /// 125,000 of EmbeddingGemma's 768); a bigger index is scanned each time.
-const MAX_RESIDENT_FLOATS: usize = 250_000 * 384;
+pub(crate) const MAX_RESIDENT_FLOATS: usize = 250_000 * 384;
 
 /// The vectors of one index file, decoded, as of one state of its `embeddings` table.
 struct Resident {
@@ -81,18 +82,20 @@ static RESIDENT: std::sync::Mutex<Option<std::sync::Arc<Resident>>> = std::sync:
 
 /// Keeps the vectors of the index in memory between searches, for a long-lived process (the
 /// workspace daemon): a semantic search then scores a matrix instead of reading and decoding
-/// every vector from SQLite (sympy, 36k vectors: most of a warm hybrid search). Each search
+/// every vector from SQLite (sympy, 36k vectors: most of a warm hybrid search); commit vectors
+/// likewise (history_vectors.rs). Each search
 /// checks the matrix is still the index's (same file, same newest vector) and reloads it if
 /// not. Off by default: a process that searches once gains nothing from keeping them.
 pub fn keep_in_memory(on: bool) {
     KEEP_RESIDENT.store(on, std::sync::atomic::Ordering::SeqCst);
     if !on {
         *RESIDENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        crate::history_vectors::forget_resident();
     }
 }
 
 #[cfg(unix)]
-fn file_identity(conn: &Connection) -> Option<(String, u64, u64)> {
+pub(crate) fn file_identity(conn: &Connection) -> Option<(String, u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let path = conn.path().filter(|p| !p.is_empty())?;
     let meta = std::fs::metadata(path).ok()?;
@@ -100,7 +103,7 @@ fn file_identity(conn: &Connection) -> Option<(String, u64, u64)> {
 }
 
 #[cfg(not(unix))]
-fn file_identity(_conn: &Connection) -> Option<(String, u64, u64)> {
+pub(crate) fn file_identity(_conn: &Connection) -> Option<(String, u64, u64)> {
     None
 }
 
