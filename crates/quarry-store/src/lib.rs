@@ -19,7 +19,6 @@ mod vectors;
 mod weighted_bm25;
 
 pub use damage::{check_file, check_file_deep, diagnose, is_corrupt, move_aside, CorruptIndex};
-pub use vectors::keep_in_memory as keep_vectors_in_memory;
 
 use anyhow::{Context, Result};
 use quarry_core::store::{IndexBatch, SkipCounts};
@@ -101,6 +100,16 @@ fn delete_file_text_rows(tx: &rusqlite::Transaction<'_>, repo: i64) -> rusqlite:
         "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
         [repo],
     )
+}
+
+/// Keeps the chunk vectors (vectors.rs) and the commit vectors (history_vectors.rs) of the
+/// index decoded in memory between searches, for a long-lived process (the workspace daemon);
+/// off drops them. Each search checks its matrix is still the index's and reloads it if not.
+pub fn keep_vectors_in_memory(on: bool) {
+    vectors::keep_in_memory(on);
+    if !on {
+        history_vectors::forget_resident();
+    }
 }
 
 /// The SQLite store of one workspace.

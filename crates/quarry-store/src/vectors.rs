@@ -82,15 +82,13 @@ static RESIDENT: std::sync::Mutex<Option<std::sync::Arc<Resident>>> = std::sync:
 
 /// Keeps the vectors of the index in memory between searches, for a long-lived process (the
 /// workspace daemon): a semantic search then scores a matrix instead of reading and decoding
-/// every vector from SQLite (sympy, 36k vectors: most of a warm hybrid search); commit vectors
-/// likewise (history_vectors.rs). Each search
+/// every vector from SQLite (sympy, 36k vectors: most of a warm hybrid search). Each search
 /// checks the matrix is still the index's (same file, same newest vector) and reloads it if
 /// not. Off by default: a process that searches once gains nothing from keeping them.
 pub fn keep_in_memory(on: bool) {
     KEEP_RESIDENT.store(on, std::sync::atomic::Ordering::SeqCst);
     if !on {
         *RESIDENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        crate::history_vectors::forget_resident();
     }
 }
 
