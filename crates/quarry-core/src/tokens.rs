@@ -122,6 +122,21 @@ pub fn query_terms(query: &str) -> Vec<String> {
     }
 }
 
+/// Each distinct term once, in first-seen order, with how many times it is listed. A query
+/// weighs a term by listing it again (an issue's title words: `QueryPlan::lexical_terms`);
+/// both stores ask for a distinct term once and count its score that many times.
+pub fn counted_terms<S: AsRef<str>>(terms: &[S]) -> Vec<(String, usize)> {
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for term in terms {
+        let term = term.as_ref();
+        match counted.iter_mut().find(|(t, _)| t == term) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((term.to_string(), 1)),
+        }
+    }
+    counted
+}
+
 /// English function words that appear in natural-language queries and issue texts.
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()

@@ -86,17 +86,10 @@ pub(crate) fn ranked(
 ) -> Result<Vec<Row>, PgError> {
     // A term asked for twice counts twice, as a phrase repeated in an FTS5 query does (an
     // issue's title is asked for three times): read once, its score multiplied.
-    let mut distinct: Vec<String> = Vec::new();
-    let mut times: Vec<f64> = Vec::new();
-    for term in q.terms {
-        match distinct.iter().position(|t| t == term) {
-            Some(i) => times[i] += 1.0,
-            None => {
-                distinct.push(term.clone());
-                times.push(1.0);
-            }
-        }
-    }
+    let (distinct, times): (Vec<String>, Vec<f64>) = quarry_core::tokens::counted_terms(q.terms)
+        .into_iter()
+        .map(|(term, n)| (term, n as f64))
+        .unzip();
     let (counts, total_rows, total_tokens) = term_counts::counts(c, q.table, &distinct)?;
     let avgdl = (total_tokens / total_rows.max(1.0)).max(1e-9);
     let mut terms: Vec<(Term, bool)> = distinct

@@ -2,11 +2,11 @@
 //! drops both). Search is the same exact scan as for chunks, but over only the commits that
 //! pass the query's filters — the filters run first, in SQL, so a narrow `--since` or
 //! `--path` makes the scan smaller instead of emptying the top k. A long-lived process (the
-//! workspace daemon, `vectors::keep_in_memory`) keeps them decoded in memory with each
+//! workspace daemon, `keep_vectors_in_memory`) keeps them decoded in memory with each
 //! commit's repo and time, and filters and scores that matrix instead.
 
 use crate::commit_rows::{hit_columns, hit_from_row, push_commit_filters};
-use crate::vectors::{dot, dot_decoded, encode};
+use crate::vectors::{decode_into, dot, dot_decoded, encode};
 use quarry_core::history::{
     commit_embed_text, CommitHit, CommitQuery, HistoryStats, PendingCommit,
 };
@@ -148,7 +148,7 @@ struct ResidentCommits {
 
 static RESIDENT: Mutex<Option<Arc<ResidentCommits>>> = Mutex::new(None);
 
-/// Drops the resident matrix (`vectors::keep_in_memory(false)`).
+/// Drops the resident matrix (`keep_vectors_in_memory(false)`).
 pub(crate) fn forget_resident() {
     *RESIDENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
@@ -196,10 +196,7 @@ fn resident(conn: &Connection, dims: usize) -> rusqlite::Result<Option<Arc<Resid
             m.ids.push(row.get(0)?);
             m.repos.push(row.get(1)?);
             m.times.push(row.get(2)?);
-            m.data.extend(
-                blob.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
+            decode_into(blob, &mut m.data);
         }
     }
     let m = Arc::new(m);

@@ -17,6 +17,14 @@ pub fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Appends a stored vector (what `encode` wrote) to `out`, decoded.
+pub(crate) fn decode_into(blob: &[u8], out: &mut Vec<f32>) {
+    out.extend(
+        blob.chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    );
+}
+
 /// Dot product of a stored vector (little-endian f32 bytes) with the query. Eight independent
 /// sums let the compiler use SIMD lanes (one running sum forces strict left-to-right adds);
 /// the scan over every stored vector is most of a semantic search's time.
@@ -62,8 +70,9 @@ pub(crate) fn dot_decoded(stored: &[f32], query: &[f32]) -> f32 {
 pub(crate) static KEEP_RESIDENT: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// Most vector components kept in memory (about 380 MB: 250,000 vectors of MiniLM's 384 dims,
-/// 125,000 of EmbeddingGemma's 768); a bigger index is scanned each time.
+/// Most vector components kept in memory per matrix, chunks' and commits' each (about 380 MB:
+/// 250,000 vectors of MiniLM's 384 dims, 125,000 of EmbeddingGemma's 768); a bigger index is
+/// scanned each time.
 pub(crate) const MAX_RESIDENT_FLOATS: usize = 250_000 * 384;
 
 /// The vectors of one index file, decoded, as of one state of its `embeddings` table.
@@ -85,7 +94,7 @@ static RESIDENT: std::sync::Mutex<Option<std::sync::Arc<Resident>>> = std::sync:
 /// every vector from SQLite (sympy, 36k vectors: most of a warm hybrid search). Each search
 /// checks the matrix is still the index's (same file, same newest vector) and reloads it if
 /// not. Off by default: a process that searches once gains nothing from keeping them.
-pub fn keep_in_memory(on: bool) {
+pub(crate) fn keep_in_memory(on: bool) {
     KEEP_RESIDENT.store(on, std::sync::atomic::Ordering::SeqCst);
     if !on {
         *RESIDENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -132,10 +141,7 @@ fn resident(conn: &Connection, dims: usize) -> rusqlite::Result<Option<std::sync
                 return Ok(None);
             }
             ids.push(row.get(0)?);
-            data.extend(
-                blob.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
+            decode_into(blob, &mut data);
         }
     }
     let m = std::sync::Arc::new(Resident {

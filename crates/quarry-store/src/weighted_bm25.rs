@@ -28,20 +28,13 @@ const NAME: &CStr = c"quarry_bm25";
 /// A MATCH expression with one phrase per distinct term (first-seen order) and the weights
 /// `quarry_bm25` takes with it: how many times each was listed.
 pub(crate) fn weighted_expression(terms: &[impl AsRef<str>]) -> (String, String) {
-    let mut distinct: Vec<(String, u32)> = Vec::new();
-    for term in terms {
-        let phrase = term.as_ref().replace('"', "");
-        match distinct.iter_mut().find(|(p, _)| *p == phrase) {
-            Some((_, n)) => *n += 1,
-            None => distinct.push((phrase, 1)),
-        }
-    }
-    let expression = distinct
+    let counted = quarry_core::tokens::counted_terms(terms);
+    let expression = counted
         .iter()
-        .map(|(p, _)| format!("\"{p}\""))
+        .map(|(t, _)| format!("\"{}\"", t.replace('"', "")))
         .collect::<Vec<_>>()
         .join(" OR ");
-    let weights = distinct
+    let weights = counted
         .iter()
         .map(|(_, n)| n.to_string())
         .collect::<Vec<_>>()
