@@ -174,8 +174,8 @@ impl PgTransaction<'_> {
     }
 
     /// Streams `data` (COPY text format) into `statement` (`COPY ... FROM STDIN`).
-    pub fn copy_in(&mut self, statement: &str, data: &[u8]) -> Result<u64, PgError> {
-        let data = Bytes::copy_from_slice(data);
+    pub fn copy_in(&mut self, statement: &str, data: Vec<u8>) -> Result<u64, PgError> {
+        let data = Bytes::from(data);
         let transaction = &self.transaction;
         timed(self.runtime, self.limit, self.abandoned, async move {
             let sink = transaction.copy_in::<_, Bytes>(statement).await?;

@@ -16,7 +16,9 @@ use quarry_core::tokens;
 use crate::bm25::{self, Bm25};
 use crate::connection::{PgTransaction, Queries};
 use crate::filters::{path_regex, push_filters, refs, Params};
-use crate::term_counts::{self, Change};
+use crate::postings;
+use crate::term_counts;
+use crate::text_vector::{Lexicon, NewEntries, TextVector};
 use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
 
@@ -86,9 +88,31 @@ fn like_escape(text: &str) -> String {
         .replace('_', "\\_")
 }
 
-/// Stores the commits of `repo` not stored yet, in `tx`: COPY into staging tables, then into
-/// place with their text vectors, as a batch of files is.
-pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Result<()> {
+/// Stores the commits of `repo` not stored yet, in `tx`: COPY straight into place with their
+/// text vectors built by quarry, as a batch of files is (write.rs).
+pub fn put(
+    tx: &mut PgTransaction,
+    repo: i64,
+    commits: &[CommitRecord],
+    lexicon: &mut Lexicon,
+) -> Result<()> {
+    if commits.is_empty() {
+        return Ok(());
+    }
+    // Already stored (or twice in this batch): the first copy stays, as with INSERT OR IGNORE.
+    let shas: Vec<&str> = commits.iter().map(|c| c.sha.as_str()).collect();
+    let mut seen: HashSet<String> = tx
+        .query(
+            "SELECT sha FROM commits WHERE repo_id = $1 AND sha = ANY($2)",
+            &[&repo, &shas],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let commits: Vec<&CommitRecord> = commits
+        .iter()
+        .filter(|c| seen.insert(c.sha.clone()))
+        .collect();
     if commits.is_empty() {
         return Ok(());
     }
@@ -100,24 +124,44 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
         .iter()
         .map(|r| r.get(0))
         .collect();
-    tx.batch_execute(
-        "CREATE TEMP TABLE stage_commits(
-             id bigint, sha text, parents text, author text, email text, author_time bigint,
-             commit_time bigint, subject text, body text, patch text, patch_truncated boolean,
-             files_changed integer, subject_tokens text, body_tokens text, path_tokens text,
-             patch_tokens text, n_tokens integer) ON COMMIT DROP;
-         CREATE TEMP TABLE stage_commit_files(
-             commit_id bigint, ord integer, path text, old_path text, status text,
-             added integer, removed integer, merged_in boolean) ON COMMIT DROP;",
-    )?;
+    let fields: Vec<[String; 4]> = commits
+        .iter()
+        .map(|c| {
+            let mut paths = String::new();
+            for f in &c.files {
+                paths.push_str(&f.path);
+                paths.push(' ');
+                if let Some(old) = &f.old_path {
+                    paths.push_str(old);
+                    paths.push(' ');
+                }
+            }
+            [
+                tokens::index_text(&c.subject),
+                tokens::index_text(&c.body),
+                tokens::index_text(&paths),
+                tokens::index_text(&c.patch),
+            ]
+        })
+        .collect();
+    lexicon.learn(tx, fields.iter().flatten().map(String::as_str))?;
     let (mut commit_rows, mut file_rows) = (Vec::new(), Vec::new());
-    for (c, id) in commits.iter().zip(&ids) {
+    let mut entries = NewEntries::default();
+    let (mut vector, mut literal) = (TextVector::default(), String::new());
+    let repo_text = repo.to_string();
+    for ((c, &id), fields) in commits.iter().zip(&ids).zip(&fields) {
+        lexicon.vector(
+            &[&fields[0], &fields[1], &fields[2], &fields[3]],
+            &mut vector,
+        );
+        let n_tokens: usize = fields.iter().map(|f| tokens::token_count(f)).sum();
+        entries.add(id, n_tokens, &vector);
         let id = id.to_string();
-        let mut paths = String::new();
         for (ord, f) in c.files.iter().enumerate() {
             row(
                 &mut file_rows,
                 &[
+                    Some(&repo_text),
                     Some(&id),
                     Some(&ord.to_string()),
                     Some(&f.path),
@@ -128,23 +172,11 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
                     Some(if f.merged_in { "t" } else { "f" }),
                 ],
             );
-            paths.push_str(&f.path);
-            paths.push(' ');
-            if let Some(old) = &f.old_path {
-                paths.push_str(old);
-                paths.push(' ');
-            }
         }
-        let fields = [
-            tokens::index_text(&c.subject),
-            tokens::index_text(&c.body),
-            tokens::index_text(&paths),
-            tokens::index_text(&c.patch),
-        ];
-        let n_tokens: usize = fields.iter().map(|f| tokens::token_count(f)).sum();
         row(
             &mut commit_rows,
             &[
+                Some(&repo_text),
                 Some(&id),
                 Some(&c.sha),
                 Some(&c.parents.join(" ")),
@@ -157,47 +189,24 @@ pub fn put(tx: &mut PgTransaction, repo: i64, commits: &[CommitRecord]) -> Resul
                 Some(&c.patch),
                 Some(if c.patch_truncated { "t" } else { "f" }),
                 Some(&c.files.len().to_string()),
-                Some(&fields[0]),
-                Some(&fields[1]),
-                Some(&fields[2]),
-                Some(&fields[3]),
                 Some(&n_tokens.to_string()),
+                Some(vector.literal(lexicon, &mut literal)),
             ],
         );
     }
-    copy(tx, "COPY stage_commits FROM STDIN", &commit_rows)?;
-    copy(tx, "COPY stage_commit_files FROM STDIN", &file_rows)?;
-    // Already stored (or twice in this batch): the first copy stays, as with INSERT OR IGNORE.
-    tx.execute(
-        "DELETE FROM stage_commits s
-         WHERE EXISTS (SELECT 1 FROM commits c WHERE c.repo_id = $1 AND c.sha = s.sha)
-            OR EXISTS (SELECT 1 FROM stage_commits t WHERE t.sha = s.sha AND t.id < s.id)",
-        &[&repo],
-    )?;
-    term_counts::counted(
+    copy(
         tx,
-        "commits",
-        Change::Written,
-        "INSERT INTO commits(repo_id, id, sha, parents, author, email, author_time, commit_time,
-                             subject, body, patch, patch_truncated, files_changed, n_tokens, tsv)
-         SELECT $1, id, sha, parents, author, email, author_time, commit_time, subject, body,
-                patch, patch_truncated, files_changed, n_tokens,
-                setweight(to_tsvector('quarry', subject_tokens), 'A')
-                || setweight(to_tsvector('quarry', body_tokens), 'B')
-                || setweight(to_tsvector('quarry', path_tokens), 'C')
-                || setweight(to_tsvector('quarry', patch_tokens), 'D')
-         FROM stage_commits",
-        &[&repo],
+        "COPY commits(repo_id, id, sha, parents, author, email, author_time, commit_time, subject,
+                      body, patch, patch_truncated, files_changed, n_tokens, tsv) FROM STDIN",
+        commit_rows,
     )?;
-    tx.execute(
-        "INSERT INTO commit_files(repo_id, commit_id, ord, path, old_path, status, added, removed,
-                                  merged_in)
-         SELECT $1, f.commit_id, f.ord, f.path, f.old_path, f.status, f.added, f.removed,
-                f.merged_in
-         FROM stage_commit_files f JOIN stage_commits s ON s.id = f.commit_id",
-        &[&repo],
+    copy(
+        tx,
+        "COPY commit_files(repo_id, commit_id, ord, path, old_path, status, added, removed,
+                           merged_in) FROM STDIN",
+        file_rows,
     )?;
-    Ok(())
+    postings::write(tx, repo, "commits", &entries, lexicon)
 }
 
 /// Removes commits no longer reachable, with their files, vectors and BM25 totals.
@@ -222,10 +231,9 @@ pub fn drop(tx: &mut PgTransaction, repo: i64, shas: &[String]) -> Result<()> {
             &[&repo, &ids],
         )?;
     }
-    term_counts::counted(
+    term_counts::removed(
         tx,
         "commits",
-        Change::Removed,
         "DELETE FROM commits WHERE repo_id = $1 AND id = ANY($2)",
         &[&repo, &ids],
     )?;

@@ -19,6 +19,7 @@ mod read;
 mod replicas;
 mod schema;
 mod term_counts;
+mod text_vector;
 mod trigrams;
 mod write;
 
@@ -66,6 +67,8 @@ pub struct PgStore {
     /// hold vectors no chunk uses (a whole-database anti-join cost seconds per run at a
     /// million chunks).
     pruning: HashSet<i64>,
+    /// The lexemes of the tokens this store has written (text_vector.rs).
+    lexicon: RefCell<text_vector::Lexicon>,
     /// How many rows BM25's first pass reads (bm25.rs).
     first_pass_rows: std::cell::Cell<i64>,
 }
@@ -147,6 +150,7 @@ impl PgStore {
             skipped: RefCell::new(Vec::new()),
             iterative_scans: std::cell::OnceCell::new(),
             pruning: HashSet::new(),
+            lexicon: RefCell::default(),
             first_pass_rows: std::cell::Cell::new(bm25::FIRST_PASS_ROWS),
         }
     }
@@ -454,7 +458,7 @@ impl Store for PgStore {
     }
 
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
-        self.transaction(|tx| write::apply(tx, repo, batch))?;
+        self.transaction(|tx| write::apply(tx, repo, batch, &mut self.lexicon.borrow_mut()))?;
         if !batch.deleted.is_empty() || !batch.upserts.is_empty() {
             self.pruning.insert(repo);
         }
@@ -670,7 +674,7 @@ impl quarry_core::history::HistoryStore for PgStore {
         history::known(self, repo)
     }
     fn put_commits(&mut self, repo: i64, commits: &[CommitRecord]) -> Result<()> {
-        self.transaction(|tx| history::put(tx, repo, commits))
+        self.transaction(|tx| history::put(tx, repo, commits, &mut self.lexicon.borrow_mut()))
     }
     fn drop_commits(&mut self, repo: i64, shas: &[String]) -> Result<()> {
         self.transaction(|tx| history::drop(tx, repo, shas))

@@ -17,6 +17,13 @@
 //! Hand-written rather than an extension (RUM, pg_search) so that any PostgreSQL, managed or
 //! Citus, runs it: those extensions are not on the package registries quarry installs from.
 
+use anyhow::Result;
+
+use crate::connection::{PgTransaction, Queries};
+use crate::text_vector::{Lexicon, NewEntries};
+use crate::trigrams::array_literal;
+use crate::write::{copy, row};
+
 /// A block with fewer entries than this is merged into the next block written for its lexeme.
 const SMALL_BLOCK: i32 = 128;
 
@@ -49,31 +56,74 @@ pub(crate) fn row_tokens(stat: &str) -> String {
     format!("({stat} >> 36)::float8")
 }
 
-/// The rest of a statement (common table expressions, then the `INSERT`) that adds the rows
-/// of `changed` (`id`, `tsv`, `n_tokens`: the rows a statement of kind `kind` wrote in repo
-/// `$1`) to their lexemes' lists. Each lexeme's blocks are looked up through the list's key in
-/// a lateral subquery kept whole (`OFFSET 0`): flattened, the planner misjudged a freshly
-/// written table's size and scanned every block of the repo once per lexeme (seconds a batch).
-pub(crate) fn written(kind: &str) -> String {
-    format!(
-        "entries AS (
-             SELECT u.lexeme, c.id, {stat} AS stat FROM changed c, unnest(c.tsv) u),
-         merged AS (
-             DELETE FROM fts_postings p WHERE p.ctid = ANY(ARRAY(
-                 SELECT s.ctid FROM (SELECT DISTINCT lexeme FROM entries) l,
-                 LATERAL (SELECT s.ctid FROM fts_postings s
-                          WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = l.lexeme
-                            AND s.entries < {SMALL_BLOCK} OFFSET 0) s))
-             RETURNING p.lexeme, p.ids, p.stats)
-         INSERT INTO fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats)
-         SELECT $1, '{kind}', e.lexeme, (SELECT nextval('fts_blocks')), count(*), min(e.id),
-                max(e.id), array_agg(e.id), array_agg(e.stat)
-         FROM (SELECT lexeme, id, stat FROM entries
-               UNION ALL
-               SELECT m.lexeme, x.id, x.stat FROM merged m, unnest(m.ids, m.stats) x(id, stat)) e
-         GROUP BY e.lexeme",
-        stat = packed!(),
-    )
+/// Adds a batch's new rows of kind `kind` in `repo` to their lexemes' lists, and their rows
+/// and tokens to the kind's totals: the entries (built by quarry, text_vector.rs) COPYed into
+/// a staging table, then each lexeme's small blocks merged into its new block. The blocks are
+/// looked up through the list's key in a lateral subquery kept whole (`OFFSET 0`): flattened,
+/// the planner misjudged a freshly written table's size and scanned every block of the repo
+/// once per lexeme (seconds a batch).
+pub(crate) fn write(
+    tx: &mut PgTransaction,
+    repo: i64,
+    kind: &str,
+    new: &NewEntries,
+    lexicon: &Lexicon,
+) -> Result<()> {
+    if new.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO fts_totals(repo_id, kind, docs, tokens) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (repo_id, kind) DO UPDATE
+         SET docs = fts_totals.docs + excluded.docs, tokens = fts_totals.tokens + excluded.tokens",
+        &[&repo, &kind, &new.rows, &new.tokens],
+    )?;
+    tx.batch_execute(
+        "CREATE TEMP TABLE IF NOT EXISTS stage_postings(
+             lexeme text, entries integer, lo bigint, hi bigint, ids bigint[], stats bigint[])
+         ON COMMIT DELETE ROWS;
+         TRUNCATE stage_postings;",
+    )?;
+    let mut data = Vec::new();
+    for (lexeme, ids, stats) in new.lists() {
+        let lo = ids.iter().min().copied().unwrap_or_default();
+        let hi = ids.iter().max().copied().unwrap_or_default();
+        row(
+            &mut data,
+            &[
+                Some(lexicon.lexeme(lexeme)),
+                Some(&ids.len().to_string()),
+                Some(&lo.to_string()),
+                Some(&hi.to_string()),
+                Some(&array_literal(ids)),
+                Some(&array_literal(stats)),
+            ],
+        );
+    }
+    copy(tx, "COPY stage_postings FROM STDIN", data)?;
+    tx.execute(
+        &format!(
+            "WITH merged AS (
+                 DELETE FROM fts_postings p WHERE p.ctid = ANY(ARRAY(
+                     SELECT s.ctid FROM stage_postings l,
+                     LATERAL (SELECT s.ctid FROM fts_postings s
+                              WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = l.lexeme
+                                AND s.entries < {SMALL_BLOCK} OFFSET 0) s))
+                 RETURNING p.lexeme, p.lo, p.hi, p.ids, p.stats),
+             old AS (
+                 SELECT m.lexeme, min(m.lo) AS lo, max(m.hi) AS hi,
+                        array_agg(x.id) AS ids, array_agg(x.stat) AS stats
+                 FROM merged m, unnest(m.ids, m.stats) x(id, stat) GROUP BY m.lexeme)
+             INSERT INTO fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats)
+             SELECT $1, '{kind}', l.lexeme, nextval('fts_blocks'),
+                    l.entries + coalesce(cardinality(o.ids), 0),
+                    least(l.lo, o.lo), greatest(l.hi, o.hi),
+                    l.ids || coalesce(o.ids, '{{}}'), l.stats || coalesce(o.stats, '{{}}')
+             FROM stage_postings l LEFT JOIN old o ON o.lexeme = l.lexeme"
+        ),
+        &[&repo],
+    )?;
+    Ok(())
 }
 
 /// The rest of a statement (common table expressions, then the `UPDATE`) that takes the rows

@@ -14,39 +14,28 @@ use anyhow::Result;
 use crate::connection::{PgTransaction, Queries};
 use crate::postings;
 
-/// Whether a counted statement wrote rows or removed them.
-#[derive(Clone, Copy)]
-pub(crate) enum Change {
-    Written,
-    Removed,
-}
-
-/// Runs `statement` (an `INSERT INTO {kind} …` or a `DELETE FROM {kind} …` in repo `$1`,
-/// without `RETURNING`) and moves BM25's statistics by the rows it wrote or removed, in the
-/// same statement: the table's rows and tokens (`fts_totals`) and each lexeme's posting list
-/// (postings.rs), whose entries are the lexeme's document count.
-pub(crate) fn counted(
+/// Runs `statement` (a `DELETE FROM {kind} …` in repo `$1`, without `RETURNING`) and takes
+/// the rows it removed out of BM25's statistics in the same statement: the table's rows and
+/// tokens (`fts_totals`) and each lexeme's posting list (postings.rs), whose entries are the
+/// lexeme's document count. (Rows written are added by quarry, postings::write.)
+pub(crate) fn removed(
     tx: &mut PgTransaction,
     kind: &str,
-    change: Change,
     statement: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<()> {
-    let (sign, postings) = match change {
-        Change::Written => ("", postings::written(kind)),
-        Change::Removed => ("-", postings::removed(kind)),
-    };
     tx.execute(
         &format!(
             "WITH changed AS ({statement} RETURNING id, tsv, n_tokens),
              totals AS (
                  INSERT INTO fts_totals(repo_id, kind, docs, tokens)
-                 SELECT $1, '{kind}', {sign}count(*), {sign}coalesce(sum(n_tokens), 0) FROM changed
+                 SELECT $1, '{kind}', -count(*), -coalesce(sum(n_tokens), 0) FROM changed
                  HAVING count(*) > 0
                  ON CONFLICT (repo_id, kind) DO UPDATE
                  SET docs = fts_totals.docs + excluded.docs,
                      tokens = fts_totals.tokens + excluded.tokens),
-             {postings}"
+             {postings}",
+            postings = postings::removed(kind)
         ),
         params,
     )?;

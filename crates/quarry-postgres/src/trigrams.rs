@@ -44,8 +44,8 @@ pub fn grams(text: &str) -> Vec<i32> {
 }
 
 /// An integer array as PostgreSQL's text form reads it (`{1,-2,3}`).
-pub fn array_literal(values: &[i32]) -> String {
-    let items: Vec<String> = values.iter().map(i32::to_string).collect();
+pub fn array_literal<T: ToString>(values: &[T]) -> String {
+    let items: Vec<String> = values.iter().map(T::to_string).collect();
     format!("{{{}}}", items.join(","))
 }
 

@@ -1,35 +1,42 @@
-//! Writing a batch: one transaction, rows streamed in with COPY into staging tables, then
-//! moved into place with their full-text vectors computed by the server from the tokens
-//! quarry prepared (the same code-aware tokens the embedded store gives FTS5). A batch is
-//! all there or not at all; readers see the previous state until it commits.
+//! Writing a batch: one transaction, rows streamed in with COPY straight into their tables,
+//! each with its full-text vector built by quarry from its code-aware tokens (the tokens the
+//! embedded store gives FTS5; text_vector.rs builds the vector the server would), then the
+//! rows' entries added to the posting lists (postings.rs). A batch is all there or not at
+//! all; readers see the previous state until it commits.
 
 use anyhow::Result;
 use quarry_core::store::IndexBatch;
 use quarry_core::tokens;
 
 use crate::connection::{PgTransaction, Queries};
-use crate::term_counts::{self, Change};
+use crate::postings;
+use crate::term_counts;
+use crate::text_vector::{Lexicon, NewEntries, TextVector};
 
 /// COPY's text format for one field (`\N` for none): backslash, tab and line ends escaped;
-/// NUL, which a PostgreSQL text cannot hold, replaced.
+/// NUL, which a PostgreSQL text cannot hold, replaced. Runs without those bytes are copied
+/// whole (they are ASCII, so a run never splits a character).
 fn field(out: &mut Vec<u8>, value: Option<&str>) {
     let Some(value) = value else {
         out.extend_from_slice(b"\\N");
         return;
     };
-    for c in value.chars() {
-        match c {
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\0' => out.extend_from_slice("\u{fffd}".as_bytes()),
-            c => {
-                let mut buf = [0; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
+    let bytes = value.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match b {
+            b'\\' => b"\\\\",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            0 => "\u{fffd}".as_bytes(),
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        out.extend_from_slice(escaped);
+        run = i + 1;
     }
+    out.extend_from_slice(&bytes[run..]);
 }
 
 pub(crate) fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
@@ -42,7 +49,7 @@ pub(crate) fn row(out: &mut Vec<u8>, fields: &[Option<&str>]) {
     out.push(b'\n');
 }
 
-pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: &[u8]) -> Result<()> {
+pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: Vec<u8>) -> Result<()> {
     if data.is_empty() {
         return Ok(());
     }
@@ -51,7 +58,12 @@ pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: &[u8]) -> Resu
 }
 
 /// Applies `batch` to `repo` in `tx` (the caller commits).
-pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()> {
+pub fn apply(
+    tx: &mut PgTransaction,
+    repo: i64,
+    batch: &IndexBatch,
+    lexicon: &mut Lexicon,
+) -> Result<()> {
     if !(batch.deleted.is_empty() && batch.upserts.is_empty() && batch.touched.is_empty()) {
         files_moved(tx, repo)?;
     }
@@ -78,10 +90,9 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
     if !replaced_ids.is_empty() {
         // The replaced rows leave BM25's statistics as they go.
         for (table, key) in [("chunks", "file_id"), ("files", "id")] {
-            term_counts::counted(
+            term_counts::removed(
                 tx,
                 table,
-                Change::Removed,
                 &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
                 &[&repo, &replaced_ids],
             )?;
@@ -126,30 +137,36 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
         .map(|r| r.get(0))
         .collect();
     let mut ids = ids.into_iter();
-    tx.batch_execute(
-        "CREATE TEMP TABLE stage_files(
-             id bigint, path text, language text, hash text, size bigint, mtime_ns bigint,
-             stem text, path_tokens text, symbol_tokens text, body_tokens text,
-             n_tokens integer) ON COMMIT DROP;
-         CREATE TEMP TABLE stage_chunks(
-             id bigint, file_id bigint, start_line integer, end_line integer, symbol text,
-             kind text, parent text, signature text, text text, embed_hash text,
-             path_tokens text, symbol_tokens text, body_tokens text,
-             n_tokens integer, language text, page integer, cell integer) ON COMMIT DROP;",
+    let fields: Vec<_> = batch.upserts.iter().map(|f| f.search_fields()).collect();
+    lexicon.learn(
+        tx,
+        fields.iter().flat_map(|(chunks, file)| {
+            chunks
+                .iter()
+                .chain(std::iter::once(file))
+                .flat_map(|f| [f.path.as_str(), f.symbols.as_str(), f.body.as_str()])
+        }),
     )?;
     let (mut files, mut chunks, mut symbols, mut calls, mut file_grams) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut chunk_entries, mut file_entries) = (NewEntries::default(), NewEntries::default());
+    let (mut vector, mut literal) = (TextVector::default(), String::new());
     let repo_text = repo.to_string();
-    for file in &batch.upserts {
-        let file_id = ids.next().unwrap_or_default().to_string();
-        let (chunk_fields, file_fields) = file.search_fields();
+    for (file, (chunk_fields, file_fields)) in batch.upserts.iter().zip(&fields) {
+        let file_id = ids.next().unwrap_or_default();
+        let file_id_text = file_id.to_string();
         for (chunk, fields) in file.content.chunks.iter().zip(chunk_fields) {
+            let id = ids.next().unwrap_or_default();
+            lexicon.vector(&[&fields.path, &fields.symbols, &fields.body], &mut vector);
+            let n_tokens = fields.token_count();
+            chunk_entries.add(id, n_tokens, &vector);
             let embed_hash = quarry_core::chunk_embed_hash(&file.path, chunk);
             row(
                 &mut chunks,
                 &[
-                    Some(&ids.next().unwrap_or_default().to_string()),
-                    Some(&file_id),
+                    Some(&repo_text),
+                    Some(&id.to_string()),
+                    Some(&file_id_text),
                     Some(&chunk.start_line.to_string()),
                     Some(&chunk.end_line.to_string()),
                     chunk.symbol.as_deref(),
@@ -158,37 +175,40 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
                     chunk.signature.as_deref(),
                     Some(&chunk.text),
                     Some(&embed_hash),
-                    Some(&fields.path),
-                    Some(&fields.symbols),
-                    Some(&fields.body),
-                    Some(&fields.token_count().to_string()),
+                    Some(&n_tokens.to_string()),
+                    Some(vector.literal(lexicon, &mut literal)),
                     (chunk.language != file.language).then(|| chunk.language.name()),
                     chunk.page.map(|p| p.to_string()).as_deref(),
                     chunk.cell.map(|c| c.to_string()).as_deref(),
                 ],
             );
         }
+        lexicon.vector(
+            &[&file_fields.path, &file_fields.symbols, &file_fields.body],
+            &mut vector,
+        );
+        let n_tokens = file_fields.token_count();
+        file_entries.add(file_id, n_tokens, &vector);
         row(
             &mut files,
             &[
-                Some(&file_id),
+                Some(&repo_text),
+                Some(&file_id_text),
                 Some(&file.path),
                 Some(file.language.name()),
                 Some(&file.state.hash),
                 Some(&file.state.size.to_string()),
                 Some(&file.state.mtime_ns.to_string()),
                 Some(&tokens::file_stem_key(&file.path)),
-                Some(&file_fields.path),
-                Some(&file_fields.symbols),
-                Some(&file_fields.body),
-                Some(&file_fields.token_count().to_string()),
+                Some(&n_tokens.to_string()),
+                Some(vector.literal(lexicon, &mut literal)),
             ],
         );
         if let Some(text) = file.grep_text.as_deref() {
             let grams = crate::trigrams::array_literal(&crate::trigrams::grams(text));
             row(
                 &mut file_grams,
-                &[Some(&repo_text), Some(&file_id), Some(&grams)],
+                &[Some(&repo_text), Some(&file_id_text), Some(&grams)],
             );
         }
         for s in &file.content.symbols {
@@ -196,7 +216,7 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
                 &mut symbols,
                 &[
                     Some(&repo_text),
-                    Some(&file_id),
+                    Some(&file_id_text),
                     Some(&s.name),
                     Some(&s.kind),
                     s.parent.as_deref(),
@@ -211,7 +231,7 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
                 &mut calls,
                 &[
                     Some(&repo_text),
-                    Some(&file_id),
+                    Some(&file_id_text),
                     c.caller.as_deref(),
                     Some(&c.callee),
                     Some(&c.line.to_string()),
@@ -219,54 +239,37 @@ pub fn apply(tx: &mut PgTransaction, repo: i64, batch: &IndexBatch) -> Result<()
             );
         }
     }
-    copy(tx, "COPY stage_files FROM STDIN", &files)?;
-    copy(tx, "COPY stage_chunks FROM STDIN", &chunks)?;
+    copy(
+        tx,
+        "COPY files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
+         FROM STDIN",
+        files,
+    )?;
+    copy(
+        tx,
+        "COPY chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent, signature,
+                     text, embed_hash, n_tokens, tsv, language, page, cell) FROM STDIN",
+        chunks,
+    )?;
     copy(
         tx,
         "COPY symbols(repo_id, file_id, name, kind, parent, start_line, end_line, signature) FROM STDIN",
-        &symbols,
+        symbols,
     )?;
     copy(
         tx,
         "COPY calls(repo_id, file_id, caller, callee, line) FROM STDIN",
-        &calls,
+        calls,
     )?;
     copy(
         tx,
         "COPY file_grams(repo_id, file_id, grams) FROM STDIN",
-        &file_grams,
+        file_grams,
     )?;
-    term_counts::counted(
-        tx,
-        "files",
-        Change::Written,
-        &format!(
-            "INSERT INTO files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
-             SELECT $1, id, path, language, hash, size, mtime_ns, stem, n_tokens, {TSV}
-             FROM stage_files"
-        ),
-        &[&repo],
-    )?;
-    term_counts::counted(
-        tx,
-        "chunks",
-        Change::Written,
-        &format!(
-            "INSERT INTO chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent,
-                                signature, text, embed_hash, n_tokens, tsv, language, page, cell)
-             SELECT $1, id, file_id, start_line, end_line, symbol, kind, parent, signature, text,
-                    embed_hash, n_tokens, {TSV}, language, page, cell FROM stage_chunks"
-        ),
-        &[&repo],
-    )?;
+    postings::write(tx, repo, "files", &file_entries, lexicon)?;
+    postings::write(tx, repo, "chunks", &chunk_entries, lexicon)?;
     Ok(())
 }
-
-/// The weighted full-text vector of a staged row: path A, symbols B, body C (the three
-/// columns, and their weights, of the embedded store's FTS5 tables).
-const TSV: &str = "setweight(to_tsvector('quarry', path_tokens), 'A')
-                || setweight(to_tsvector('quarry', symbol_tokens), 'B')
-                || setweight(to_tsvector('quarry', body_tokens), 'C')";
 
 /// Moves `repo`'s files generation: a caller that kept the list of files grep's pre-filter
 /// knows reads it again (trigrams.rs).
