@@ -206,7 +206,7 @@ pub fn put(
                            merged_in) FROM STDIN",
         file_rows,
     )?;
-    postings::write(tx, repo, "commits", &entries, lexicon)
+    postings::write(tx, repo, "commits", postings::staged(&entries, lexicon))
 }
 
 /// Removes commits no longer reachable, with their files, vectors and BM25 totals.

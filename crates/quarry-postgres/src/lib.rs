@@ -10,6 +10,7 @@
 //! half-visible and the next run resumes; readers are never blocked (MVCC). Every table is
 //! keyed by `repo_id` first, for Citus (schema.rs).
 
+mod background;
 mod bm25;
 mod connection;
 mod filters;
@@ -69,6 +70,8 @@ pub struct PgStore {
     pruning: HashSet<i64>,
     /// The lexemes of the tokens this store has written (text_vector.rs).
     lexicon: RefCell<text_vector::Lexicon>,
+    /// The batch being written while the next is prepared (background.rs).
+    writer: RefCell<background::BackgroundWriter>,
     /// How many rows BM25's first pass reads (bm25.rs).
     first_pass_rows: std::cell::Cell<i64>,
 }
@@ -151,6 +154,11 @@ impl PgStore {
             iterative_scans: std::cell::OnceCell::new(),
             pruning: HashSet::new(),
             lexicon: RefCell::default(),
+            writer: RefCell::new(background::BackgroundWriter::new(
+                url,
+                &redact(url),
+                timeout,
+            )),
             first_pass_rows: std::cell::Cell::new(bm25::FIRST_PASS_ROWS),
         }
     }
@@ -232,6 +240,7 @@ impl PgStore {
         &self,
         mut f: impl FnMut(&mut PgClient) -> Result<T, PgError>,
     ) -> Result<T> {
+        self.settle()?;
         let first = f(&mut *self.live_client()?);
         match first {
             Err(e) if self.replica.borrow().is_some() => {
@@ -280,6 +289,7 @@ impl PgStore {
     /// Runs `f` in one transaction, committed when it returns `Ok`; on a replica, a failed
     /// one runs again on the primary (see [`PgStore::with`]).
     fn transaction<T>(&self, mut f: impl FnMut(&mut PgTransaction) -> Result<T>) -> Result<T> {
+        self.settle()?;
         let attempt = |f: &mut dyn FnMut(&mut PgTransaction) -> Result<T>| -> Result<T, Failure> {
             let mut client = self.live_client().map_err(Failure::Other)?;
             let mut tx = client.transaction().map_err(Failure::Pg)?;
@@ -298,6 +308,12 @@ impl PgStore {
             }
             Err(e) => Err(self.failure(e)),
         }
+    }
+
+    /// Waits for the batch being written in the background: every other call sees it in (or
+    /// fails with its error).
+    fn settle(&self) -> Result<()> {
+        self.writer.borrow_mut().settle()
     }
 
     fn failure(&self, e: Failure) -> anyhow::Error {
@@ -458,7 +474,18 @@ impl Store for PgStore {
     }
 
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
-        self.transaction(|tx| write::apply(tx, repo, batch, &mut self.lexicon.borrow_mut()))?;
+        // Prepared here (two reads on this connection), written in the background while the
+        // caller prepares the next batch (background.rs).
+        let prepared = {
+            let mut client = self.live_client()?;
+            write::prepare(&mut *client, repo, batch, &mut self.lexicon.borrow_mut()).map_err(
+                |e| match e.downcast::<PgError>() {
+                    Ok(pg) => self.err(pg),
+                    Err(other) => other,
+                },
+            )?
+        };
+        self.writer.borrow_mut().start(prepared)?;
         if !batch.deleted.is_empty() || !batch.upserts.is_empty() {
             self.pruning.insert(repo);
         }

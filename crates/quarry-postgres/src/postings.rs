@@ -56,34 +56,16 @@ pub(crate) fn row_tokens(stat: &str) -> String {
     format!("({stat} >> 36)::float8")
 }
 
-/// Adds a batch's new rows of kind `kind` in `repo` to their lexemes' lists, and their rows
-/// and tokens to the kind's totals: the entries (built by quarry, text_vector.rs) COPYed into
-/// a staging table, then each lexeme's small blocks merged into its new block. The blocks are
-/// looked up through the list's key in a lateral subquery kept whole (`OFFSET 0`): flattened,
-/// the planner misjudged a freshly written table's size and scanned every block of the repo
-/// once per lexeme (seconds a batch).
-pub(crate) fn write(
-    tx: &mut PgTransaction,
-    repo: i64,
-    kind: &str,
-    new: &NewEntries,
-    lexicon: &Lexicon,
-) -> Result<()> {
-    if new.is_empty() {
-        return Ok(());
-    }
-    tx.execute(
-        "INSERT INTO fts_totals(repo_id, kind, docs, tokens) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (repo_id, kind) DO UPDATE
-         SET docs = fts_totals.docs + excluded.docs, tokens = fts_totals.tokens + excluded.tokens",
-        &[&repo, &kind, &new.rows, &new.tokens],
-    )?;
-    tx.batch_execute(
-        "CREATE TEMP TABLE IF NOT EXISTS stage_postings(
-             lexeme text, entries integer, lo bigint, hi bigint, ids bigint[], stats bigint[])
-         ON COMMIT DELETE ROWS;
-         TRUNCATE stage_postings;",
-    )?;
+/// A batch's new entries of one kind as COPY rows (one per lexeme), with the rows and tokens
+/// they add to the totals: made ready before the batch's transaction (write.rs).
+pub(crate) struct Staged {
+    data: Vec<u8>,
+    rows: i64,
+    tokens: i64,
+}
+
+/// `new` as COPY rows for `stage_postings`.
+pub(crate) fn staged(new: &NewEntries, lexicon: &Lexicon) -> Staged {
     let mut data = Vec::new();
     for (lexeme, ids, stats) in new.lists() {
         let lo = ids.iter().min().copied().unwrap_or_default();
@@ -100,6 +82,36 @@ pub(crate) fn write(
             ],
         );
     }
+    Staged {
+        data,
+        rows: new.rows,
+        tokens: new.tokens,
+    }
+}
+
+/// Adds a batch's new rows of kind `kind` in `repo` to their lexemes' lists, and their rows
+/// and tokens to the kind's totals: the entries (built by quarry, text_vector.rs) COPYed into
+/// a staging table, then each lexeme's small blocks merged into its new block. The blocks are
+/// looked up through the list's key in a lateral subquery kept whole (`OFFSET 0`): flattened,
+/// the planner misjudged a freshly written table's size and scanned every block of the repo
+/// once per lexeme (seconds a batch).
+pub(crate) fn write(tx: &mut PgTransaction, repo: i64, kind: &str, new: Staged) -> Result<()> {
+    if new.rows == 0 {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO fts_totals(repo_id, kind, docs, tokens) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (repo_id, kind) DO UPDATE
+         SET docs = fts_totals.docs + excluded.docs, tokens = fts_totals.tokens + excluded.tokens",
+        &[&repo, &kind, &new.rows, &new.tokens],
+    )?;
+    tx.batch_execute(
+        "CREATE TEMP TABLE IF NOT EXISTS stage_postings(
+             lexeme text, entries integer, lo bigint, hi bigint, ids bigint[], stats bigint[])
+         ON COMMIT DELETE ROWS;
+         TRUNCATE stage_postings;",
+    )?;
+    let data = new.data;
     copy(tx, "COPY stage_postings FROM STDIN", data)?;
     tx.execute(
         &format!(

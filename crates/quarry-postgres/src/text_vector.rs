@@ -21,7 +21,7 @@ use std::collections::HashSet;
 
 use anyhow::Result;
 
-use crate::connection::{PgTransaction, Queries};
+use crate::connection::Queries;
 
 /// PostgreSQL's highest position (MAXENTRYPOS - 1): later ones are stored as this.
 const LAST_POSITION: u32 = 16_383;
@@ -52,7 +52,7 @@ impl Lexicon {
     /// Asks the server for the tokens of `fields` not known yet, in one round trip.
     pub(crate) fn learn<'a>(
         &mut self,
-        tx: &mut PgTransaction,
+        c: &mut impl Queries,
         fields: impl Iterator<Item = &'a str>,
     ) -> Result<()> {
         let mut unknown: HashSet<&str> = HashSet::new();
@@ -69,7 +69,7 @@ impl Lexicon {
         let unknown: Vec<&str> = unknown.into_iter().collect();
         // The token twice: a one-position token's lexeme then stands at 1 and 2, and any
         // other token shows how many positions it takes (its highest position, halved).
-        let rows = tx.query(
+        let rows = c.query(
             "SELECT t.i::int4, u.lexeme, u.positions
              FROM unnest($1::text[]) WITH ORDINALITY t(token, i)
              LEFT JOIN LATERAL unnest(to_tsvector('quarry', t.token || ' ' || t.token)) u ON true",
@@ -286,10 +286,6 @@ impl NewEntries {
             ids.push(id);
             stats.push(stat);
         }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rows == 0
     }
 
     /// Each lexeme's new entries: the lexeme, its ids and packed counts.

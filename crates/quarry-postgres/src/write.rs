@@ -57,89 +57,63 @@ pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: Vec<u8>) -> Re
     Ok(())
 }
 
-/// Applies `batch` to `repo` in `tx` (the caller commits).
-pub fn apply(
-    tx: &mut PgTransaction,
+/// A batch made ready to write: everything quarry computes from it (the rows as COPY data,
+/// their text vectors and posting-list entries), so that its transaction only streams.
+pub(crate) struct Prepared {
+    repo: i64,
+    /// Paths whose rows go: deleted files and the files written anew.
+    replaced: Vec<String>,
+    /// Files unchanged but touched: path, hash, size, mtime.
+    touched: (Vec<String>, Vec<String>, Vec<i64>, Vec<i64>),
+    files: Vec<u8>,
+    chunks: Vec<u8>,
+    symbols: Vec<u8>,
+    calls: Vec<u8>,
+    file_grams: Vec<u8>,
+    file_entries: postings::Staged,
+    chunk_entries: postings::Staged,
+}
+
+/// Prepares `batch` for `repo`: learns its tokens' lexemes and takes its row ids from the
+/// server on `c` (neither changes what anyone reads), builds everything else here.
+pub(crate) fn prepare(
+    c: &mut impl Queries,
     repo: i64,
     batch: &IndexBatch,
     lexicon: &mut Lexicon,
-) -> Result<()> {
-    if !(batch.deleted.is_empty() && batch.upserts.is_empty() && batch.touched.is_empty()) {
-        files_moved(tx, repo)?;
-    }
-    let replaced: Vec<&str> = batch
+) -> Result<Prepared> {
+    let replaced: Vec<String> = batch
         .deleted
         .iter()
-        .map(String::as_str)
-        .chain(batch.upserts.iter().map(|f| f.path.as_str()))
+        .cloned()
+        .chain(batch.upserts.iter().map(|f| f.path.clone()))
         .collect();
-    // The replaced files' ids first, by the (repo_id, path) key; then every table by
-    // (repo_id, file_id). A join written as one DELETE … USING let the planner scan all of
-    // `calls` at a million chunks (20 s per batch, found by bench/pg_scale.py).
-    let replaced_ids: Vec<i64> = if replaced.is_empty() {
-        Vec::new()
-    } else {
-        tx.query(
-            "SELECT id FROM files WHERE repo_id = $1 AND path = ANY($2)",
-            &[&repo, &replaced],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect()
-    };
-    if !replaced_ids.is_empty() {
-        // The replaced rows leave BM25's statistics as they go.
-        for (table, key) in [("chunks", "file_id"), ("files", "id")] {
-            term_counts::removed(
-                tx,
-                table,
-                &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
-                &[&repo, &replaced_ids],
-            )?;
-        }
-        for (table, key) in [
-            ("symbols", "file_id"),
-            ("calls", "file_id"),
-            ("file_grams", "file_id"),
-        ] {
-            tx.execute(
-                &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
-                &[&repo, &replaced_ids],
-            )?;
-        }
-    }
-    if !batch.touched.is_empty() {
-        let paths: Vec<&str> = batch.touched.iter().map(|(p, _)| p.as_str()).collect();
-        let hashes: Vec<&str> = batch.touched.iter().map(|(_, s)| s.hash.as_str()).collect();
-        let sizes: Vec<i64> = batch.touched.iter().map(|(_, s)| s.size as i64).collect();
-        let times: Vec<i64> = batch.touched.iter().map(|(_, s)| s.mtime_ns).collect();
-        tx.execute(
-            "UPDATE files f SET hash = u.hash, size = u.size, mtime_ns = u.mtime_ns
-             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS u(path, hash, size, mtime_ns)
-             WHERE f.repo_id = $1 AND f.path = u.path",
-            &[&repo, &paths, &hashes, &sizes, &times],
-        )?;
-    }
-    if batch.upserts.is_empty() {
-        return Ok(());
-    }
+    let touched = (
+        batch.touched.iter().map(|(p, _)| p.clone()).collect(),
+        batch.touched.iter().map(|(_, s)| s.hash.clone()).collect(),
+        batch.touched.iter().map(|(_, s)| s.size as i64).collect(),
+        batch.touched.iter().map(|(_, s)| s.mtime_ns).collect(),
+    );
     let needed = batch
         .upserts
         .iter()
         .map(|f| 1 + f.content.chunks.len())
         .sum::<usize>() as i64;
-    let ids: Vec<i64> = tx
-        .query(
+    let ids: Vec<i64> = if needed == 0 {
+        Vec::new()
+    } else {
+        c.query(
             "SELECT nextval('quarry_ids') FROM generate_series(1, $1::bigint)",
             &[&needed],
         )?
         .iter()
         .map(|r| r.get(0))
-        .collect();
+        .collect()
+    };
     let mut ids = ids.into_iter();
     let fields: Vec<_> = batch.upserts.iter().map(|f| f.search_fields()).collect();
     lexicon.learn(
-        tx,
+        c,
         fields.iter().flat_map(|(chunks, file)| {
             chunks
                 .iter()
@@ -239,35 +213,100 @@ pub fn apply(
             );
         }
     }
+    Ok(Prepared {
+        repo,
+        replaced,
+        touched,
+        files,
+        chunks,
+        symbols,
+        calls,
+        file_grams,
+        file_entries: postings::staged(&file_entries, lexicon),
+        chunk_entries: postings::staged(&chunk_entries, lexicon),
+    })
+}
+
+/// Writes a prepared batch in `tx` (the caller commits): the replaced files' rows out, the
+/// new rows in, the posting lists and totals moved.
+pub(crate) fn write(tx: &mut PgTransaction, batch: Prepared) -> Result<()> {
+    let repo = batch.repo;
+    let (paths, hashes, sizes, times) = &batch.touched;
+    if !(batch.replaced.is_empty() && paths.is_empty()) {
+        files_moved(tx, repo)?;
+    }
+    // The replaced files' ids first, by the (repo_id, path) key; then every table by
+    // (repo_id, file_id). A join written as one DELETE … USING let the planner scan all of
+    // `calls` at a million chunks (20 s per batch, found by bench/pg_scale.py).
+    let replaced_ids: Vec<i64> = if batch.replaced.is_empty() {
+        Vec::new()
+    } else {
+        tx.query(
+            "SELECT id FROM files WHERE repo_id = $1 AND path = ANY($2)",
+            &[&repo, &batch.replaced],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    if !replaced_ids.is_empty() {
+        // The replaced rows leave BM25's statistics as they go.
+        for (table, key) in [("chunks", "file_id"), ("files", "id")] {
+            term_counts::removed(
+                tx,
+                table,
+                &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
+                &[&repo, &replaced_ids],
+            )?;
+        }
+        for (table, key) in [
+            ("symbols", "file_id"),
+            ("calls", "file_id"),
+            ("file_grams", "file_id"),
+        ] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE repo_id = $1 AND {key} = ANY($2)"),
+                &[&repo, &replaced_ids],
+            )?;
+        }
+    }
+    if !paths.is_empty() {
+        tx.execute(
+            "UPDATE files f SET hash = u.hash, size = u.size, mtime_ns = u.mtime_ns
+             FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS u(path, hash, size, mtime_ns)
+             WHERE f.repo_id = $1 AND f.path = u.path",
+            &[&repo, paths, hashes, sizes, times],
+        )?;
+    }
     copy(
         tx,
         "COPY files(repo_id, id, path, language, hash, size, mtime_ns, stem, n_tokens, tsv)
          FROM STDIN",
-        files,
+        batch.files,
     )?;
     copy(
         tx,
         "COPY chunks(repo_id, id, file_id, start_line, end_line, symbol, kind, parent, signature,
                      text, embed_hash, n_tokens, tsv, language, page, cell) FROM STDIN",
-        chunks,
+        batch.chunks,
     )?;
     copy(
         tx,
         "COPY symbols(repo_id, file_id, name, kind, parent, start_line, end_line, signature) FROM STDIN",
-        symbols,
+        batch.symbols,
     )?;
     copy(
         tx,
         "COPY calls(repo_id, file_id, caller, callee, line) FROM STDIN",
-        calls,
+        batch.calls,
     )?;
     copy(
         tx,
         "COPY file_grams(repo_id, file_id, grams) FROM STDIN",
-        file_grams,
+        batch.file_grams,
     )?;
-    postings::write(tx, repo, "files", &file_entries, lexicon)?;
-    postings::write(tx, repo, "chunks", &chunk_entries, lexicon)?;
+    postings::write(tx, repo, "files", batch.file_entries)?;
+    postings::write(tx, repo, "chunks", batch.chunk_entries)?;
     Ok(())
 }
 
