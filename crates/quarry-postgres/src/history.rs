@@ -145,6 +145,7 @@ pub fn put(
         })
         .collect();
     lexicon.learn(tx, fields.iter().flatten().map(String::as_str))?;
+    crate::write::more_memory(tx)?;
     let (mut commit_rows, mut file_rows) = (Vec::new(), Vec::new());
     let mut entries = NewEntries::default();
     let (mut vector, mut literal) = (TextVector::default(), String::new());
@@ -206,7 +207,14 @@ pub fn put(
                            merged_in) FROM STDIN",
         file_rows,
     )?;
-    postings::write(tx, repo, "commits", postings::staged(&entries, lexicon))
+    let mut blocks =
+        postings::block_numbers(tx, postings::Staged::blocks_needed(&entries))?.into_iter();
+    postings::write(
+        tx,
+        repo,
+        "commits",
+        postings::staged(&entries, lexicon, &mut blocks),
+    )
 }
 
 /// Removes commits no longer reachable, with their files, vectors and BM25 totals.

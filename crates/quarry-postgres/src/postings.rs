@@ -17,6 +17,8 @@
 //! Hand-written rather than an extension (RUM, pg_search) so that any PostgreSQL, managed or
 //! Citus, runs it: those extensions are not on the package registries quarry installs from.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 
 use crate::connection::{PgTransaction, Queries};
@@ -56,46 +58,72 @@ pub(crate) fn row_tokens(stat: &str) -> String {
     format!("({stat} >> 36)::float8")
 }
 
-/// A batch's new entries of one kind as COPY rows (one per lexeme), with the rows and tokens
-/// they add to the totals: made ready before the batch's transaction (write.rs).
+/// A batch's new entries of one kind, one list per lexeme with the number of the block it
+/// becomes, and the rows and tokens they add to the totals: made ready before the batch's
+/// transaction (write.rs).
 pub(crate) struct Staged {
-    data: Vec<u8>,
+    lists: Vec<StagedList>,
     rows: i64,
     tokens: i64,
 }
 
-/// `new` as COPY rows for `stage_postings`.
-pub(crate) fn staged(new: &NewEntries, lexicon: &Lexicon) -> Staged {
-    let mut data = Vec::new();
-    for (lexeme, ids, stats) in new.lists() {
-        let lo = ids.iter().min().copied().unwrap_or_default();
-        let hi = ids.iter().max().copied().unwrap_or_default();
-        row(
-            &mut data,
-            &[
-                Some(lexicon.lexeme(lexeme)),
-                Some(&ids.len().to_string()),
-                Some(&lo.to_string()),
-                Some(&hi.to_string()),
-                Some(&array_literal(ids)),
-                Some(&array_literal(stats)),
-            ],
-        );
+struct StagedList {
+    lexeme: String,
+    block: i64,
+    ids: Vec<i64>,
+    stats: Vec<i64>,
+}
+
+impl Staged {
+    /// How many blocks (lexemes) it writes: the block numbers [`staged`] takes.
+    pub(crate) fn blocks_needed(new: &NewEntries) -> usize {
+        new.lists().count()
     }
+}
+
+/// `new` with a block number from `blocks` for each lexeme.
+pub(crate) fn staged(
+    new: &NewEntries,
+    lexicon: &Lexicon,
+    blocks: &mut impl Iterator<Item = i64>,
+) -> Staged {
+    let lists = new
+        .lists()
+        .map(|(lexeme, ids, stats)| StagedList {
+            lexeme: lexicon.lexeme(lexeme).to_string(),
+            block: blocks.next().unwrap_or_default(),
+            ids: ids.to_vec(),
+            stats: stats.to_vec(),
+        })
+        .collect();
     Staged {
-        data,
+        lists,
         rows: new.rows,
         tokens: new.tokens,
     }
 }
 
+/// `n` numbers for new blocks.
+pub(crate) fn block_numbers(c: &mut impl Queries, n: usize) -> Result<Vec<i64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(c.query(
+        "SELECT nextval('fts_blocks') FROM generate_series(1, $1::bigint)",
+        &[&(n as i64)],
+    )?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
+}
+
 /// Adds a batch's new rows of kind `kind` in `repo` to their lexemes' lists, and their rows
-/// and tokens to the kind's totals: the entries (built by quarry, text_vector.rs) COPYed into
-/// a staging table, then each lexeme's small blocks merged into its new block. The blocks are
-/// looked up through the list's key in a lateral subquery kept whole (`OFFSET 0`): flattened,
-/// the planner misjudged a freshly written table's size and scanned every block of the repo
-/// once per lexeme (seconds a batch).
-pub(crate) fn write(tx: &mut PgTransaction, repo: i64, kind: &str, new: Staged) -> Result<()> {
+/// and tokens to the kind's totals. Each lexeme's small blocks are taken out (returned to
+/// quarry, which adds their entries to the lexeme's new block) and the new blocks COPYed in.
+/// The blocks are looked up through the list's key in a lateral subquery kept whole
+/// (`OFFSET 0`): flattened, the planner misjudged a freshly written table's size and scanned
+/// every block of the repo once per lexeme (seconds a batch).
+pub(crate) fn write(tx: &mut PgTransaction, repo: i64, kind: &str, mut new: Staged) -> Result<()> {
     if new.rows == 0 {
         return Ok(());
     }
@@ -105,37 +133,56 @@ pub(crate) fn write(tx: &mut PgTransaction, repo: i64, kind: &str, new: Staged) 
          SET docs = fts_totals.docs + excluded.docs, tokens = fts_totals.tokens + excluded.tokens",
         &[&repo, &kind, &new.rows, &new.tokens],
     )?;
-    tx.batch_execute(
-        "CREATE TEMP TABLE IF NOT EXISTS stage_postings(
-             lexeme text, entries integer, lo bigint, hi bigint, ids bigint[], stats bigint[])
-         ON COMMIT DELETE ROWS;
-         TRUNCATE stage_postings;",
-    )?;
-    let data = new.data;
-    copy(tx, "COPY stage_postings FROM STDIN", data)?;
-    tx.execute(
+    let lexemes: Vec<&str> = new.lists.iter().map(|l| l.lexeme.as_str()).collect();
+    let merged = tx.query(
         &format!(
-            "WITH merged AS (
-                 DELETE FROM fts_postings p WHERE p.ctid = ANY(ARRAY(
-                     SELECT s.ctid FROM stage_postings l,
-                     LATERAL (SELECT s.ctid FROM fts_postings s
-                              WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = l.lexeme
-                                AND s.entries < {SMALL_BLOCK} OFFSET 0) s))
-                 RETURNING p.lexeme, p.lo, p.hi, p.ids, p.stats),
-             old AS (
-                 SELECT m.lexeme, min(m.lo) AS lo, max(m.hi) AS hi,
-                        array_agg(x.id) AS ids, array_agg(x.stat) AS stats
-                 FROM merged m, unnest(m.ids, m.stats) x(id, stat) GROUP BY m.lexeme)
-             INSERT INTO fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats)
-             SELECT $1, '{kind}', l.lexeme, nextval('fts_blocks'),
-                    l.entries + coalesce(cardinality(o.ids), 0),
-                    least(l.lo, o.lo), greatest(l.hi, o.hi),
-                    l.ids || coalesce(o.ids, '{{}}'), l.stats || coalesce(o.stats, '{{}}')
-             FROM stage_postings l LEFT JOIN old o ON o.lexeme = l.lexeme"
+            "DELETE FROM fts_postings p WHERE p.ctid = ANY(ARRAY(
+                 SELECT s.ctid FROM unnest($2::text[]) l(lexeme),
+                 LATERAL (SELECT s.ctid FROM fts_postings s
+                          WHERE s.repo_id = $1 AND s.kind = '{kind}' AND s.lexeme = l.lexeme
+                            AND s.entries < {SMALL_BLOCK} OFFSET 0) s))
+             RETURNING p.lexeme, p.ids, p.stats"
         ),
-        &[&repo],
+        &[&repo, &lexemes],
     )?;
-    Ok(())
+    let index: HashMap<String, usize> = lexemes
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.to_string(), i))
+        .collect();
+    for row in merged {
+        let lexeme: &str = row.get(0);
+        if let Some(&i) = index.get(lexeme) {
+            let list = &mut new.lists[i];
+            list.ids.extend(row.get::<_, Vec<i64>>(1));
+            list.stats.extend(row.get::<_, Vec<i64>>(2));
+        }
+    }
+    let mut data = Vec::new();
+    let repo_text = repo.to_string();
+    for list in &new.lists {
+        let lo = list.ids.iter().min().copied().unwrap_or_default();
+        let hi = list.ids.iter().max().copied().unwrap_or_default();
+        row(
+            &mut data,
+            &[
+                Some(&repo_text),
+                Some(kind),
+                Some(&list.lexeme),
+                Some(&list.block.to_string()),
+                Some(&list.ids.len().to_string()),
+                Some(&lo.to_string()),
+                Some(&hi.to_string()),
+                Some(&array_literal(&list.ids)),
+                Some(&array_literal(&list.stats)),
+            ],
+        );
+    }
+    copy(
+        tx,
+        "COPY fts_postings(repo_id, kind, lexeme, block, entries, lo, hi, ids, stats) FROM STDIN",
+        data,
+    )
 }
 
 /// The rest of a statement (common table expressions, then the `UPDATE`) that takes the rows

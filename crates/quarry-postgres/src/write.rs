@@ -9,7 +9,7 @@ use quarry_core::store::IndexBatch;
 use quarry_core::tokens;
 
 use crate::connection::{PgTransaction, Queries};
-use crate::postings;
+use crate::postings::{self, Staged};
 use crate::term_counts;
 use crate::text_vector::{Lexicon, NewEntries, TextVector};
 
@@ -213,6 +213,11 @@ pub(crate) fn prepare(
             );
         }
     }
+    let mut blocks = postings::block_numbers(
+        c,
+        Staged::blocks_needed(&file_entries) + Staged::blocks_needed(&chunk_entries),
+    )?
+    .into_iter();
     Ok(Prepared {
         repo,
         replaced,
@@ -222,8 +227,8 @@ pub(crate) fn prepare(
         symbols,
         calls,
         file_grams,
-        file_entries: postings::staged(&file_entries, lexicon),
-        chunk_entries: postings::staged(&chunk_entries, lexicon),
+        file_entries: postings::staged(&file_entries, lexicon, &mut blocks),
+        chunk_entries: postings::staged(&chunk_entries, lexicon, &mut blocks),
     })
 }
 
@@ -231,6 +236,7 @@ pub(crate) fn prepare(
 /// new rows in, the posting lists and totals moved.
 pub(crate) fn write(tx: &mut PgTransaction, batch: Prepared) -> Result<()> {
     let repo = batch.repo;
+    more_memory(tx)?;
     let (paths, hashes, sizes, times) = &batch.touched;
     if !(batch.replaced.is_empty() && paths.is_empty()) {
         files_moved(tx, repo)?;
@@ -307,6 +313,15 @@ pub(crate) fn write(tx: &mut PgTransaction, batch: Prepared) -> Result<()> {
     )?;
     postings::write(tx, repo, "files", batch.file_entries)?;
     postings::write(tx, repo, "chunks", batch.chunk_entries)?;
+    Ok(())
+}
+
+/// Gives a writing transaction 64 MB per sort or hash (its own setting, no one else's): the
+/// GIN indexes (text vectors, trigrams) fold their pending entries into the index in memory of
+/// that size, and 4 MB (PostgreSQL's default) split it into many passes. Measured on one
+/// sympy copy (bench/pg_scale.py's corpus, 2 cores): 2,603 → 2,815 chunks/s.
+pub(crate) fn more_memory(tx: &mut PgTransaction) -> Result<()> {
+    tx.batch_execute("SET LOCAL work_mem = '64MB'")?;
     Ok(())
 }
 
