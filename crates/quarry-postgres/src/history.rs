@@ -15,11 +15,11 @@ use quarry_core::tokens;
 
 use crate::bm25::{self, Bm25};
 use crate::connection::{PgTransaction, Queries};
+use crate::copy_rows::{copy, row};
 use crate::filters::{path_regex, push_filters, refs, Params};
 use crate::postings;
 use crate::term_counts;
 use crate::text_vector::{Lexicon, NewEntries, TextVector};
-use crate::write::{copy, row};
 use crate::{vector_text, PgStore};
 
 /// BM25 weights of subject (A), body (B), changed paths (C) and patch (D): the embedded

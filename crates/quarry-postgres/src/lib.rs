@@ -13,6 +13,7 @@
 mod background;
 mod bm25;
 mod connection;
+mod copy_rows;
 mod filters;
 mod history;
 mod postings;

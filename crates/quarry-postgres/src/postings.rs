@@ -22,9 +22,9 @@ use std::collections::HashMap;
 use anyhow::Result;
 
 use crate::connection::{PgTransaction, Queries};
+use crate::copy_rows::{copy, row};
 use crate::text_vector::{Lexicon, NewEntries};
 use crate::trigrams::array_literal;
-use crate::write::{copy, row};
 
 /// A block with fewer entries than this is merged into the next block written for its lexeme.
 const SMALL_BLOCK: i32 = 128;
