@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
-use crate::connection::{PgClient, PgError};
+use crate::connection::{at_server, PgClient, PgError};
 use crate::write::{self, Prepared};
 
 /// The writer's connection and its batch in flight.
@@ -62,10 +62,7 @@ impl BackgroundWriter {
         };
         let shown_url = self.shown_url.clone();
         self.in_flight = Some(std::thread::spawn(move || {
-            let outcome = commit(&mut client, batch).map_err(|e| match e.downcast::<PgError>() {
-                Ok(pg) => anyhow!("PostgreSQL at {shown_url}: {}", pg.detail()),
-                Err(other) => other,
-            });
+            let outcome = commit(&mut client, batch).map_err(|e| at_server(&shown_url, e));
             (client, outcome)
         }));
         Ok(())

@@ -55,6 +55,15 @@ impl PgError {
     }
 }
 
+/// `e` said as the server at `shown_url` failed, when it is the server's failure (a
+/// [`PgError`] inside); quarry's own errors as they are.
+pub(crate) fn at_server(shown_url: &str, e: anyhow::Error) -> anyhow::Error {
+    match e.downcast::<PgError>() {
+        Ok(pg) => anyhow::anyhow!("PostgreSQL at {shown_url}: {}", pg.detail()),
+        Err(other) => other,
+    }
+}
+
 impl std::fmt::Display for PgError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.detail())

@@ -49,3 +49,9 @@ pub(crate) fn copy(tx: &mut PgTransaction, statement: &str, data: Vec<u8>) -> Re
     tx.copy_in(statement, data)?;
     Ok(())
 }
+
+/// An array's text form (`{1,-2,3}`): a COPY field or a parameter cast to an array.
+pub(crate) fn array_literal<T: ToString>(values: &[T]) -> String {
+    let items: Vec<String> = values.iter().map(T::to_string).collect();
+    format!("{{{}}}", items.join(","))
+}

@@ -207,13 +207,12 @@ pub fn put(
                            merged_in) FROM STDIN",
         file_rows,
     )?;
-    let mut blocks =
-        postings::block_numbers(tx, postings::Staged::blocks_needed(&entries))?.into_iter();
+    let mut blocks = postings::block_numbers(tx, entries.lexemes())?.into_iter();
     postings::write(
         tx,
         repo,
         "commits",
-        postings::staged(&entries, lexicon, &mut blocks),
+        postings::staged(entries, lexicon, &mut blocks),
     )
 }
 

@@ -479,12 +479,8 @@ impl Store for PgStore {
         // caller prepares the next batch (background.rs).
         let prepared = {
             let mut client = self.live_client()?;
-            write::prepare(&mut *client, repo, batch, &mut self.lexicon.borrow_mut()).map_err(
-                |e| match e.downcast::<PgError>() {
-                    Ok(pg) => self.err(pg),
-                    Err(other) => other,
-                },
-            )?
+            write::prepare(&mut *client, repo, batch, &mut self.lexicon.borrow_mut())
+                .map_err(|e| connection::at_server(&self.shown_url, e))?
         };
         self.writer.borrow_mut().start(prepared)?;
         if !batch.deleted.is_empty() || !batch.upserts.is_empty() {

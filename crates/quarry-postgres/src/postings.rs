@@ -22,9 +22,8 @@ use std::collections::HashMap;
 use anyhow::Result;
 
 use crate::connection::{PgTransaction, Queries};
-use crate::copy_rows::{copy, row};
+use crate::copy_rows::{array_literal, copy, row};
 use crate::text_vector::{Lexicon, NewEntries};
-use crate::trigrams::array_literal;
 
 /// A block with fewer entries than this is merged into the next block written for its lexeme.
 const SMALL_BLOCK: i32 = 128;
@@ -74,32 +73,26 @@ struct StagedList {
     stats: Vec<i64>,
 }
 
-impl Staged {
-    /// How many blocks (lexemes) it writes: the block numbers [`staged`] takes.
-    pub(crate) fn blocks_needed(new: &NewEntries) -> usize {
-        new.lists().count()
-    }
-}
-
-/// `new` with a block number from `blocks` for each lexeme.
+/// `new` with a block number from `blocks` for each lexeme (`new.lexemes()` of them).
 pub(crate) fn staged(
-    new: &NewEntries,
+    new: NewEntries,
     lexicon: &Lexicon,
     blocks: &mut impl Iterator<Item = i64>,
 ) -> Staged {
+    let (rows, tokens) = (new.rows, new.tokens);
     let lists = new
-        .lists()
+        .into_lists()
         .map(|(lexeme, ids, stats)| StagedList {
             lexeme: lexicon.lexeme(lexeme).to_string(),
             block: blocks.next().unwrap_or_default(),
-            ids: ids.to_vec(),
-            stats: stats.to_vec(),
+            ids,
+            stats,
         })
         .collect();
     Staged {
         lists,
-        rows: new.rows,
-        tokens: new.tokens,
+        rows,
+        tokens,
     }
 }
 
@@ -145,18 +138,14 @@ pub(crate) fn write(tx: &mut PgTransaction, repo: i64, kind: &str, mut new: Stag
         ),
         &[&repo, &lexemes],
     )?;
-    let index: HashMap<String, usize> = lexemes
+    let index: HashMap<&str, usize> = lexemes.iter().enumerate().map(|(i, l)| (*l, i)).collect();
+    let merged: Vec<(usize, Vec<i64>, Vec<i64>)> = merged
         .iter()
-        .enumerate()
-        .map(|(i, l)| (l.to_string(), i))
+        .filter_map(|r| Some((*index.get(r.get::<_, &str>(0))?, r.get(1), r.get(2))))
         .collect();
-    for row in merged {
-        let lexeme: &str = row.get(0);
-        if let Some(&i) = index.get(lexeme) {
-            let list = &mut new.lists[i];
-            list.ids.extend(row.get::<_, Vec<i64>>(1));
-            list.stats.extend(row.get::<_, Vec<i64>>(2));
-        }
+    for (i, ids, stats) in merged {
+        new.lists[i].ids.extend(ids);
+        new.lists[i].stats.extend(stats);
     }
     let mut data = Vec::new();
     let repo_text = repo.to_string();

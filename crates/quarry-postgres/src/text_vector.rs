@@ -288,10 +288,15 @@ impl NewEntries {
         }
     }
 
+    /// How many lexemes have new entries.
+    pub(crate) fn lexemes(&self) -> usize {
+        self.lists.len()
+    }
+
     /// Each lexeme's new entries: the lexeme, its ids and packed counts.
-    pub(crate) fn lists(&self) -> impl Iterator<Item = (u32, &[i64], &[i64])> {
+    pub(crate) fn into_lists(self) -> impl Iterator<Item = (u32, Vec<i64>, Vec<i64>)> {
         self.lists
-            .iter()
-            .map(|(lexeme, (ids, stats))| (*lexeme, ids.as_slice(), stats.as_slice()))
+            .into_iter()
+            .map(|(lexeme, (ids, stats))| (lexeme, ids, stats))
     }
 }

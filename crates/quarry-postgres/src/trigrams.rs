@@ -43,12 +43,6 @@ pub fn grams(text: &str) -> Vec<i32> {
     grams
 }
 
-/// An integer array as PostgreSQL's text form reads it (`{1,-2,3}`).
-pub fn array_literal<T: ToString>(values: &[T]) -> String {
-    let items: Vec<String> = values.iter().map(T::to_string).collect();
-    format!("{{{}}}", items.join(","))
-}
-
 /// The condition on `t.grams` that holds for every file whose text satisfies `required`,
 /// with its parameters (each string's trigrams); `None` when it requires nothing.
 fn condition(required: &Requirement, params: &mut Vec<Vec<i32>>) -> Option<String> {
@@ -165,6 +159,6 @@ mod tests {
             Requirement::Anything,
         ]);
         assert_eq!(condition(&open, &mut Vec::new()), None);
-        assert_eq!(array_literal(&[1, -2]), "{1,-2}");
+        assert_eq!(crate::copy_rows::array_literal(&[1, -2]), "{1,-2}");
     }
 }

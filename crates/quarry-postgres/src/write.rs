@@ -10,7 +10,7 @@ use quarry_core::tokens;
 
 use crate::connection::{PgTransaction, Queries};
 use crate::copy_rows::{copy, row};
-use crate::postings::{self, Staged};
+use crate::postings;
 use crate::term_counts;
 use crate::text_vector::{Lexicon, NewEntries, TextVector};
 
@@ -136,7 +136,7 @@ pub(crate) fn prepare(
             ],
         );
         if let Some(text) = file.grep_text.as_deref() {
-            let grams = crate::trigrams::array_literal(&crate::trigrams::grams(text));
+            let grams = crate::copy_rows::array_literal(&crate::trigrams::grams(text));
             row(
                 &mut file_grams,
                 &[Some(&repo_text), Some(&file_id_text), Some(&grams)],
@@ -170,11 +170,8 @@ pub(crate) fn prepare(
             );
         }
     }
-    let mut blocks = postings::block_numbers(
-        c,
-        Staged::blocks_needed(&file_entries) + Staged::blocks_needed(&chunk_entries),
-    )?
-    .into_iter();
+    let mut blocks =
+        postings::block_numbers(c, file_entries.lexemes() + chunk_entries.lexemes())?.into_iter();
     Ok(Prepared {
         repo,
         replaced,
@@ -184,8 +181,8 @@ pub(crate) fn prepare(
         symbols,
         calls,
         file_grams,
-        file_entries: postings::staged(&file_entries, lexicon, &mut blocks),
-        chunk_entries: postings::staged(&chunk_entries, lexicon, &mut blocks),
+        file_entries: postings::staged(file_entries, lexicon, &mut blocks),
+        chunk_entries: postings::staged(chunk_entries, lexicon, &mut blocks),
     })
 }
 
