@@ -1,29 +1,35 @@
-//! BM25 in SQL: the embedded store ranks with FTS5's `bm25()`, and PostgreSQL has no such
-//! function (`ts_rank_cd` has no inverse document frequency, and ranked sympy's files
-//! differently: docs/POSTGRES.md). Written as plain SQL over quarry's own posting lists
-//! (postings.rs) rather than as an extension, so that any PostgreSQL, and Citus, runs it.
+//! BM25 over quarry's own posting lists: the embedded store ranks with FTS5's `bm25()`, and
+//! PostgreSQL has no such function (`ts_rank_cd` has no inverse document frequency, and ranked
+//! sympy's files differently: docs/POSTGRES.md). The lists (postings.rs) are plain rows, so any
+//! PostgreSQL, and Citus, serves them; no extension is needed.
 //!
-//! Only the best candidates are scored (MaxScore, Turtle and Flood 1995): every term's IDF is
-//! known before any row is read (term_counts.rs), so is the most a term can add to a row's
-//! score (`idf · (k1 + 1)`, times the query's repeats). Rows holding the rarest terms are
-//! the candidates, each scored by every term; when the terms left out could together add
-//! less than the last of the top scores, no row holding only those can enter it, and the
-//! answer is exact without them. A common word's list (~240,000 entries at a million chunks)
-//! is then only joined to the candidates the rare words found. Rows themselves are read only
-//! for the filters, for phrases and for the answer's columns.
+//! The server finds, quarry scores. A query's one-word terms have their lists read whole, in
+//! binary, and summed here: PostgreSQL's executor spent about a microsecond on each entry
+//! (unnested, its counts unpacked, looked up among the candidates), sending one costs it a
+//! twentieth of that, and quarry adds it to its row's score in a few nanoseconds. An issue text
+//! names ~30 words, some of them in most rows, so this is what keeps it under a second at a
+//! million chunks. Every term's IDF is known before any list is read (term_counts.rs).
+//!
+//! A phrase (a term of several lexemes, e.g. an identifier's parts) has no list: its rows are
+//! found by the text vectors' GIN index and weighed by `ts_rank_cd` on the server, ~10 µs a
+//! row. A rare one's rows are read whole; a common one's (more rows than
+//! [`FIRST_PASS_ROWS`]) only for the rows its most (`idf · (k1 + 1)`) could still lift into the
+//! top (MaxScore, Turtle and Flood 1995), unless it could lift a row holding nothing else.
+//! Rows themselves are read only for the filters and for the answer's columns, best first.
 
+use foldhash::HashMap;
 use tokio_postgres::Row;
 
 use crate::connection::{PgError, Queries};
 use crate::filters::Params;
-use crate::{postings, term_counts};
+use crate::{term_counts, text_vector};
 
 /// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
 
-/// The first pass takes the rows of the rarest terms as candidates until about this many
-/// (more only when the rarest term alone holds more): most short queries end there.
+/// A phrase holding at most this many rows has them all read and weighed; a commoner one only
+/// those that may reach the top.
 pub(crate) const FIRST_PASS_ROWS: i64 = 20_000;
 
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
@@ -39,12 +45,15 @@ pub(crate) struct Bm25<'a> {
     pub columns: &'a str,
     pub tie: &'a str,
     pub limit: usize,
+    /// The repos searched (all when empty): only their lists are read. The filters say so
+    /// again for the rows.
+    pub repos: &'a [String],
     /// Leave out the terms with no weight (in at least half of all rows: the IDF below is
     /// floored), unless every term is such: a row holding only them is not an answer. The
     /// embedded store's commit search does the same (it does not read their posting lists).
     pub only_weighing_terms: bool,
-    /// How many rows the first pass reads (about: the rarest term's are read whatever they
-    /// hold), [`FIRST_PASS_ROWS`] unless a caller tunes it.
+    /// A phrase in more rows than this is weighed only in the rows that may reach the top
+    /// ([`FIRST_PASS_ROWS`] unless a caller tunes it).
     pub first_pass_rows: i64,
 }
 
@@ -66,6 +75,35 @@ impl Term {
     }
 }
 
+/// A row found by a term: its repo and its score so far.
+#[derive(Clone, Copy)]
+struct Found {
+    repo: i64,
+    rank: f64,
+}
+
+/// What BM25 needs to weigh a term's occurrences in a row.
+struct Weighing {
+    avgdl: f64,
+    fields: [f64; 4],
+}
+
+impl Weighing {
+    /// A term's share of a row's score: its field-weighted frequency `f` in a row of `len`
+    /// tokens, times its `weight` (the order of operations is the SQL's that came before).
+    fn share(&self, weight: f64, f: f64, len: f64) -> f64 {
+        weight * f * (BM25_K1 + 1.0) / (f + BM25_K1 * (1.0 - BM25_B + BM25_B * len / self.avgdl))
+    }
+
+    /// The share of a posting-list entry's packed counts (`text_vector::pack`).
+    fn entry_share(&self, weight: f64, stat: i64) -> f64 {
+        let (len, [a, b, c, d]) = text_vector::unpack(stat);
+        let [wa, wb, wc, wd] = self.fields;
+        let f = wa * a as f64 + wb * b as f64 + wc * c as f64 + wd * d as f64;
+        self.share(weight, f, len as f64)
+    }
+}
+
 /// The rows behind chunk, file and commit search, best first: `columns`, the rank, then the
 /// row's repo and id. `push_filters` appends the filters' conditions (`AND …`, numbered after the
 /// parameters already bound). Ranked by BM25 as the embedded store's FTS5 computes it, so the
@@ -79,11 +117,58 @@ impl Term {
 /// - its frequency in a row is the field-weighted count of its positions (a several-word term:
 ///   of its occurrences as a phrase);
 /// - a row's length is its token count (`n_tokens`), against the average over all rows.
+///
+/// The top is the first `limit` rows passing the filters by rank, then by id; the answer is
+/// those rows ordered by rank, then by `tie`.
 pub(crate) fn ranked(
     c: &mut impl Queries,
     q: &Bm25,
     push_filters: &dyn Fn(&mut String, &mut Params),
 ) -> Result<Vec<Row>, PgError> {
+    let (terms, weighing) = weighed_terms(c, q)?;
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut found: HashMap<i64, Found> = HashMap::default();
+    read_lists(c, q, &terms, &weighing, &mut found)?;
+    let (rare, common): (Vec<&Term>, Vec<&Term>) = terms
+        .iter()
+        .filter(|t| t.lexeme.is_none())
+        .partition(|t| t.docs <= q.first_pass_rows);
+    for phrase in rare {
+        read_phrase(c, q, phrase, &weighing, None, &mut found)?;
+    }
+    let top = top_rows(c, q, &found, push_filters)?;
+    if common.is_empty() {
+        return Ok(top);
+    }
+    // The last of a full top: a row must reach it to stay in (none yet: any row may).
+    let threshold = match top.last() {
+        Some(last) if top.len() >= q.limit => last.get::<_, f64>(last.len() - 3),
+        _ => 0.0,
+    };
+    let lift: f64 = common.iter().map(|t| t.bound()).sum();
+    // A row holding nothing else could reach the top: the phrases' rows are read whole.
+    let only = if lift >= threshold {
+        None
+    } else {
+        let mut may: Vec<(i64, i64)> = found
+            .iter()
+            .filter(|(_, f)| f.rank + lift >= threshold)
+            .map(|(id, f)| (f.repo, *id))
+            .collect();
+        may.sort_unstable();
+        Some(may)
+    };
+    for phrase in common {
+        read_phrase(c, q, phrase, &weighing, only.as_deref(), &mut found)?;
+    }
+    top_rows(c, q, &found, push_filters)
+}
+
+/// The query's distinct terms that some row holds, with their weights (rarest first), and
+/// the table's average row length.
+fn weighed_terms(c: &mut impl Queries, q: &Bm25) -> Result<(Vec<Term>, Weighing), PgError> {
     // A term asked for twice counts twice, as a phrase repeated in an FTS5 query does (an
     // issue's title is asked for three times): read once, its score multiplied.
     let (distinct, times): (Vec<String>, Vec<f64>) = quarry_core::tokens::counted_terms(q.terms)
@@ -91,7 +176,10 @@ pub(crate) fn ranked(
         .map(|(term, n)| (term, n as f64))
         .unzip();
     let (counts, total_rows, total_tokens) = term_counts::counts(c, q.table, &distinct)?;
-    let avgdl = (total_tokens / total_rows.max(1.0)).max(1e-9);
+    let weighing = Weighing {
+        avgdl: (total_tokens / total_rows.max(1.0)).max(1e-9),
+        fields: q.weights,
+    };
     let mut terms: Vec<(Term, bool)> = distinct
         .into_iter()
         .zip(counts)
@@ -113,158 +201,192 @@ pub(crate) fn ranked(
         terms.retain(|(_, weighs)| *weighs);
     }
     let mut terms: Vec<Term> = terms.into_iter().map(|(t, _)| t).collect();
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Those that can add the most first: the rare ones.
     terms.sort_by(|a, b| b.bound().total_cmp(&a.bound()));
-    let mut read = 1;
-    let mut rows_read = terms[0].docs;
-    while read < terms.len() && rows_read + terms[read].docs <= q.first_pass_rows {
-        rows_read += terms[read].docs;
-        read += 1;
-    }
-    let first = scored(c, q, &terms, read, avgdl, push_filters)?;
-    // The last of a full top: a row must beat it to enter (none yet: anything may).
-    let threshold = match first.last() {
-        Some(last) if first.len() >= q.limit => last.get::<_, f64>(last.len() - 3),
-        _ => 0.0,
-    };
-    let left_out = |read: usize| terms[read..].iter().map(Term::bound).sum::<f64>();
-    if read == terms.len() || left_out(read) < threshold {
-        return Ok(first);
-    }
-    // The top scores so far only rise with more rows read: the fewest terms whose rows must
-    // be read, judged by them, are enough.
-    while read < terms.len() && left_out(read) >= threshold {
-        read += 1;
-    }
-    scored(c, q, &terms, read, avgdl, push_filters)
+    Ok((terms, weighing))
 }
 
-/// The top `q.limit` of the rows holding any of the first `read` terms (and passing the
-/// filters), each scored by every term: a one-word term's share from its posting list
-/// (postings.rs), a phrase's from the row's text vector. The rank is the third column from the
-/// end, then the row's repo and id.
-fn scored(
+/// The lists of the one-word terms (in the repos searched), read whole and summed into
+/// `found`, term by term in the order given (so that rows alike get equal scores).
+fn read_lists(
     c: &mut impl Queries,
     q: &Bm25,
     terms: &[Term],
-    read: usize,
-    avgdl: f64,
-    push_filters: &dyn Fn(&mut String, &mut Params),
-) -> Result<Vec<Row>, PgError> {
+    weighing: &Weighing,
+    found: &mut HashMap<i64, Found>,
+) -> Result<(), PgError> {
+    let lexemes: Vec<&str> = terms.iter().filter_map(|t| t.lexeme.as_deref()).collect();
+    if lexemes.is_empty() {
+        return Ok(());
+    }
+    let weights: Vec<f64> = terms
+        .iter()
+        .filter(|t| t.lexeme.is_some())
+        .map(|t| t.weight)
+        .collect();
+    // Each lexeme's blocks looked up by the list's key (a lateral subquery kept whole: the
+    // planner cannot misjudge the lists' size into scanning them all).
+    let blocks = c.query(
+        &format!(
+            "SELECT l.i::int4, p.repo_id, p.ids, p.stats
+             FROM unnest($1::text[]) WITH ORDINALITY AS l(lexeme, i),
+             LATERAL (SELECT p.repo_id, p.ids, p.stats FROM fts_postings p
+                      WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos
+                                                  WHERE cardinality($2::text[]) = 0
+                                                     OR name = ANY($2::text[])))
+                        AND p.kind = '{}' AND p.lexeme = l.lexeme OFFSET 0) p
+             ORDER BY 1",
+            q.table
+        ),
+        &[&lexemes, &q.repos],
+    )?;
+    for block in &blocks {
+        let weight = weights[block.get::<_, i32>(0) as usize - 1];
+        let repo: i64 = block.get(1);
+        let ids: Vec<i64> = block.get(2);
+        let stats: Vec<i64> = block.get(3);
+        for (id, stat) in ids.into_iter().zip(stats) {
+            let share = weighing.entry_share(weight, stat);
+            found.entry(id).or_insert(Found { repo, rank: 0.0 }).rank += share;
+        }
+    }
+    Ok(())
+}
+
+/// A phrase's rows (in the repos searched; of `only`, as (repo, id) pairs, when given), each
+/// weighed by `ts_rank_cd` on its text vector and added to `found`.
+fn read_phrase(
+    c: &mut impl Queries,
+    q: &Bm25,
+    phrase: &Term,
+    weighing: &Weighing,
+    only: Option<&[(i64, i64)]>,
+    found: &mut HashMap<i64, Found>,
+) -> Result<(), PgError> {
     // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
     // positions (each position is a cover of length one, worth its weight): a phrase's
     // field-weighted frequency. Its weights are {D, C, B, A}, each at most 1, so they are
     // scaled down here and the sum scaled back up.
-    let [a, b, c_weight, d] = q.weights;
+    let [a, b, c_weight, d] = weighing.fields;
     let top = a.max(b).max(c_weight).max(d).max(f64::MIN_POSITIVE);
     let rank_weights: Vec<f32> = [d, c_weight, b, a]
         .iter()
         .map(|w| (w / top) as f32)
         .collect();
-    let texts: Vec<String> = terms.iter().map(|t| t.text.clone()).collect();
-    let lexemes: Vec<Option<String>> = terms.iter().map(|t| t.lexeme.clone()).collect();
-    let weights: Vec<f64> = terms.iter().map(|t| t.weight).collect();
-    let first: Vec<bool> = (0..terms.len()).map(|i| i < read).collect();
+    let query = "phraseto_tsquery('quarry', $1::text)";
+    let share = format!("ts_rank_cd($2::float4[], t.tsv, {query}, 0) * $3::float8");
+    let rows = match only {
+        // Fewer rows to weigh than the phrase holds: each looked up by its key.
+        Some(only) if (only.len() as i64) < phrase.docs => {
+            let (repos, ids): (Vec<i64>, Vec<i64>) = only.iter().copied().unzip();
+            c.query(
+                &format!(
+                    "SELECT t.repo_id, t.id, {share}, t.n_tokens::float8
+                     FROM unnest($4::int8[], $5::int8[]) AS s(repo_id, id)
+                     JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id
+                     WHERE t.tsv @@ {query}",
+                    table = q.table
+                ),
+                &[&phrase.text, &rank_weights, &top, &repos, &ids],
+            )?
+        }
+        _ => c.query(
+            &format!(
+                "SELECT t.repo_id, t.id, {share}, t.n_tokens::float8 FROM {table} t
+                 WHERE t.tsv @@ {query}
+                   AND t.repo_id = ANY(ARRAY(SELECT id FROM repos
+                                             WHERE cardinality($4::text[]) = 0
+                                                OR name = ANY($4::text[])))",
+                table = q.table
+            ),
+            &[&phrase.text, &rank_weights, &top, &q.repos],
+        )?,
+    };
+    for row in &rows {
+        let share = weighing.share(phrase.weight, row.get(2), row.get(3));
+        found
+            .entry(row.get(1))
+            .or_insert(Found {
+                repo: row.get(0),
+                rank: 0.0,
+            })
+            .rank += share;
+    }
+    Ok(())
+}
+
+/// The first `q.limit` rows of `found` that pass the filters, by rank then id, with their
+/// columns, ordered by rank then `q.tie`. The best are tried first, more only when the
+/// filters turn too many away.
+fn top_rows(
+    c: &mut impl Queries,
+    q: &Bm25,
+    found: &HashMap<i64, Found>,
+    push_filters: &dyn Fn(&mut String, &mut Params),
+) -> Result<Vec<Row>, PgError> {
     let mut params: Params = vec![
-        Box::new(texts),
-        Box::new(lexemes),
-        Box::new(weights),
-        Box::new(first),
-        Box::new(q.weights.to_vec()),
-        Box::new(avgdl),
-        Box::new(rank_weights),
-        Box::new(top),
+        Box::new(Vec::<i64>::new()),
+        Box::new(Vec::<i64>::new()),
+        Box::new(Vec::<f64>::new()),
     ];
     let mut filters = String::new();
     push_filters(&mut filters, &mut params);
+    let filtered = !filters.trim().is_empty();
     params.push(Box::new(q.limit as i64));
     let limit = params.len();
-    // Rows are only read for the filters (when there are any), for phrases and for the top.
-    let candidates = if filters.trim().is_empty() {
-        "SELECT repo_id, id FROM found".to_string()
-    } else {
-        format!(
-            "SELECT t.repo_id, t.id FROM found JOIN {table} t ON t.repo_id = found.repo_id
-                 AND t.id = found.id {joins} WHERE true {filters}",
-            table = q.table,
-            joins = q.joins,
-        )
-    };
-    // Each term's blocks looked up by the list's key (a lateral subquery kept whole: the
-    // planner cannot misjudge the lists' size into scanning them all).
-    let list = format!(
-        "terms, LATERAL (SELECT p.repo_id, p.ids, p.stats FROM fts_postings p
-                         WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND p.kind = '{}'
-                           AND p.lexeme = terms.lexeme OFFSET 0) p",
-        q.table
-    );
-    // A phrase's rows, found by the text vectors' index, each phrase its own branch so that
-    // the planner sees its query (one over every phrase at once scanned the table).
-    let mut phrases_found = String::new();
-    let mut phrase_shares = String::new();
-    for (k, term) in terms.iter().enumerate() {
-        if term.lexeme.is_some() {
-            continue;
-        }
-        let query = format!("phraseto_tsquery('quarry', $1[{}])", k + 1);
-        if k < read {
-            phrases_found.push_str(&format!(
-                " UNION SELECT t.repo_id, t.id FROM {table} t WHERE t.tsv @@ {query}",
-                table = q.table
-            ));
-        }
-        phrase_shares.push_str(&format!(
-            " UNION ALL
-             SELECT t.repo_id, t.id, $3[{i}], ts_rank_cd($7::float4[], t.tsv, {query}, 0) * $8::float8,
-                    t.n_tokens::float8
-             FROM {table} t
-             WHERE t.tsv @@ {query} AND (t.repo_id, t.id) IN (SELECT repo_id, id FROM candidates)",
-            i = k + 1,
-            table = q.table
-        ));
-    }
     let sql = format!(
-        "-- Every parameter typed, whether the phrases below use these or not.
-         WITH typed AS (SELECT $1::text[], $7::float4[], $8::float8),
-         terms AS MATERIALIZED (
-             SELECT t.lexeme, t.weight, t.first
-             FROM unnest($2::text[], $3::float8[], $4::bool[]) AS t(lexeme, weight, first)
-             WHERE t.lexeme IS NOT NULL),
-         found AS MATERIALIZED (
-             SELECT DISTINCT p.repo_id, x.id FROM {list}, unnest(p.ids) AS x(id) WHERE terms.first
-             {phrases_found}),
-         candidates AS MATERIALIZED ({candidates}),
-         -- The lists read whole, each entry looked up in the candidates hashed. Written as
-         -- NOT (… NOT IN …) (ids are never null, so it means IN) because PostgreSQL never
-         -- turns NOT IN into a join: as a join, the planner, which cannot know how long a
-         -- list or how many the candidates are, read every list once per candidate (16 s
-         -- for one issue text over 33,000 commits).
-         shares AS (
-             SELECT l.repo_id, l.id, l.weight, {frequency} AS f, {tokens} AS len
-             FROM (SELECT p.repo_id, x.id, terms.weight, x.stat
-                   FROM {list}, unnest(p.ids, p.stats) AS x(id, stat)) l
-             WHERE NOT ((l.repo_id, l.id) NOT IN (SELECT repo_id, id FROM candidates))
-             {phrase_shares}),
-         scored AS (
-             SELECT repo_id, id,
-                    sum(weight * f * ({k1} + 1) / (f + {k1} * (1 - {b} + {b} * len / $6::float8))) AS rank
-             FROM shares
-             GROUP BY repo_id, id
-             ORDER BY rank DESC, id LIMIT ${limit})
-         SELECT {columns}, s.rank::float8, s.repo_id, s.id
-         FROM scored s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
+        "WITH kept AS MATERIALIZED (
+             SELECT s.repo_id, s.id, s.rank
+             FROM unnest($1::int8[], $2::int8[], $3::float8[]) WITH ORDINALITY
+                  AS s(repo_id, id, rank, o)
+             JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
+             WHERE true {filters}
+             ORDER BY s.o LIMIT ${limit})
+         SELECT {columns}, s.rank, s.repo_id, s.id
+         FROM kept s JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id {joins}
          ORDER BY s.rank DESC, {tie} LIMIT ${limit}",
-        frequency = postings::frequency("l.stat", "$5::float8[]"),
-        tokens = postings::row_tokens("l.stat"),
-        columns = q.columns,
         table = q.table,
         joins = q.joins,
+        columns = q.columns,
         tie = q.tie,
-        k1 = BM25_K1,
-        b = BM25_B,
     );
-    c.query(&sql, &crate::filters::refs(&params))
+    let mut rows: Vec<(i64, Found)> = found.iter().map(|(id, f)| (*id, *f)).collect();
+    let best_first =
+        |x: &(i64, Found), y: &(i64, Found)| y.1.rank.total_cmp(&x.1.rank).then(x.0.cmp(&y.0));
+    let mut tried = if filtered { q.limit * 8 } else { q.limit };
+    loop {
+        let n = tried.min(rows.len());
+        if n > 0 && n < rows.len() {
+            rows.select_nth_unstable_by(n - 1, best_first);
+        }
+        let best = &mut rows[..n];
+        best.sort_unstable_by(best_first);
+        let repos: Vec<i64> = best.iter().map(|(_, f)| f.repo).collect();
+        let ids: Vec<i64> = best.iter().map(|(id, _)| *id).collect();
+        let ranks: Vec<f64> = best.iter().map(|(_, f)| f.rank).collect();
+        params[0] = Box::new(repos);
+        params[1] = Box::new(ids);
+        params[2] = Box::new(ranks);
+        let top = c.query(&sql, &crate::filters::refs(&params))?;
+        if top.len() >= q.limit || n == rows.len() {
+            return Ok(top);
+        }
+        tried = tried.saturating_mul(8);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_entry_is_weighed_by_its_packed_counts() {
+        let w = super::Weighing {
+            avgdl: 10.0,
+            fields: [4.0, 3.0, 1.0, 0.0],
+        };
+        let stat = super::text_vector::pack(20, [1, 2, 3, 5]);
+        assert_eq!(
+            w.entry_share(2.0, stat),
+            w.share(2.0, 4.0 + 6.0 + 3.0, 20.0)
+        );
+        assert_eq!(super::text_vector::unpack(stat), (20, [1, 2, 3, 5]));
+    }
 }

@@ -266,6 +266,7 @@ pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
             columns: HIT_COLUMNS,
             tie: "c.author_time DESC, c.id DESC",
             limit: q.limit.max(1),
+            repos: &q.repos,
             only_weighing_terms: true,
             first_pass_rows: store.ranking_first_pass(),
         };

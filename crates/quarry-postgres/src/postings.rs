@@ -32,7 +32,7 @@ const SMALL_BLOCK: i32 = 128;
 /// array to store and unnest, not five): the token count above bit 36, then the positions
 /// weighted A, B, C and D, 9 bits each (a text vector keeps at most 256 positions per lexeme).
 /// Of the row `c` (with `n_tokens`) and its text vector's entry `u` (an `unnest(tsv)` row). A
-/// macro, so that the migration below is one literal.
+/// macro, so that the migration below is one literal; `text_vector::pack` is the same in quarry.
 macro_rules! packed {
     () => {
         "((least(c.n_tokens, 134217727)::int8 << 36)
@@ -41,20 +41,6 @@ macro_rules! packed {
           | (cardinality(array_positions(u.weights, 'C'))::int8 << 9)
           | cardinality(array_positions(u.weights, 'D'))::int8)"
     };
-}
-
-/// The field-weighted frequency of an entry `stat` (what [`packed`] stored), with the weights
-/// of the fields A, B, C and D as the SQL expression `weights` (a `float8[]`, 1-based).
-pub(crate) fn frequency(stat: &str, weights: &str) -> String {
-    format!(
-        "(({weights})[1] * (({stat} >> 27) & 511) + ({weights})[2] * (({stat} >> 18) & 511)
-          + ({weights})[3] * (({stat} >> 9) & 511) + ({weights})[4] * ({stat} & 511))"
-    )
-}
-
-/// The token count of the row of an entry `stat`.
-pub(crate) fn row_tokens(stat: &str) -> String {
-    format!("({stat} >> 36)::float8")
 }
 
 /// A batch's new entries of one kind, one list per lexeme with the number of the block it

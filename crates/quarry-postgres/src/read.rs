@@ -66,6 +66,7 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
         columns: &HIT_COLUMNS.replace("c.", "t."),
         tie: "t.id",
         limit: q.limit,
+        repos: &q.repos,
         only_weighing_terms: false,
         first_pass_rows: store.ranking_first_pass(),
     };
@@ -91,6 +92,7 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
         columns: "r.name, f.path, f.language",
         tie: "f.path",
         limit: q.limit,
+        repos: &q.repos,
         only_weighing_terms: false,
         first_pass_rows: store.ranking_first_pass(),
     };

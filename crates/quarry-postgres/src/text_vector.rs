@@ -260,12 +260,30 @@ impl TextVector {
     /// Each lexeme with its posting-list entry's counts (postings.rs's packing) for a row of
     /// `n_tokens` tokens.
     pub(crate) fn entries(&self, n_tokens: usize) -> impl Iterator<Item = (u32, i64)> + '_ {
-        let length = (n_tokens.min(134_217_727) as i64) << 36;
-        self.states.iter().map(move |state| {
-            let [a, b, c, d] = state.counts.map(i64::from);
-            (state.lexeme, length | a << 27 | b << 18 | c << 9 | d)
-        })
+        self.states
+            .iter()
+            .map(move |state| (state.lexeme, pack(n_tokens, state.counts.map(i64::from))))
     }
+}
+
+/// A posting-list entry's counts packed into one integer (postings.rs's `packed!`, the same in
+/// SQL): the row's token count above bit 36, then the lexeme's positions in fields A, B, C and
+/// D, 9 bits each.
+pub(crate) fn pack(n_tokens: usize, [a, b, c, d]: [i64; 4]) -> i64 {
+    ((n_tokens.min(134_217_727) as i64) << 36) | a << 27 | b << 18 | c << 9 | d
+}
+
+/// What [`pack`] packed: the row's token count and the positions per field.
+pub(crate) fn unpack(stat: i64) -> (i64, [i64; 4]) {
+    (
+        stat >> 36,
+        [
+            (stat >> 27) & 511,
+            (stat >> 18) & 511,
+            (stat >> 9) & 511,
+            stat & 511,
+        ],
+    )
 }
 
 /// The posting-list entries a batch adds, gathered per lexeme (written by postings.rs).

@@ -548,6 +548,30 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         limit: 5,
         ..Default::default()
     });
+    // Phrases (an identifier's parts): weighed on the server, whole or only in the rows that
+    // may reach the top, alike.
+    asked.push(LexicalQuery {
+        terms: ["pub fn", "trigram", "let mut", "regex", "literal"]
+            .map(String::from)
+            .to_vec(),
+        limit: 5,
+        ..Default::default()
+    });
+    asked.push(LexicalQuery {
+        terms: ["apply_batch", "file_states", "transaction"]
+            .map(String::from)
+            .to_vec(),
+        path_glob: Some("*quarry-store*".into()),
+        limit: 3,
+        ..Default::default()
+    });
+    // A filter that turns the best rows away: more are tried until the top is full.
+    asked.push(LexicalQuery {
+        terms: vec!["store".into(), "file".into()],
+        path_glob: Some("*quarry-chunk*".into()),
+        limit: 5,
+        ..Default::default()
+    });
     for q in &asked {
         pg.set_ranking_first_pass(i64::MAX);
         let every_row = ranked(q);
