@@ -17,11 +17,12 @@
 //! top (MaxScore, Turtle and Flood 1995), unless it could lift a row holding nothing else.
 //! Rows themselves are read only for the filters and for the answer's columns, best first.
 
-use foldhash::HashMap;
 use tokio_postgres::Row;
 
 use crate::connection::{PgError, Queries};
 use crate::filters::Params;
+use crate::postings::Int8s;
+use crate::scores::Scores;
 use crate::{term_counts, text_vector};
 
 /// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
@@ -75,13 +76,6 @@ impl Term {
     }
 }
 
-/// A row found by a term: its repo and its score so far.
-#[derive(Clone, Copy)]
-struct Found {
-    repo: i64,
-    rank: f64,
-}
-
 /// What BM25 needs to weigh a term's occurrences in a row.
 struct Weighing {
     avgdl: f64,
@@ -129,8 +123,7 @@ pub(crate) fn ranked(
     if terms.is_empty() {
         return Ok(Vec::new());
     }
-    let mut found: HashMap<i64, Found> = HashMap::default();
-    read_lists(c, q, &terms, &weighing, &mut found)?;
+    let mut found = read_lists(c, q, &terms, &weighing)?;
     let (rare, common): (Vec<&Term>, Vec<&Term>) = terms
         .iter()
         .filter(|t| t.lexeme.is_none())
@@ -153,9 +146,9 @@ pub(crate) fn ranked(
         None
     } else {
         let mut may: Vec<(i64, i64)> = found
-            .iter()
+            .rows()
             .filter(|(_, f)| f.rank + lift >= threshold)
-            .map(|(id, f)| (f.repo, *id))
+            .map(|(id, f)| (f.repo, id))
             .collect();
         may.sort_unstable();
         Some(may)
@@ -205,19 +198,16 @@ fn weighed_terms(c: &mut impl Queries, q: &Bm25) -> Result<(Vec<Term>, Weighing)
     Ok((terms, weighing))
 }
 
-/// The lists of the one-word terms (in the repos searched), read whole and summed into
-/// `found`, term by term in the order given (so that rows alike get equal scores).
+/// The rows holding the one-word terms (in the repos searched), each scored by them: their
+/// lists read whole and summed term by term in the order given (so that rows alike get
+/// equal scores).
 fn read_lists(
     c: &mut impl Queries,
     q: &Bm25,
     terms: &[Term],
     weighing: &Weighing,
-    found: &mut HashMap<i64, Found>,
-) -> Result<(), PgError> {
+) -> Result<Scores, PgError> {
     let lexemes: Vec<&str> = terms.iter().filter_map(|t| t.lexeme.as_deref()).collect();
-    if lexemes.is_empty() {
-        return Ok(());
-    }
     let weights: Vec<f64> = terms
         .iter()
         .filter(|t| t.lexeme.is_some())
@@ -225,31 +215,40 @@ fn read_lists(
         .collect();
     // Each lexeme's blocks looked up by the list's key (a lateral subquery kept whole: the
     // planner cannot misjudge the lists' size into scanning them all).
-    let blocks = c.query(
-        &format!(
-            "SELECT l.i::int4, p.repo_id, p.ids, p.stats
-             FROM unnest($1::text[]) WITH ORDINALITY AS l(lexeme, i),
-             LATERAL (SELECT p.repo_id, p.ids, p.stats FROM fts_postings p
-                      WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos
-                                                  WHERE cardinality($2::text[]) = 0
-                                                     OR name = ANY($2::text[])))
-                        AND p.kind = '{}' AND p.lexeme = l.lexeme OFFSET 0) p
-             ORDER BY 1",
-            q.table
-        ),
+    let blocks = format!(
+        "FROM unnest($1::text[]) WITH ORDINALITY AS l(lexeme, i),
+         LATERAL (SELECT p.repo_id, p.lo, p.hi, p.entries, p.ids, p.stats FROM fts_postings p
+                  WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos
+                                              WHERE cardinality($2::text[]) = 0
+                                                 OR name = ANY($2::text[])))
+                    AND p.kind = '{}' AND p.lexeme = l.lexeme OFFSET 0) p",
+        q.table
+    );
+    let span = c.query_one(
+        &format!("SELECT min(p.lo), max(p.hi), sum(p.entries)::int8 {blocks}"),
         &[&lexemes, &q.repos],
     )?;
-    for block in &blocks {
-        let weight = weights[block.get::<_, i32>(0) as usize - 1];
-        let repo: i64 = block.get(1);
-        let ids: Vec<i64> = block.get(2);
-        let stats: Vec<i64> = block.get(3);
-        for (id, stat) in ids.into_iter().zip(stats) {
-            let share = weighing.entry_share(weight, stat);
-            found.entry(id).or_insert(Found { repo, rank: 0.0 }).rank += share;
-        }
-    }
-    Ok(())
+    let mut found = match (span.get(0), span.get(1), span.get(2)) {
+        (Some(lo), Some(hi), Some(entries)) => Scores::new(lo, hi, entries),
+        _ => return Ok(Scores::new(0, 0, 0)),
+    };
+    // An issue text's lists hold millions of entries: each block is summed as it arrives.
+    c.for_each_row(
+        &format!("SELECT l.i::int4, p.repo_id, p.ids, p.stats {blocks} ORDER BY 1"),
+        &[&lexemes, &q.repos],
+        &mut |block| {
+            let weight = weights[block.try_get::<_, i32>(0)? as usize - 1];
+            let repo: i64 = block.try_get(1)?;
+            let ids: Int8s = block.try_get(2)?;
+            let stats: Int8s = block.try_get(3)?;
+            let mut add = found.adder(repo);
+            for (id, stat) in ids.zip(stats) {
+                add(id, weighing.entry_share(weight, stat));
+            }
+            Ok(())
+        },
+    )?;
+    Ok(found)
 }
 
 /// A phrase's rows (in the repos searched; of `only`, as (repo, id) pairs, when given), each
@@ -260,7 +259,7 @@ fn read_phrase(
     phrase: &Term,
     weighing: &Weighing,
     only: Option<&[(i64, i64)]>,
-    found: &mut HashMap<i64, Found>,
+    found: &mut Scores,
 ) -> Result<(), PgError> {
     // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
     // positions (each position is a cover of length one, worth its weight): a phrase's
@@ -303,13 +302,7 @@ fn read_phrase(
     };
     for row in &rows {
         let share = weighing.share(phrase.weight, row.get(2), row.get(3));
-        found
-            .entry(row.get(1))
-            .or_insert(Found {
-                repo: row.get(0),
-                rank: 0.0,
-            })
-            .rank += share;
+        found.add(row.get(1), row.get(0), share);
     }
     Ok(())
 }
@@ -320,7 +313,7 @@ fn read_phrase(
 fn top_rows(
     c: &mut impl Queries,
     q: &Bm25,
-    found: &HashMap<i64, Found>,
+    found: &Scores,
     push_filters: &dyn Fn(&mut String, &mut Params),
 ) -> Result<Vec<Row>, PgError> {
     let mut params: Params = vec![
@@ -349,17 +342,9 @@ fn top_rows(
         columns = q.columns,
         tie = q.tie,
     );
-    let mut rows: Vec<(i64, Found)> = found.iter().map(|(id, f)| (*id, *f)).collect();
-    let best_first =
-        |x: &(i64, Found), y: &(i64, Found)| y.1.rank.total_cmp(&x.1.rank).then(x.0.cmp(&y.0));
     let mut tried = if filtered { q.limit * 8 } else { q.limit };
     loop {
-        let n = tried.min(rows.len());
-        if n > 0 && n < rows.len() {
-            rows.select_nth_unstable_by(n - 1, best_first);
-        }
-        let best = &mut rows[..n];
-        best.sort_unstable_by(best_first);
+        let best = found.best(tried);
         let repos: Vec<i64> = best.iter().map(|(_, f)| f.repo).collect();
         let ids: Vec<i64> = best.iter().map(|(id, _)| *id).collect();
         let ranks: Vec<f64> = best.iter().map(|(_, f)| f.rank).collect();
@@ -367,7 +352,7 @@ fn top_rows(
         params[1] = Box::new(ids);
         params[2] = Box::new(ranks);
         let top = c.query(&sql, &crate::filters::refs(&params))?;
-        if top.len() >= q.limit || n == rows.len() {
+        if top.len() >= q.limit || best.len() < tried {
             return Ok(top);
         }
         tried = tried.saturating_mul(8);

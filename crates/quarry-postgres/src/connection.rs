@@ -14,7 +14,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::SinkExt;
+use futures_util::{SinkExt, StreamExt};
 use tokio::runtime::Runtime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, NoTls, Row};
@@ -222,6 +222,25 @@ pub trait Queries {
     ) -> Result<Option<Row>, PgError> {
         let (runtime, client, limit, abandoned) = self.parts();
         timed(runtime, limit, abandoned, client.query_opt(sql, params))
+    }
+
+    /// Runs a query and hands each row to `each` as it arrives, so that a large answer (the
+    /// posting lists that ranking reads) is never held whole; `each`'s error ends the query.
+    fn for_each_row(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+        each: &mut dyn FnMut(&Row) -> Result<(), tokio_postgres::Error>,
+    ) -> Result<(), PgError> {
+        let (runtime, client, limit, abandoned) = self.parts();
+        timed(runtime, limit, abandoned, async {
+            let rows = client.query_raw(sql, params.iter().copied()).await?;
+            let mut rows = std::pin::pin!(rows);
+            while let Some(row) = rows.next().await {
+                each(&row?)?;
+            }
+            Ok(())
+        })
     }
 
     fn batch_execute(&mut self, sql: &str) -> Result<(), PgError> {

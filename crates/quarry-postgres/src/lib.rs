@@ -20,6 +20,7 @@ mod postings;
 mod read;
 mod replicas;
 mod schema;
+mod scores;
 mod term_counts;
 mod text_vector;
 mod trigrams;

@@ -20,6 +20,9 @@
 use std::collections::HashMap;
 
 use anyhow::Result;
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::types::{array_from_sql, ArrayValues};
+use tokio_postgres::types::{FromSql, Type};
 
 use crate::connection::{PgTransaction, Queries};
 use crate::copy_rows::{array_literal, copy, row};
@@ -41,6 +44,43 @@ macro_rules! packed {
           | (cardinality(array_positions(u.weights, 'C'))::int8 << 9)
           | cardinality(array_positions(u.weights, 'D'))::int8)"
     };
+}
+
+/// A list's `ids` or `stats` (a `bigint[]`) read where it lies in the row's buffer: checked
+/// whole once, then walked without being copied into a `Vec` (an issue text's lists hold
+/// millions of entries, and the copies cost more than the reading).
+pub(crate) struct Int8s<'a>(ArrayValues<'a>);
+
+impl<'a> FromSql<'a> for Int8s<'a> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let array = array_from_sql(raw)?;
+        if array.element_type() != Type::INT8.oid() || array.dimensions().count()? > 1 {
+            return Err("a posting list that is not a bigint[]".into());
+        }
+        let mut values = array.values();
+        while let Some(value) = values.next()? {
+            if value.is_none_or(|bytes| bytes.len() != 8) {
+                return Err("a posting list with a null or malformed entry".into());
+            }
+        }
+        Ok(Int8s(array.values()))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::INT8_ARRAY
+    }
+}
+
+impl Iterator for Int8s<'_> {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        // Every value was checked to be 8 bytes when read.
+        match self.0.next() {
+            Ok(Some(Some(bytes))) => Some(i64::from_be_bytes(bytes.try_into().ok()?)),
+            _ => None,
+        }
+    }
 }
 
 /// A batch's new entries of one kind, one list per lexeme with the number of the block it
