@@ -13,7 +13,7 @@
 //! A phrase (a term of several lexemes, e.g. an identifier's parts) has no list: its rows are
 //! found by the text vectors' GIN index and weighed by `ts_rank_cd` on the server, ~10 µs a
 //! row. A rare one's rows are read whole; a common one's (more rows than
-//! [`FIRST_PASS_ROWS`]) only for the rows its most (`idf · (k1 + 1)`) could still lift into the
+//! [`WHOLE_PHRASE_ROWS`]) only for the rows its most (`idf · (k1 + 1)`) could still lift into the
 //! top (MaxScore, Turtle and Flood 1995), unless it could lift a row holding nothing else.
 //! Rows themselves are read only for the filters and for the answer's columns, best first.
 
@@ -31,7 +31,7 @@ const BM25_B: f64 = 0.75;
 
 /// A phrase holding at most this many rows has them all read and weighed; a commoner one only
 /// those that may reach the top.
-pub(crate) const FIRST_PASS_ROWS: i64 = 20_000;
+pub(crate) const WHOLE_PHRASE_ROWS: i64 = 20_000;
 
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
 /// totals in `fts_totals` and its words' lists in `fts_postings` under the table's name), joined
@@ -54,8 +54,8 @@ pub(crate) struct Bm25<'a> {
     /// embedded store's commit search does the same (it does not read their posting lists).
     pub only_weighing_terms: bool,
     /// A phrase in more rows than this is weighed only in the rows that may reach the top
-    /// ([`FIRST_PASS_ROWS`] unless a caller tunes it).
-    pub first_pass_rows: i64,
+    /// ([`WHOLE_PHRASE_ROWS`] unless a caller tunes it).
+    pub whole_phrase_rows: i64,
 }
 
 /// A distinct term of the query with what it weighs.
@@ -127,7 +127,7 @@ pub(crate) fn ranked(
     let (rare, common): (Vec<&Term>, Vec<&Term>) = terms
         .iter()
         .filter(|t| t.lexeme.is_none())
-        .partition(|t| t.docs <= q.first_pass_rows);
+        .partition(|t| t.docs <= q.whole_phrase_rows);
     for phrase in rare {
         read_phrase(c, q, phrase, &weighing, None, &mut found)?;
     }

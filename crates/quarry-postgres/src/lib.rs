@@ -74,8 +74,8 @@ pub struct PgStore {
     lexicon: RefCell<text_vector::Lexicon>,
     /// The batch being written while the next is prepared (background.rs).
     writer: RefCell<background::BackgroundWriter>,
-    /// How many rows BM25's first pass reads (bm25.rs).
-    first_pass_rows: std::cell::Cell<i64>,
+    /// The most rows a phrase may hold for ranking to weigh them all (bm25.rs).
+    whole_phrase_rows: std::cell::Cell<i64>,
 }
 
 /// `url` with any password replaced by `***`: in the user part of a URL
@@ -161,15 +161,16 @@ impl PgStore {
                 &redact(url),
                 timeout,
             )),
-            first_pass_rows: std::cell::Cell::new(bm25::FIRST_PASS_ROWS),
+            whole_phrase_rows: std::cell::Cell::new(bm25::WHOLE_PHRASE_ROWS),
         }
     }
 
-    /// How many rows lexical ranking reads, from its rarest terms, before it judges whether
-    /// the rest can still change the top results (bm25.rs). Every value gives the same
-    /// answers; only the time differs (a test ranks with 1 against the default).
-    pub fn set_ranking_first_pass(&self, rows: i64) {
-        self.first_pass_rows.set(rows.max(1));
+    /// The most rows a phrase of a lexical query (an identifier's parts) may hold for ranking
+    /// to weigh them all; a commoner phrase is weighed only in the rows it could lift into the
+    /// top (bm25.rs). Every value gives the same answers; only the time differs (a test ranks
+    /// with 1 against every row).
+    pub fn set_whole_phrase_rows(&self, rows: i64) {
+        self.whole_phrase_rows.set(rows.max(1));
     }
 
     /// How many posting-list entries differ from what the stored text vectors say (entries
@@ -181,8 +182,8 @@ impl PgStore {
             .get(0))
     }
 
-    pub(crate) fn ranking_first_pass(&self) -> i64 {
-        self.first_pass_rows.get()
+    pub(crate) fn whole_phrase_rows(&self) -> i64 {
+        self.whole_phrase_rows.get()
     }
 
     /// A store for reading only (searches): its reads go to the first of `read_urls` that

@@ -1,9 +1,8 @@
 //! How many rows of each kind (chunks, files, commits) hold each lexeme, per repo: BM25's
 //! document frequencies, the entries of the lexeme's posting list (postings.rs), kept with
 //! the rows' and tokens' totals by the statement that writes or removes the rows. With them a
-//! query knows every term's IDF before it reads a row, so ranking can start from its rarest
-//! terms and stop once the common ones cannot change the top results (bm25.rs); counting them
-//! at query time read every row holding a common word (~240,000 at a million chunks).
+//! query knows every term's IDF before it reads a row or a list (bm25.rs); counting them at
+//! query time read every row holding a common word (~240,000 at a million chunks).
 //!
 //! A query looks a lexeme up in every repo (the IDF is over the whole database, as FTS5's is
 //! over its table): one index probe per repo and term, summing the blocks' entry counts (kept

@@ -520,8 +520,8 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
             "{on_sqlite:?} vs {on_pg:?}"
         );
     }
-    // Reading the rarest term's rows first and the others only when they can still matter
-    // changes nothing: the same top 10, the same scores, as reading every candidate.
+    // Weighing a common phrase only in the rows it could lift into the top changes nothing:
+    // the same top 10, the same scores, as weighing all its rows.
     let ranked = |q: &LexicalQuery| -> Vec<((String, u32), f64)> {
         pg.search_lexical(q)
             .unwrap()
@@ -573,18 +573,18 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         ..Default::default()
     });
     for q in &asked {
-        pg.set_ranking_first_pass(i64::MAX);
+        pg.set_whole_phrase_rows(i64::MAX);
         let every_row = ranked(q);
-        pg.set_ranking_first_pass(1);
-        let rarest_first = ranked(q);
+        pg.set_whole_phrase_rows(1);
+        let common_phrases_cut = ranked(q);
         assert!(!every_row.is_empty(), "{:?} finds nothing", q.terms);
         assert_eq!(
             every_row.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            rarest_first.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            common_phrases_cut.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             "{:?}",
             q.terms
         );
-        for ((_, x), (_, y)) in every_row.iter().zip(&rarest_first) {
+        for ((_, x), (_, y)) in every_row.iter().zip(&common_phrases_cut) {
             assert!((x - y).abs() <= 1e-9 * x.abs(), "{:?}: {x} vs {y}", q.terms);
         }
     }
@@ -611,7 +611,7 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
     // The posting lists ranking reads hold exactly what the rows' text vectors say: the
     // replaced and deleted rows' entries gone, the new rows' there, counts alike.
     assert_eq!(pg.posting_mismatches().unwrap(), 0);
-    pg.set_ranking_first_pass(1);
+    pg.set_whole_phrase_rows(1);
     for q in &asked {
         let on = |s: &dyn Store| -> Vec<((String, u32), f64)> {
             s.search_lexical(q)
