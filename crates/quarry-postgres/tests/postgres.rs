@@ -580,7 +580,10 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
         assert!(!every_row.is_empty(), "{:?} finds nothing", q.terms);
         assert_eq!(
             every_row.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            common_phrases_cut.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            common_phrases_cut
+                .iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>(),
             "{:?}",
             q.terms
         );

@@ -1,6 +1,6 @@
 //! Connecting and migrating: errors that name the server without its password, a schema from
-//! a newer quarry refused, a database from before the posting lists brought up to date, a
-//! server without pgvector.
+//! a newer quarry refused, databases from before the posting lists and before the trigram
+//! partitions brought up to date, a server without pgvector.
 
 use quarry_core::store::{IndexBatch, Store};
 use quarry_postgres::PgStore;
@@ -95,6 +95,52 @@ fn postgres_a_database_from_before_the_posting_lists_gets_them_in_its_migration(
     let store = PgStore::connect(&url).unwrap();
     assert_eq!(store.posting_mismatches().unwrap(), 0);
     assert_eq!(ranked(&store), before);
+}
+
+#[test]
+fn postgres_a_database_with_one_trigram_index_gets_it_partitioned_in_its_migration() {
+    let url = quarry_test_postgres::database("before_gram_partitions");
+    let mut store = PgStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    for (path, text) in [
+        ("a.py", "def parse_expr(s):\n"),
+        ("b.py", "def other(): pass\n"),
+    ] {
+        let mut f = file(path, path, vec![chunk(1, 1, None, text)]);
+        f.grep_text = Some(text.into());
+        batch.upserts.push(f);
+    }
+    store.apply(repo.id, &batch).unwrap();
+    let required = quarry_core::Requirement::Contains("parse_expr".into());
+    let before = store.trigram_lookup(&required, None).unwrap().may_match;
+    assert_eq!(before.len(), 1);
+    drop(store);
+    // The database as schema 10 left it: one table, one GIN index.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "CREATE TABLE flat AS SELECT * FROM file_grams;
+             DROP TABLE file_grams;
+             ALTER TABLE flat RENAME TO file_grams;
+             ALTER TABLE file_grams ADD PRIMARY KEY (repo_id, file_id);
+             CREATE INDEX file_grams_gin ON file_grams USING gin (grams);
+             UPDATE quarry_meta SET value = '10' WHERE key = 'schema_version'",
+        )
+        .unwrap();
+    let store = PgStore::connect(&url).unwrap();
+    let partitions: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_inherits WHERE inhparent = 'file_grams'::regclass",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(partitions, 16);
+    assert_eq!(
+        store.trigram_lookup(&required, None).unwrap().may_match,
+        before
+    );
 }
 
 #[test]
