@@ -10,13 +10,13 @@
 //! names ~30 words, some of them in most rows, so this is what keeps it under a second at a
 //! million chunks. Every term's IDF is known before any list is read (term_counts.rs).
 //!
-//! A phrase (a term of several lexemes, e.g. an identifier's parts) has no list: its rows are
-//! found by the text vectors' GIN index and weighed by `ts_rank_cd` on the server, ~10 µs a
-//! row. A rare one's rows are read whole; a common one's (more rows than
-//! [`WHOLE_PHRASE_ROWS`]) only for the rows its most (`idf · (k1 + 1)`) could still lift into the
-//! top (MaxScore, Turtle and Flood 1995), unless it could lift a row holding nothing else.
-//! Rows themselves are read only for the filters and for the answer's columns, best first.
+//! A phrase (a term of several lexemes, e.g. an identifier's parts) has no list: the rows
+//! holding all its lexemes are found from theirs, and the server checks each for the phrase
+//! and weighs it by `ts_rank_cd` on its text vector (~10 µs a row), which also counts the
+//! phrase's rows for its IDF. Rows themselves are read only for phrases, the filters and the
+//! answer's columns, best first.
 
+use foldhash::HashMap;
 use tokio_postgres::Row;
 
 use crate::connection::{PgError, Queries};
@@ -28,10 +28,6 @@ use crate::{term_counts, text_vector};
 /// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
 const BM25_K1: f64 = 1.2;
 const BM25_B: f64 = 0.75;
-
-/// A phrase holding at most this many rows has them all read and weighed; a commoner one only
-/// those that may reach the top.
-pub(crate) const WHOLE_PHRASE_ROWS: i64 = 20_000;
 
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
 /// totals in `fts_totals` and its words' lists in `fts_postings` under the table's name), joined
@@ -53,20 +49,24 @@ pub(crate) struct Bm25<'a> {
     /// floored), unless every term is such: a row holding only them is not an answer. The
     /// embedded store's commit search does the same (it does not read their posting lists).
     pub only_weighing_terms: bool,
-    /// A phrase in more rows than this is weighed only in the rows that may reach the top
-    /// ([`WHOLE_PHRASE_ROWS`] unless a caller tunes it).
-    pub whole_phrase_rows: i64,
 }
 
 /// A distinct term of the query with what it weighs.
 struct Term {
-    text: String,
     /// Its lexeme when it is one word (its rows are in a posting list); none for a phrase.
     lexeme: Option<String>,
-    /// Rows holding it, in the whole database.
-    docs: i64,
     /// IDF times the number of times the query names it.
     weight: f64,
+    /// A phrase's rows in the repos searched.
+    rows: Vec<PhraseRow>,
+}
+
+/// A row holding a phrase: its field-weighted count of the phrase and its length.
+struct PhraseRow {
+    repo: i64,
+    id: i64,
+    frequency: f64,
+    len: f64,
 }
 
 impl Term {
@@ -124,37 +124,14 @@ pub(crate) fn ranked(
         return Ok(Vec::new());
     }
     let mut found = read_lists(c, q, &terms, &weighing)?;
-    let (rare, common): (Vec<&Term>, Vec<&Term>) = terms
-        .iter()
-        .filter(|t| t.lexeme.is_none())
-        .partition(|t| t.docs <= q.whole_phrase_rows);
-    for phrase in rare {
-        read_phrase(c, q, phrase, &weighing, None, &mut found)?;
-    }
-    let top = top_rows(c, q, &found, push_filters)?;
-    if common.is_empty() {
-        return Ok(top);
-    }
-    // The last of a full top: a row must reach it to stay in (none yet: any row may).
-    let threshold = match top.last() {
-        Some(last) if top.len() >= q.limit => last.get::<_, f64>(last.len() - 3),
-        _ => 0.0,
-    };
-    let lift: f64 = common.iter().map(|t| t.bound()).sum();
-    // A row holding nothing else could reach the top: the phrases' rows are read whole.
-    let only = if lift >= threshold {
-        None
-    } else {
-        let mut may: Vec<(i64, i64)> = found
-            .rows()
-            .filter(|(_, f)| f.rank + lift >= threshold)
-            .map(|(id, f)| (f.repo, id))
-            .collect();
-        may.sort_unstable();
-        Some(may)
-    };
-    for phrase in common {
-        read_phrase(c, q, phrase, &weighing, only.as_deref(), &mut found)?;
+    for phrase in &terms {
+        for row in &phrase.rows {
+            found.add(
+                row.id,
+                row.repo,
+                weighing.share(phrase.weight, row.frequency, row.len),
+            );
+        }
     }
     top_rows(c, q, &found, push_filters)
 }
@@ -173,23 +150,25 @@ fn weighed_terms(c: &mut impl Queries, q: &Bm25) -> Result<(Vec<Term>, Weighing)
         avgdl: (total_tokens / total_rows.max(1.0)).max(1e-9),
         fields: q.weights,
     };
-    let mut terms: Vec<(Term, bool)> = distinct
-        .into_iter()
-        .zip(counts)
-        .zip(times)
-        .filter(|((_, count), _)| count.docs > 0)
-        .map(|((text, count), times)| {
-            let n = count.docs as f64;
-            let raw = ((total_rows - n + 0.5) / (n + 0.5)).ln();
-            let term = Term {
-                text,
-                lexeme: count.lexeme,
-                docs: count.docs,
-                weight: times * raw.max(1e-6),
-            };
-            (term, raw > 0.0)
-        })
-        .collect();
+    let mut terms: Vec<(Term, bool)> = Vec::new();
+    for ((text, count), times) in distinct.into_iter().zip(counts).zip(times) {
+        let (docs, rows) = if count.lexemes.is_empty() {
+            (count.docs, Vec::new())
+        } else {
+            phrase_rows(c, q, &text, &count.lexemes, &weighing)?
+        };
+        if docs == 0 {
+            continue;
+        }
+        let n = docs as f64;
+        let raw = ((total_rows - n + 0.5) / (n + 0.5)).ln();
+        let term = Term {
+            lexeme: count.lexeme,
+            weight: times * raw.max(1e-6),
+            rows,
+        };
+        terms.push((term, raw > 0.0));
+    }
     if q.only_weighing_terms && terms.iter().any(|(_, weighs)| *weighs) {
         terms.retain(|(_, weighs)| *weighs);
     }
@@ -251,16 +230,60 @@ fn read_lists(
     Ok(found)
 }
 
-/// A phrase's rows (in the repos searched; of `only`, as (repo, id) pairs, when given), each
-/// weighed by `ts_rank_cd` on its text vector and added to `found`.
-fn read_phrase(
+/// How many rows in the whole database hold the phrase `text` (its distinct `lexemes` given),
+/// and those of them in the repos searched, weighed by `ts_rank_cd` on their text vectors.
+/// The rows holding every lexeme are found from the lists (the rarest lexeme's first, the
+/// others only narrowing it), then each is checked for the phrase by its key: the same rows
+/// a GIN index on the text vectors would have rechecked, without the index's upkeep on every
+/// write (docs/POSTGRES.md).
+fn phrase_rows(
     c: &mut impl Queries,
     q: &Bm25,
-    phrase: &Term,
+    text: &str,
+    lexemes: &[String],
     weighing: &Weighing,
-    only: Option<&[(i64, i64)]>,
-    found: &mut Scores,
-) -> Result<(), PgError> {
+) -> Result<(i64, Vec<PhraseRow>), PgError> {
+    let mut holding: HashMap<i64, (i64, usize)> = HashMap::default();
+    c.for_each_row(
+        &format!(
+            "WITH l AS (SELECT l.lexeme, row_number() OVER (ORDER BY (
+                            SELECT coalesce(sum(p.entries), 0) FROM fts_postings p
+                            WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos))
+                              AND p.kind = '{table}' AND p.lexeme = l.lexeme), l.lexeme) AS i
+                        FROM unnest($1::text[]) AS l(lexeme))
+             SELECT l.i::int4, p.repo_id, p.ids FROM l,
+             LATERAL (SELECT p.repo_id, p.ids FROM fts_postings p
+                      WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos))
+                        AND p.kind = '{table}' AND p.lexeme = l.lexeme OFFSET 0) p
+             ORDER BY 1",
+            table = q.table
+        ),
+        &[&lexemes],
+        &mut |block| {
+            let lexeme = block.try_get::<_, i32>(0)? as usize;
+            let repo: i64 = block.try_get(1)?;
+            let ids: Int8s = block.try_get(2)?;
+            for id in ids {
+                if lexeme == 1 {
+                    holding.insert(id, (repo, 1));
+                } else if let Some(seen) = holding.get_mut(&id) {
+                    // Held by every lexeme so far, and now by this one.
+                    if seen.1 == lexeme - 1 {
+                        seen.1 = lexeme;
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let (repos, ids): (Vec<i64>, Vec<i64>) = holding
+        .into_iter()
+        .filter(|(_, (_, seen))| *seen == lexemes.len())
+        .map(|(id, (repo, _))| (repo, id))
+        .unzip();
+    if ids.is_empty() {
+        return Ok((0, Vec::new()));
+    }
     // `ts_rank_cd` with a one-term query and no normalisation sums the weights of the term's
     // positions (each position is a cover of length one, worth its weight): a phrase's
     // field-weighted frequency. Its weights are {D, C, B, A}, each at most 1, so they are
@@ -272,39 +295,31 @@ fn read_phrase(
         .map(|w| (w / top) as f32)
         .collect();
     let query = "phraseto_tsquery('quarry', $1::text)";
-    let share = format!("ts_rank_cd($2::float4[], t.tsv, {query}, 0) * $3::float8");
-    let rows = match only {
-        // Fewer rows to weigh than the phrase holds: each looked up by its key.
-        Some(only) if (only.len() as i64) < phrase.docs => {
-            let (repos, ids): (Vec<i64>, Vec<i64>) = only.iter().copied().unzip();
-            c.query(
-                &format!(
-                    "SELECT t.repo_id, t.id, {share}, t.n_tokens::float8
-                     FROM unnest($4::int8[], $5::int8[]) AS s(repo_id, id)
-                     JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id
-                     WHERE t.tsv @@ {query}",
-                    table = q.table
-                ),
-                &[&phrase.text, &rank_weights, &top, &repos, &ids],
-            )?
-        }
-        _ => c.query(
-            &format!(
-                "SELECT t.repo_id, t.id, {share}, t.n_tokens::float8 FROM {table} t
-                 WHERE t.tsv @@ {query}
-                   AND t.repo_id = ANY(ARRAY(SELECT id FROM repos
-                                             WHERE cardinality($4::text[]) = 0
-                                                OR name = ANY($4::text[])))",
-                table = q.table
-            ),
-            &[&phrase.text, &rank_weights, &top, &q.repos],
-        )?,
-    };
-    for row in &rows {
-        let share = weighing.share(phrase.weight, row.get(2), row.get(3));
-        found.add(row.get(1), row.get(0), share);
-    }
-    Ok(())
+    let rows = c.query(
+        &format!(
+            "SELECT t.repo_id, t.id, ts_rank_cd($2::float4[], t.tsv, {query}, 0) * $3::float8,
+                    t.n_tokens::float8,
+                    t.repo_id = ANY(ARRAY(SELECT id FROM repos
+                                          WHERE cardinality($6::text[]) = 0
+                                             OR name = ANY($6::text[])))
+             FROM unnest($4::int8[], $5::int8[]) AS s(repo_id, id)
+             JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id
+             WHERE t.tsv @@ {query}",
+            table = q.table
+        ),
+        &[&text, &rank_weights, &top, &repos, &ids, &q.repos],
+    )?;
+    let searched = rows
+        .iter()
+        .filter(|r| r.get::<_, bool>(4))
+        .map(|r| PhraseRow {
+            repo: r.get(0),
+            id: r.get(1),
+            frequency: r.get(2),
+            len: r.get(3),
+        })
+        .collect();
+    Ok((rows.len() as i64, searched))
 }
 
 /// The first `q.limit` rows of `found` that pass the filters, by rank then id, with their

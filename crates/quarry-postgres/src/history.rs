@@ -268,7 +268,6 @@ pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
             limit: q.limit.max(1),
             repos: &q.repos,
             only_weighing_terms: true,
-            whole_phrase_rows: store.whole_phrase_rows(),
         };
         let filters =
             |sql: &mut String, params: &mut Params| push_commit_filters(sql, params, q, true);

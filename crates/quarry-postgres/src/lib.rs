@@ -74,8 +74,6 @@ pub struct PgStore {
     lexicon: RefCell<text_vector::Lexicon>,
     /// The batch being written while the next is prepared (background.rs).
     writer: RefCell<background::BackgroundWriter>,
-    /// The most rows a phrase may hold for ranking to weigh them all (bm25.rs).
-    whole_phrase_rows: std::cell::Cell<i64>,
 }
 
 /// `url` with any password replaced by `***`: in the user part of a URL
@@ -161,16 +159,7 @@ impl PgStore {
                 &redact(url),
                 timeout,
             )),
-            whole_phrase_rows: std::cell::Cell::new(bm25::WHOLE_PHRASE_ROWS),
         }
-    }
-
-    /// The most rows a phrase of a lexical query (an identifier's parts) may hold for ranking
-    /// to weigh them all; a commoner phrase is weighed only in the rows it could lift into the
-    /// top (bm25.rs). Every value gives the same answers; only the time differs (a test ranks
-    /// with 1 against every row).
-    pub fn set_whole_phrase_rows(&self, rows: i64) {
-        self.whole_phrase_rows.set(rows.max(1));
     }
 
     /// How many posting-list entries differ from what the stored text vectors say (entries
@@ -180,10 +169,6 @@ impl PgStore {
         Ok(self
             .with(|c| c.query_one(postings::MISMATCHES, &[]))?
             .get(0))
-    }
-
-    pub(crate) fn whole_phrase_rows(&self) -> i64 {
-        self.whole_phrase_rows.get()
     }
 
     /// A store for reading only (searches): its reads go to the first of `read_urls` that

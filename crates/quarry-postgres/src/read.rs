@@ -68,7 +68,6 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
         limit: q.limit,
         repos: &q.repos,
         only_weighing_terms: false,
-        whole_phrase_rows: store.whole_phrase_rows(),
     };
     let filters =
         |sql: &mut String, params: &mut Params| push_lexical_filters(sql, params, q, Some("t"));
@@ -94,7 +93,6 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
         limit: q.limit,
         repos: &q.repos,
         only_weighing_terms: false,
-        whole_phrase_rows: store.whole_phrase_rows(),
     };
     let filters =
         |sql: &mut String, params: &mut Params| push_lexical_filters(sql, params, q, None);

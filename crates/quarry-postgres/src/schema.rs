@@ -238,6 +238,12 @@ const MIGRATIONS: &[&str] = &[
         CREATE INDEX file_grams_gin ON file_grams USING gin (grams);
     END $$;
     "#,
+    // 12: no GIN index on the text vectors: ranking reads the posting lists, and a phrase's
+    // rows are those of its lexemes' lists that hold it (bm25.rs), so the indexes were only
+    // upkeep, most of each write's time for chunks and files (12 sympy copies: ingest 2,739 →
+    // 3,246 chunks/s; docs/POSTGRES.md).
+    "DROP INDEX IF EXISTS chunks_tsv; DROP INDEX IF EXISTS files_tsv;
+     DROP INDEX IF EXISTS commits_tsv;",
 ];
 
 /// The schema version this build writes.

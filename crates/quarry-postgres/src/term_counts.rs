@@ -59,16 +59,19 @@ pub(crate) const MIGRATION: &str = r#"
         SELECT 'commits', u.lexeme, t.repo_id, count(*) FROM commits t, unnest(t.tsv) u GROUP BY 2, 3;
 "#;
 
-/// A query term's document count, and its lexeme where it is one word (a phrase has none).
+/// A query term's document count and lexeme where it is one word; a phrase's lexemes.
 pub(crate) struct TermCount {
     pub docs: i64,
     pub lexeme: Option<String>,
+    /// A phrase's distinct lexemes (empty for a word, and for a term with none): the rows
+    /// holding it hold all of them, and the phrase's rows are counted among those (bm25.rs).
+    pub lexemes: Vec<String>,
 }
 
 /// The document counts of `terms` (as given to `phraseto_tsquery`) in `table`, over every
-/// repo: a one-word term from the counts, a phrase (several lexemes, or one repeated) by
-/// counting the rows that hold it (a phrase is rarer than its rarest word, so this reads few).
-/// Also the table's rows and tokens (`fts_totals`).
+/// repo: a one-word term from the counts; a phrase (several lexemes, or one repeated) left
+/// at 0 with its lexemes, to be counted by reading the rows that hold them all. Also the
+/// table's rows and tokens (`fts_totals`).
 pub(crate) fn counts(
     c: &mut impl Queries,
     table: &str,
@@ -76,7 +79,7 @@ pub(crate) fn counts(
 ) -> Result<(Vec<TermCount>, f64, f64), crate::connection::PgError> {
     let rows = c.query(
         &format!(
-            "WITH t AS (SELECT t.i, t.query,
+            "WITH t AS (SELECT t.i, t.term, t.query,
                                CASE numnode(t.query) WHEN 1 THEN
                                    (SELECT lexeme FROM unnest(to_tsvector('quarry', t.term)) LIMIT 1)
                                END AS lexeme
@@ -88,8 +91,11 @@ pub(crate) fn counts(
                      SELECT coalesce(sum(p.entries), 0) FROM fts_postings p
                      WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos)) AND p.kind = '{table}'
                        AND p.lexeme = t.lexeme)
-                 ELSE (SELECT count(*) FROM {table} x WHERE x.tsv @@ t.query) END)::int8,
-                 t.lexeme, totals.docs, totals.tokens
+                 ELSE 0 END)::int8,
+                 t.lexeme, totals.docs, totals.tokens,
+                 CASE WHEN numnode(t.query) > 1 THEN
+                     ARRAY(SELECT lexeme FROM unnest(to_tsvector('quarry', t.term)))
+                 ELSE '{{}}'::text[] END
              FROM t, (SELECT coalesce(sum(docs), 0)::float8 AS docs,
                              coalesce(sum(tokens), 0)::float8 AS tokens
                       FROM fts_totals WHERE kind = '{table}') totals
@@ -106,6 +112,7 @@ pub(crate) fn counts(
         .map(|r| TermCount {
             docs: r.get(0),
             lexeme: r.get(1),
+            lexemes: r.get(4),
         })
         .collect();
     Ok((counts, docs, tokens))
