@@ -46,9 +46,11 @@ macro_rules! packed {
     };
 }
 
-/// A list's `ids` or `stats` (a `bigint[]`) read where it lies in the row's buffer: checked
-/// whole once, then walked without being copied into a `Vec` (an issue text's lists hold
-/// millions of entries, and the copies cost more than the reading).
+/// A list's `ids` or `stats` (a `bigint[]`) read where it lies in the row's buffer and walked
+/// without being copied into a `Vec` (an issue text's lists hold millions of entries, and the
+/// copies cost more than the reading). Checked once, without walking it: a one-dimensional
+/// array of `bigint` without nulls, as long as its elements need (each a 4-byte length and 8
+/// bytes).
 pub(crate) struct Int8s<'a>(ArrayValues<'a>);
 
 impl<'a> FromSql<'a> for Int8s<'a> {
@@ -57,11 +59,11 @@ impl<'a> FromSql<'a> for Int8s<'a> {
         if array.element_type() != Type::INT8.oid() || array.dimensions().count()? > 1 {
             return Err("a posting list that is not a bigint[]".into());
         }
-        let mut values = array.values();
-        while let Some(value) = values.next()? {
-            if value.is_none_or(|bytes| bytes.len() != 8) {
-                return Err("a posting list with a null or malformed entry".into());
-            }
+        let dimension = array.dimensions().next()?;
+        let elements = dimension.map_or(0, |d| d.len.max(0) as usize);
+        let header = 12 + 8 * usize::from(dimension.is_some());
+        if array.has_nulls() || raw.len() != header + 12 * elements {
+            return Err("a posting list with a null or malformed entry".into());
         }
         Ok(Int8s(array.values()))
     }
@@ -75,7 +77,6 @@ impl Iterator for Int8s<'_> {
     type Item = i64;
 
     fn next(&mut self) -> Option<i64> {
-        // Every value was checked to be 8 bytes when read.
         match self.0.next() {
             Ok(Some(Some(bytes))) => Some(i64::from_be_bytes(bytes.try_into().ok()?)),
             _ => None,
@@ -288,3 +289,34 @@ pub(crate) const MIGRATION: &str = concat!(
     fill!("files"),
     fill!("commits"),
 );
+
+#[cfg(test)]
+mod tests {
+    use super::Int8s;
+    use tokio_postgres::types::{FromSql, ToSql, Type};
+
+    fn sent(values: &[i64]) -> Vec<u8> {
+        let mut buf = bytes::BytesMut::new();
+        values.to_vec().to_sql(&Type::INT8_ARRAY, &mut buf).unwrap();
+        buf.to_vec()
+    }
+
+    #[test]
+    fn a_list_is_read_in_place_and_a_cut_one_is_refused() {
+        for values in [vec![], vec![7], vec![1, -2, i64::MAX, 1 << 40]] {
+            let raw = sent(&values);
+            let read: Vec<i64> = Int8s::from_sql(&Type::INT8_ARRAY, &raw).unwrap().collect();
+            assert_eq!(read, values);
+        }
+        let raw = sent(&[1, 2, 3]);
+        assert!(Int8s::from_sql(&Type::INT8_ARRAY, &raw[..raw.len() - 1]).is_err());
+        let nulls = {
+            let mut buf = bytes::BytesMut::new();
+            vec![Some(1i64), None]
+                .to_sql(&Type::INT8_ARRAY, &mut buf)
+                .unwrap();
+            buf.to_vec()
+        };
+        assert!(Int8s::from_sql(&Type::INT8_ARRAY, &nulls).is_err());
+    }
+}

@@ -60,7 +60,8 @@ impl Scores {
     /// Adds shares to rows of one `repo` (a posting-list block's), without looking the repo up
     /// again for each.
     pub(crate) fn adder(&mut self, repo: i64) -> impl FnMut(i64, f64) + '_ {
-        let (slot_repo, table) = match self {
+        // The repo's number in a table's slots (0 in a map, which keeps the repo itself).
+        let slot_repo = match self {
             Scores::Table { repo_ids, .. } => {
                 let number = match repo_ids.iter().position(|r| *r == repo) {
                     Some(i) => i,
@@ -69,30 +70,32 @@ impl Scores {
                         repo_ids.len() - 1
                     }
                 };
-                (number as u32 + 1, true)
+                number as u32 + 1
             }
-            Scores::Map(_) => (0, false),
+            Scores::Map(_) => 0,
         };
-        move |id, share| match self {
-            Scores::Table {
-                base,
-                ranks,
-                repos,
-                outside,
-                ..
-            } if table => match usize::try_from(id - *base)
-                .ok()
-                .filter(|i| *i < ranks.len())
-            {
-                Some(i) => {
-                    ranks[i] += share;
-                    repos[i] = slot_repo;
-                }
-                None => outside.entry(id).or_insert(Found { repo, rank: 0.0 }).rank += share,
-            },
-            Scores::Map(map) | Scores::Table { outside: map, .. } => {
-                map.entry(id).or_insert(Found { repo, rank: 0.0 }).rank += share
-            }
+        move |id, share| {
+            let map = match self {
+                Scores::Table {
+                    base,
+                    ranks,
+                    repos,
+                    outside,
+                    ..
+                } => match usize::try_from(id - *base)
+                    .ok()
+                    .filter(|i| *i < ranks.len())
+                {
+                    Some(i) => {
+                        ranks[i] += share;
+                        repos[i] = slot_repo;
+                        return;
+                    }
+                    None => outside,
+                },
+                Scores::Map(map) => map,
+            };
+            map.entry(id).or_insert(Found { repo, rank: 0.0 }).rank += share;
         }
     }
 
