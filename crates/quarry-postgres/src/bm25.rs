@@ -69,11 +69,22 @@ struct PhraseRow {
     len: f64,
 }
 
-impl Term {
-    /// The most the term can add to a row's score: its term-frequency factor is below k1 + 1.
-    fn bound(&self) -> f64 {
-        self.weight * (BM25_K1 + 1.0)
-    }
+/// The ids of the repos searched, `param` their names (every repo when it is empty).
+fn searched_repos(param: &str) -> String {
+    format!(
+        "ARRAY(SELECT id FROM repos WHERE cardinality({param}::text[]) = 0 OR name = ANY({param}::text[]))"
+    )
+}
+
+/// The blocks of lexeme `l.lexeme`'s list of kind `table` in the repos whose ids are `repos`,
+/// looked up by the list's key (a lateral subquery kept whole: the planner cannot misjudge
+/// the lists' size into scanning them all).
+fn list_blocks(table: &str, repos: &str) -> String {
+    format!(
+        "LATERAL (SELECT p.repo_id, p.lo, p.hi, p.entries, p.ids, p.stats FROM fts_postings p
+                  WHERE p.repo_id = ANY({repos}) AND p.kind = '{table}'
+                    AND p.lexeme = l.lexeme OFFSET 0) p"
+    )
 }
 
 /// What BM25 needs to weigh a term's occurrences in a row.
@@ -173,7 +184,7 @@ fn weighed_terms(c: &mut impl Queries, q: &Bm25) -> Result<(Vec<Term>, Weighing)
         terms.retain(|(_, weighs)| *weighs);
     }
     let mut terms: Vec<Term> = terms.into_iter().map(|(t, _)| t).collect();
-    terms.sort_by(|a, b| b.bound().total_cmp(&a.bound()));
+    terms.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     Ok((terms, weighing))
 }
 
@@ -192,16 +203,9 @@ fn read_lists(
         .filter(|t| t.lexeme.is_some())
         .map(|t| t.weight)
         .collect();
-    // Each lexeme's blocks looked up by the list's key (a lateral subquery kept whole: the
-    // planner cannot misjudge the lists' size into scanning them all).
     let blocks = format!(
-        "FROM unnest($1::text[]) WITH ORDINALITY AS l(lexeme, i),
-         LATERAL (SELECT p.repo_id, p.lo, p.hi, p.entries, p.ids, p.stats FROM fts_postings p
-                  WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos
-                                              WHERE cardinality($2::text[]) = 0
-                                                 OR name = ANY($2::text[])))
-                    AND p.kind = '{}' AND p.lexeme = l.lexeme OFFSET 0) p",
-        q.table
+        "FROM unnest($1::text[]) WITH ORDINALITY AS l(lexeme, i), {}",
+        list_blocks(q.table, &searched_repos("$2"))
     );
     let span = c.query_one(
         &format!("SELECT min(p.lo), max(p.hi), sum(p.entries)::int8 {blocks}"),
@@ -251,12 +255,10 @@ fn phrase_rows(
                             WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos))
                               AND p.kind = '{table}' AND p.lexeme = l.lexeme), l.lexeme) AS i
                         FROM unnest($1::text[]) AS l(lexeme))
-             SELECT l.i::int4, p.repo_id, p.ids FROM l,
-             LATERAL (SELECT p.repo_id, p.ids FROM fts_postings p
-                      WHERE p.repo_id = ANY(ARRAY(SELECT id FROM repos))
-                        AND p.kind = '{table}' AND p.lexeme = l.lexeme OFFSET 0) p
+             SELECT l.i::int4, p.repo_id, p.ids FROM l, {blocks}
              ORDER BY 1",
-            table = q.table
+            table = q.table,
+            blocks = list_blocks(q.table, "ARRAY(SELECT id FROM repos)"),
         ),
         &[&lexemes],
         &mut |block| {
@@ -298,14 +300,12 @@ fn phrase_rows(
     let rows = c.query(
         &format!(
             "SELECT t.repo_id, t.id, ts_rank_cd($2::float4[], t.tsv, {query}, 0) * $3::float8,
-                    t.n_tokens::float8,
-                    t.repo_id = ANY(ARRAY(SELECT id FROM repos
-                                          WHERE cardinality($6::text[]) = 0
-                                             OR name = ANY($6::text[])))
+                    t.n_tokens::float8, t.repo_id = ANY({searched})
              FROM unnest($4::int8[], $5::int8[]) AS s(repo_id, id)
              JOIN {table} t ON t.repo_id = s.repo_id AND t.id = s.id
              WHERE t.tsv @@ {query}",
-            table = q.table
+            table = q.table,
+            searched = searched_repos("$6"),
         ),
         &[&text, &rank_weights, &top, &repos, &ids, &q.repos],
     )?;
