@@ -10,28 +10,20 @@ postgres_vs_sqlite.py three times and the first 20 sympy issue texts of
 top-10 lists (paths, lines, scores to 1e-9) of the first and last build are compared: a
 change to how rows are written must not change an answer.
 """
-import json, os, sys, subprocess, time, shutil, tempfile, statistics
+import json, os, sys, subprocess, time, statistics
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from pg_server import PgServer
+from pg_server import PgServer, SCALE_SETTINGS, index_copies
 from postgres_vs_sqlite import QUERIES
 tree, copies, bins = os.path.abspath(sys.argv[1]), int(sys.argv[2]), [os.path.abspath(b) for b in sys.argv[3:]]
 eval_set = os.path.join(here, "..", "..", "shared", "eval", "swebench_dev.jsonl")
 issues = [json.loads(l)['query'] for l in open(eval_set) if json.loads(l)['id'].startswith('sympy')][:20]
-settings = {"maintenance_work_mem": "6GB", "max_parallel_maintenance_workers": "2", "shared_buffers": "4GB"}
 answers = {}
 for b in bins:
-    with PgServer(settings) as server:
+    with PgServer(SCALE_SETTINGS) as server:
         url = server.create_database("scale")
         ws = ["--index-dir", os.path.join(server.work, "ws"), "--db-url", url]
-        trees = tempfile.mkdtemp(prefix="pair-trees-")
-        t0 = time.perf_counter()
-        for i in range(copies):
-            copy = os.path.join(trees, f"copy{i:03}")
-            subprocess.run(["cp", "-al", tree, copy], check=True)
-            subprocess.run([b] + ws + ["index", copy, "--no-embed", "--json"], check=True, capture_output=True)
-            shutil.rmtree(copy)
-        ingest = time.perf_counter() - t0
+        ingest = index_copies([b], ws, tree, copies)
         chunks = int(server.psql("scale", "SELECT count(*) FROM chunks"))
         size = int(server.psql("scale", "SELECT pg_database_size('scale')"))
         def run(text, stdin):
@@ -51,7 +43,6 @@ for b in bins:
               f"short p50 {statistics.median(st):.0f} p95 {st[int(len(st)*0.95)-1]:.0f} ms; issues p50 {statistics.median(it):.0f} "
               f"p95 {it[int(len(it)*0.95)-1]:.0f} max {max(it):.0f} ms", flush=True)
         answers[b] = tops
-        shutil.rmtree(trees, ignore_errors=True)
 a, c = answers[bins[0]], answers[bins[-1]]
 print("same answers", sum(1 for k in a if a[k] == c[k]), "of", len(a))
 for k in a:

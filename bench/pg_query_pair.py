@@ -13,16 +13,12 @@ process, A then B for every query (so that both see the same cache and the same 
 and the top-10 lists of A and B compared (paths, lines, scores to 1e-9): a change to how
 ranking reads must not change an answer. Only for builds whose schema is the same.
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, statistics, subprocess, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from pg_server import PgServer
+from pg_scale import percentile
+from pg_server import BULK_WAL_SETTINGS, PgServer, SCALE_SETTINGS, index_copies
 from postgres_vs_sqlite import QUERIES
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[max(0, int(len(values) * p + 0.5) - 1)]
 
 
 def pairs(bins, ws):
@@ -36,7 +32,7 @@ def pairs(bins, ws):
         top = [(r["path"], r.get("start_line"), round(r["score"], 9)) for r in json.loads(out.stdout)["results"]]
         return (time.perf_counter() - started) * 1000, top
 
-    short, long, tops = ({b: [] for b in bins} for _ in range(3))
+    short, long = {b: [] for b in bins}, {b: [] for b in bins}
     tops = {b: {} for b in bins}
     for b in bins:
         run(b, "warm up", False)
@@ -73,26 +69,15 @@ def main():
         bins = [os.path.abspath(b) for b in args.args]
         pairs(bins, ["--index-dir", args.index_dir, "--db-url", args.db_url])
         return
-    tree, copies, bins = os.path.abspath(args.args[0]), int(args.args[1]), [os.path.abspath(b) for b in args.args[2:]]
-    settings = {"maintenance_work_mem": "6GB", "max_parallel_maintenance_workers": "2", "shared_buffers": "4GB"}
-    if args.bulk_wal:
-        settings.update({"max_wal_size": "8GB", "checkpoint_timeout": "15min"})
+    tree, copies, bins = args.args[0], int(args.args[1]), [os.path.abspath(b) for b in args.args[2:]]
+    settings = dict(SCALE_SETTINGS, **(BULK_WAL_SETTINGS if args.bulk_wal else {}))
     with PgServer(settings) as server:
         url = server.create_database("scale")
         ws = ["--index-dir", os.path.join(server.work, "ws"), "--db-url", url]
-        trees = tempfile.mkdtemp(prefix="pair-trees-")
-        started = time.perf_counter()
-        for i in range(copies):
-            copy = os.path.join(trees, f"copy{i:03}")
-            subprocess.run(["cp", "-al", tree, copy], check=True)
-            subprocess.run([bins[0]] + ws + ["index", copy, "--no-embed", "--json"], check=True, capture_output=True)
-        ingest = time.perf_counter() - started
+        ingest = index_copies([bins[0]], ws, tree, copies)
         chunks = int(server.psql("scale", "SELECT count(*) FROM chunks"))
         print(f"{bins[0]}: {chunks:,} chunks in {ingest:.0f} s ({chunks / ingest:,.0f} chunks/s)", flush=True)
-        try:
-            pairs(bins, ws)
-        finally:
-            shutil.rmtree(trees, ignore_errors=True)
+        pairs(bins, ws)
 
 
 if __name__ == "__main__":

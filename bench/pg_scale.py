@@ -32,9 +32,9 @@ exact scan under the filter).
 Server settings: maintenance_work_mem 6GB (the graph is built in memory), 2 parallel
 maintenance workers, shared_buffers 4GB; everything else default.
 """
-import argparse, json, os, random, re, shutil, sqlite3, statistics, struct, subprocess, tempfile, time
+import argparse, json, os, random, re, sqlite3, statistics, struct, subprocess, time
 
-from pg_server import PgServer
+from pg_server import PgServer, SCALE_SETTINGS, index_copies
 from postgres_vs_sqlite import QUERIES, timed_searches
 
 
@@ -104,26 +104,14 @@ def main():
     ap.add_argument("--quarry", default=os.path.join(here, "..", "target", "release", "quarry"))
     args = ap.parse_args()
     quarry = [os.path.abspath(args.quarry)]
-    settings = {"maintenance_work_mem": "6GB", "max_parallel_maintenance_workers": "2", "shared_buffers": "4GB"}
-    with PgServer(settings) as server:
+    with PgServer(SCALE_SETTINGS) as server:
         url = server.create_database("scale")
         if args.vectors_only:
             return clustered(server, args)
         if args.real_vectors:
             return real(server, args)
-        trees = tempfile.mkdtemp(prefix="quarry-scale-trees-")
         workspace = ["--index-dir", os.path.join(server.work, "ws"), "--db-url", url]
-        try:
-            started = time.perf_counter()
-            for i in range(args.copies):
-                copy = os.path.join(trees, f"copy{i:03}")
-                subprocess.run(["cp", "-al", os.path.abspath(args.tree), copy], check=True)
-                subprocess.run(quarry + workspace + ["index", copy, "--no-embed", "--json"],
-                               check=True, capture_output=True)
-                shutil.rmtree(copy)
-            ingest = time.perf_counter() - started
-        finally:
-            shutil.rmtree(trees, ignore_errors=True)
+        ingest = index_copies(quarry, workspace, args.tree, args.copies)
         chunks = int(server.psql("scale", "SELECT count(*) FROM chunks"))
         size = int(server.psql("scale", "SELECT pg_database_size('scale')")) / 2**30
         print(f"{args.copies} copies of {args.tree}: {chunks:,} chunks; ingest {ingest:.0f} s "

@@ -7,6 +7,28 @@ as the user `quarry-pg` (PostgreSQL refuses root). Use as a context manager:
 """
 import os, shutil, socket, subprocess, sys, tempfile, time
 
+# The settings of the million-chunk runs (pg_scale.py, pg_builds.py, pg_query_pair.py).
+SCALE_SETTINGS = {"maintenance_work_mem": "6GB", "max_parallel_maintenance_workers": "2", "shared_buffers": "4GB"}
+# What docs/POSTGRES.md calls the bulk-load WAL setting.
+BULK_WAL_SETTINGS = {"max_wal_size": "8GB", "checkpoint_timeout": "15min"}
+
+
+def index_copies(quarry, workspace, tree, copies):
+    """COPIES hard-linked copies of TREE, each indexed by `quarry index --no-embed` with the
+    QUARRY command (a list) and WORKSPACE arguments, and removed once indexed; returns the
+    seconds the indexing took."""
+    trees = tempfile.mkdtemp(prefix="quarry-bench-trees-")
+    try:
+        started = time.perf_counter()
+        for i in range(copies):
+            copy = os.path.join(trees, f"copy{i:03}")
+            subprocess.run(["cp", "-al", os.path.abspath(tree), copy], check=True)
+            subprocess.run(quarry + workspace + ["index", copy, "--no-embed", "--json"], check=True, capture_output=True)
+            shutil.rmtree(copy)
+        return time.perf_counter() - started
+    finally:
+        shutil.rmtree(trees, ignore_errors=True)
+
 
 def pg_bin():
     home = os.environ.get("QUARRY_TEST_PG_HOME") or (
