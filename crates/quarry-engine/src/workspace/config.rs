@@ -263,10 +263,30 @@ impl Config {
         })
     }
 
-    /// The value in effect for a key: set, else its default.
+    /// The value in effect for a key: set, else the local model's own default for it, else
+    /// its default.
     pub fn get(&self, key: &str) -> Result<String> {
         let spec = spec(key)?;
-        Ok(self.raw(spec.name).unwrap_or_else(|| default_of(spec.name)))
+        Ok(self
+            .raw(spec.name)
+            .or_else(|| self.model_default(spec.name))
+            .unwrap_or_else(|| default_of(spec.name)))
+    }
+
+    /// A `search.*` default the configured local model sets for itself
+    /// (`LocalModel::search_defaults`). Only `search.*` keys: the model is read from `embed.*`.
+    fn model_default(&self, key: &str) -> Option<String> {
+        if !key.starts_with("search.") {
+            return None;
+        }
+        let EmbedderChoice::Local { model, .. } = self.embedder_choice().ok()? else {
+            return None;
+        };
+        model
+            .search_defaults
+            .iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value.to_string())
     }
 
     /// Whether the key is set in the file.
@@ -497,6 +517,17 @@ mod tests {
             EmbedderChoice::Local { model, .. } if model == &quarry_embed::EMBEDDINGGEMMA
         ));
         assert!(config.set("embed.local_model", "bge-small").is_err());
+        // The model's own fusion default, unless the workspace sets the key itself.
+        assert_eq!(config.fusion().commit_issue_lexical, 0.7);
+        config.set("search.commit_issue_lexical_weight", "0.3").unwrap();
+        assert_eq!(config.fusion().commit_issue_lexical, 0.3);
+        assert!(config.unset("search.commit_issue_lexical_weight").unwrap());
+        config.set("embed.local_model", "all-MiniLM-L6-v2").unwrap();
+        assert_eq!(
+            config.fusion().commit_issue_lexical,
+            FusionConfig::default().commit_issue_lexical
+        );
+        config.set("embed.local_model", "embeddinggemma-300m").unwrap();
         config.set("embed.provider", "endpoint").unwrap();
         let err = config.embedder_choice().unwrap_err().to_string();
         assert!(err.contains("embed.endpoint"), "{err}");
