@@ -92,7 +92,10 @@ fn read_texts(path: &Path) -> Result<Vec<String>> {
         .lines()
         .map(|line| {
             let v: serde_json::Value = serde_json::from_str(&line?)?;
-            Ok(v["text"].as_str().context("a line without text")?.to_string())
+            Ok(v["text"]
+                .as_str()
+                .context("a line without text")?
+                .to_string())
         })
         .collect()
 }
@@ -151,7 +154,9 @@ fn compare(model: &dyn Embedder, texts: &Path, vectors: &Path, n: usize) -> Resu
 
 /// `SWEEP="key=v1,v2"`: the fusion settings scored side by side on the same index, as
 /// `quarry eval --sweep` does.
-fn sweep(config: &quarry_engine::Config) -> Result<Vec<(String, quarry_engine::fusion::FusionConfig)>> {
+fn sweep(
+    config: &quarry_engine::Config,
+) -> Result<Vec<(String, quarry_engine::fusion::FusionConfig)>> {
     let Ok(spec) = std::env::var("SWEEP") else {
         return Ok(Vec::new());
     };
@@ -168,7 +173,8 @@ fn sweep(config: &quarry_engine::Config) -> Result<Vec<(String, quarry_engine::f
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let config_dir = PathBuf::from(std::env::var("QUARRY_CONFIG_DIR").context("set QUARRY_CONFIG_DIR")?);
+    let config_dir =
+        PathBuf::from(std::env::var("QUARRY_CONFIG_DIR").context("set QUARRY_CONFIG_DIR")?);
     let config = quarry_engine::Config::load(&config_dir)?;
     let model = quarry_engine::build_embedder(&config.embedder_choice()?)?
         .context("the configured workspace has no embedder")?;
@@ -176,7 +182,12 @@ fn main() -> Result<()> {
         let (Some(texts), Some(vectors), Some(n)) = (args.get(1), args.get(2), args.get(3)) else {
             bail!("usage: replay_vectors compare TEXTS VECTORS N");
         };
-        return compare(model.as_ref(), Path::new(texts), Path::new(vectors), n.parse()?);
+        return compare(
+            model.as_ref(),
+            Path::new(texts),
+            Path::new(vectors),
+            n.parse()?,
+        );
     }
     let usage = "replay_vectors record QUERIES REPOS WORK TEXTS | replay QUERIES REPOS WORK TEXTS VECTORS [MODES]";
     let (Some(verb), Some(queries), Some(repos), Some(work), Some(texts)) = (

@@ -519,7 +519,9 @@ mod tests {
         assert!(config.set("embed.local_model", "bge-small").is_err());
         // The model's own fusion default, unless the workspace sets the key itself.
         assert_eq!(config.fusion().commit_issue_lexical, 0.7);
-        config.set("search.commit_issue_lexical_weight", "0.3").unwrap();
+        config
+            .set("search.commit_issue_lexical_weight", "0.3")
+            .unwrap();
         assert_eq!(config.fusion().commit_issue_lexical, 0.3);
         assert!(config.unset("search.commit_issue_lexical_weight").unwrap());
         config.set("embed.local_model", "all-MiniLM-L6-v2").unwrap();
@@ -527,7 +529,9 @@ mod tests {
             config.fusion().commit_issue_lexical,
             FusionConfig::default().commit_issue_lexical
         );
-        config.set("embed.local_model", "embeddinggemma-300m").unwrap();
+        config
+            .set("embed.local_model", "embeddinggemma-300m")
+            .unwrap();
         config.set("embed.provider", "endpoint").unwrap();
         let err = config.embedder_choice().unwrap_err().to_string();
         assert!(err.contains("embed.endpoint"), "{err}");
