@@ -116,11 +116,16 @@ class Gemma:
         xp = self.xp
         return x / xp.sqrt((x * x).mean(-1, keepdims=True) + self.c["rms_norm_eps"]) * (1 + weight)
 
-    def rope(self, x, base):  # x [b, heads, s, hd]
-        xp, hd = self.xp, x.shape[-1]
+    def rotations(self, s, base):
+        """The rotary positions' cos and sin for `s` positions (one table per base, per batch)."""
+        xp, hd = self.xp, self.c["head_dim"]
         inv = 1.0 / base ** (xp.arange(0, hd, 2, dtype=xp.float64) / hd)
-        ang = xp.outer(xp.arange(x.shape[2], dtype=xp.float64), inv)
-        cos, sin = xp.cos(ang).astype(xp.float32), xp.sin(ang).astype(xp.float32)
+        ang = xp.outer(xp.arange(s, dtype=xp.float64), inv)
+        return xp.cos(ang).astype(xp.float32), xp.sin(ang).astype(xp.float32)
+
+    def rope(self, x, rotation):  # x [b, heads, s, hd]
+        xp, hd = self.xp, x.shape[-1]
+        cos, sin = rotation
         a, b = x[..., : hd // 2], x[..., hd // 2:]
         return xp.concatenate([a * cos - b * sin, b * cos + a * sin], -1)
 
@@ -132,15 +137,17 @@ class Gemma:
         gelu = lambda x: 0.5 * x * (1 + xp.tanh(np.float32(np.sqrt(2 / np.pi)) * (x + np.float32(0.044715) * x * x * x)))
         x = d["embed_tokens.weight"][ids] * np.float32(np.sqrt(c["hidden_size"]))
         bias = ((1 - mask) * np.float32(-1e30))[:, None, None, :].astype(xp.float32)
+        rotations = {kind: self.rotations(s, c[key]) for kind, key in
+                     (("full_attention", "rope_theta"), ("sliding_attention", "rope_local_base_freq"))}
         for i in range(c["num_hidden_layers"]):
             p, a = f"layers.{i}.", f"layers.{i}.self_attn."
-            base = c["rope_theta"] if c["layer_types"][i] == "full_attention" else c["rope_local_base_freq"]
+            rotation = rotations[c["layer_types"][i]]
             h = self.rms(x, d[p + "input_layernorm.weight"])
             q = (h @ d[a + "q_proj.weight"].T).reshape(b, s, heads, hd).transpose(0, 2, 1, 3)
             k = (h @ d[a + "k_proj.weight"].T).reshape(b, s, 1, hd).transpose(0, 2, 1, 3)
             v = (h @ d[a + "v_proj.weight"].T).reshape(b, s, 1, hd).transpose(0, 2, 1, 3)
-            q = self.rope(self.rms(q, d[a + "q_norm.weight"]), base)
-            k = self.rope(self.rms(k, d[a + "k_norm.weight"]), base)
+            q = self.rope(self.rms(q, d[a + "q_norm.weight"]), rotation)
+            k = self.rope(self.rms(k, d[a + "k_norm.weight"]), rotation)
             scores = q @ k.transpose(0, 1, 3, 2) * np.float32(c["query_pre_attn_scalar"] ** -0.5) + bias
             probs = xp.exp(scores - scores.max(-1, keepdims=True))
             probs /= probs.sum(-1, keepdims=True)
@@ -168,10 +175,8 @@ def embed(payload_dir, out_file, xp_name="cupy", limit=None, batch_tokens=64 * 1
     model = Gemma(xp, arrays, config)
     order = np.argsort(lengths[:n], kind="stable")
     out = np.zeros((n, 768 + 4), np.uint8)
-    started, done = time.time(), 0
-    i = 0
+    started, i = time.time(), 0
     while i < n:
-        s = int(lengths[order[min(n - 1, i)]])
         # Texts sorted by length: a batch holds as many of the next ones as fit the budget.
         j = i
         while j < n and (j - i + 1) * int(lengths[order[j]]) <= batch_tokens:
@@ -187,11 +192,9 @@ def embed(payload_dir, out_file, xp_name="cupy", limit=None, batch_tokens=64 * 1
             mask[r, :ln] = 1
         y = model.forward(xp.asarray(ids), xp.asarray(mask))
         y = y.get() if hasattr(y, "get") else np.asarray(y)
-        scale = np.abs(y).max(-1) / 127.0
-        q = np.clip(np.rint(y / scale[:, None]), -127, 127).astype(np.int8)
+        q, scale = quantise_rows(y)
         out[rows, :768] = q.view(np.uint8)
         out[rows, 768:] = scale.astype("<f4").view(np.uint8).reshape(-1, 4)
-        done += len(rows)
         i = j
     elapsed = time.time() - started
     out.tofile(out_file)

@@ -29,17 +29,17 @@ use std::sync::{Arc, Mutex};
 
 /// Writes every new document text; answers a unit vector (the index needs one per text).
 struct Recorder {
-    fingerprint: String,
-    dims: usize,
+    /// The model the texts are for (its name and size; it embeds nothing here).
+    model: Arc<dyn Embedder>,
     seen: Mutex<(HashSet<String>, BufWriter<std::fs::File>)>,
 }
 
 impl Embedder for Recorder {
     fn fingerprint(&self) -> String {
-        self.fingerprint.clone()
+        self.model.fingerprint()
     }
     fn dims(&self) -> usize {
-        self.dims
+        self.model.dims()
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut guard = self.seen.lock().unwrap();
@@ -51,7 +51,7 @@ impl Embedder for Recorder {
             }
         }
         out.flush()?;
-        let mut unit = vec![0.0; self.dims];
+        let mut unit = vec![0.0; self.dims()];
         unit[0] = 1.0;
         Ok(vec![unit; texts.len()])
     }
@@ -203,8 +203,7 @@ fn main() -> Result<()> {
         "record" => {
             let out = std::fs::File::create(texts)?;
             let recorder = Recorder {
-                fingerprint: model.fingerprint(),
-                dims: model.dims(),
+                model,
                 seen: Mutex::new((HashSet::new(), BufWriter::new(out))),
             };
             (Arc::new(recorder), vec![Mode::Semantic])
