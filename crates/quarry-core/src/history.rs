@@ -140,6 +140,22 @@ pub fn format_time(unix: i64) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
+/// How commit search weighs a commit's fields in BM25 — subject, body, changed paths, patch —
+/// in both stores. The patch counts a quarter: it is most of a commit's words (context lines,
+/// whole files moved), so an issue's many words meet some of them in any large patch, while the
+/// message says what the commit is about. On commits_dev (issue texts, five whole histories)
+/// lexical hit@10 / MRR went 0.623 / 0.451 with the patch weighing 1, to 0.726 / 0.561 at 0.25
+/// (0.679 / 0.527 at 0.5; at 0.1, 0.736 / 0.591 with the normalisation below against 0.774 /
+/// 0.607 at 0.25); raising the subject (6, 8) or the paths (4) or lowering the body moved
+/// hit@10 by at most one query (docs/EVAL.md, issue [19]).
+pub const COMMIT_FIELD_WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 0.25];
+
+/// BM25's length normalisation (`b`) for commits, where code search keeps FTS5's 0.75: a large
+/// commit (a merge, a move, a reformatting) holds the words of every issue, and its length
+/// should cost it more. On commits_dev with the weights above, lexical hit@10 / MRR 0.726 /
+/// 0.561 at 0.75, 0.774 / 0.607 at 0.9, 0.764 / 0.631 at 1.0; 0.5 was worse than 0.75.
+pub const COMMIT_LENGTH_NORMALISATION: f64 = 0.9;
+
 /// Characters of body and of changed lines that go into a commit's embedding text; the model
 /// reads only its first ~128 tokens anyway, so more would cost storage reads, not quality.
 const EMBED_BODY_CHARS: usize = 600;

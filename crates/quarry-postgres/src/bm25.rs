@@ -25,9 +25,10 @@ use crate::postings::Int8s;
 use crate::scores::Scores;
 use crate::{term_counts, text_vector};
 
-/// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike.
+/// FTS5's BM25 constants (SQLite's `fts5_aux.c`), so both stores weigh a term alike; commit
+/// search sets its own `b` (`Bm25::b`), as the embedded store's does.
 const BM25_K1: f64 = 1.2;
-const BM25_B: f64 = 0.75;
+pub(crate) const FTS5_B: f64 = 0.75;
 
 /// What to rank: rows of `table` (aliased `t`, with a `tsv` and an `n_tokens` column, its
 /// totals in `fts_totals` and its words' lists in `fts_postings` under the table's name), joined
@@ -37,6 +38,8 @@ pub(crate) struct Bm25<'a> {
     pub terms: &'a [String],
     /// The weights of the fields stored as A, B, C and D.
     pub weights: [f64; 4],
+    /// BM25's length normalisation (`FTS5_B` but for commits).
+    pub b: f64,
     pub table: &'a str,
     pub joins: &'a str,
     pub columns: &'a str,
@@ -91,13 +94,14 @@ fn list_blocks(table: &str, repos: &str) -> String {
 struct Weighing {
     avgdl: f64,
     fields: [f64; 4],
+    b: f64,
 }
 
 impl Weighing {
     /// A term's share of a row's score: its field-weighted frequency `f` in a row of `len`
     /// tokens, times its `weight` (the order of operations is the SQL's that came before).
     fn share(&self, weight: f64, f: f64, len: f64) -> f64 {
-        weight * f * (BM25_K1 + 1.0) / (f + BM25_K1 * (1.0 - BM25_B + BM25_B * len / self.avgdl))
+        weight * f * (BM25_K1 + 1.0) / (f + BM25_K1 * (1.0 - self.b + self.b * len / self.avgdl))
     }
 
     /// The share of a posting-list entry's packed counts (`text_vector::pack`).
@@ -160,6 +164,7 @@ fn weighed_terms(c: &mut impl Queries, q: &Bm25) -> Result<(Vec<Term>, Weighing)
     let weighing = Weighing {
         avgdl: (total_tokens / total_rows.max(1.0)).max(1e-9),
         fields: q.weights,
+        b: q.b,
     };
     let mut terms: Vec<(Term, bool)> = Vec::new();
     for ((text, count), times) in distinct.into_iter().zip(counts).zip(times) {
@@ -381,6 +386,7 @@ mod tests {
         let w = super::Weighing {
             avgdl: 10.0,
             fields: [4.0, 3.0, 1.0, 0.0],
+            b: super::FTS5_B,
         };
         let stat = super::text_vector::pack(20, [1, 2, 3, 5]);
         assert_eq!(

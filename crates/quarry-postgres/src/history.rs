@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use anyhow::Result;
 use quarry_core::history::{
     commit_embed_text, ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStats,
-    PendingCommit,
+    PendingCommit, COMMIT_FIELD_WEIGHTS, COMMIT_LENGTH_NORMALISATION,
 };
 use quarry_core::tokens;
 
@@ -21,10 +21,6 @@ use crate::postings;
 use crate::term_counts;
 use crate::text_vector::{Lexicon, NewEntries, TextVector};
 use crate::{vector_text, PgStore};
-
-/// BM25 weights of subject (A), body (B), changed paths (C) and patch (D): the embedded
-/// store's.
-const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
 
 /// Characters of a stored patch read to build an embedding text (the text keeps ~1 KB).
 const PATCH_PREVIEW_CHARS: i32 = 8 * 1024;
@@ -259,7 +255,9 @@ pub fn search(store: &PgStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
         // `t` for the ranking, `c` for the filters and columns.
         let ranking = Bm25 {
             terms: &q.terms,
-            weights: WEIGHTS,
+            // Subject (A), body (B), changed paths (C) and patch (D), as the embedded store.
+            weights: COMMIT_FIELD_WEIGHTS,
+            b: COMMIT_LENGTH_NORMALISATION,
             table: "commits",
             joins: "JOIN commits c ON c.repo_id = t.repo_id AND c.id = t.id
                     JOIN repos r ON r.id = t.repo_id",

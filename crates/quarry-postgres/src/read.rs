@@ -60,6 +60,7 @@ pub fn lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<ChunkHit>> {
     let ranking = Bm25 {
         terms: &q.terms,
         weights: field_weights(q),
+        b: bm25::FTS5_B,
         table: "chunks",
         joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.file_id
                     JOIN repos r ON r.id = t.repo_id",
@@ -84,6 +85,7 @@ pub fn files_lexical(store: &PgStore, q: &LexicalQuery) -> Result<Vec<FileHit>> 
     let ranking = Bm25 {
         terms: &q.terms,
         weights: field_weights(q),
+        b: bm25::FTS5_B,
         table: "files",
         // `f` for the filters, which name the file so.
         joins: "JOIN files f ON f.repo_id = t.repo_id AND f.id = t.id

@@ -8,13 +8,11 @@ use crate::SqliteStore;
 use anyhow::Result;
 use quarry_core::history::{
     ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStats, HistoryStore, PendingCommit,
+    COMMIT_FIELD_WEIGHTS, COMMIT_LENGTH_NORMALISATION,
 };
 use quarry_core::tokens;
 use rusqlite::{params, types::Value, Connection};
 use std::collections::{HashMap, HashSet};
-
-/// BM25 weights of subject, body, changed paths, patch.
-const WEIGHTS: [f64; 4] = [4.0, 2.0, 2.0, 1.0];
 
 fn put(conn: &mut Connection, repo: i64, commits: &[CommitRecord]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
@@ -132,11 +130,12 @@ fn search(conn: &Connection, q: &CommitQuery) -> rusqlite::Result<Vec<CommitHit>
         )
     };
     args.push(Value::Integer(limit));
-    let [subject, body, paths, patch] = WEIGHTS;
+    let [subject, body, paths, patch] = COMMIT_FIELD_WEIGHTS;
+    let b = COMMIT_LENGTH_NORMALISATION;
     let sql = format!(
         "SELECT {HIT_COLUMNS}, best.score FROM (
             SELECT commits_fts.rowid AS id,
-                   quarry_bm25(commits_fts, ?2, {subject}, {body}, {paths}, {patch}) AS score
+                   quarry_bm25_b(commits_fts, {b}, ?2, {subject}, {body}, {paths}, {patch}) AS score
             FROM commits_fts WHERE commits_fts MATCH ?1{only}
             ORDER BY score DESC LIMIT ?{}) best
          JOIN commits c ON c.id = best.id JOIN repos r ON r.id = c.repo_id

@@ -15,6 +15,10 @@
 //! same average length — with each phrase's term multiplied by its weight, and positive
 //! (higher is better), so a deduplicated query with weights scores every row as the
 //! repeated query did (`tests::scores_equal_repeating_the_phrase`).
+//!
+//! `quarry_bm25_b(table, b, 'w1 w2 …', c1, c2, …)` is the same with its own length
+//! normalisation `b` (commit search weighs a long commit down harder than code search does a
+//! long chunk: `quarry_core::history::COMMIT_LENGTH_NORMALISATION`).
 
 use rusqlite::ffi;
 use rusqlite::Connection;
@@ -24,6 +28,11 @@ use std::ptr;
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 const NAME: &CStr = c"quarry_bm25";
+const NAME_WITH_B: &CStr = c"quarry_bm25_b";
+
+/// The user data `quarry_bm25_b` is registered with: its first argument is `b`. (`quarry_bm25`
+/// has none: FTS5 hands each call its function's pointer back through `xUserData`.)
+static TAKES_B: u8 = 1;
 
 /// A MATCH expression with one phrase per distinct term (first-seen order) and the weights
 /// `quarry_bm25` takes with it: how many times each was listed.
@@ -53,9 +62,17 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         let create = (*api)
             .xCreateFunction
             .ok_or_else(|| fail(ffi::SQLITE_MISUSE, "FTS5 cannot create functions"))?;
-        let rc = create(api, NAME.as_ptr(), ptr::null_mut(), Some(score_row), None);
-        if rc != ffi::SQLITE_OK {
-            return Err(fail(rc, "cannot register quarry_bm25"));
+        for (name, user_data) in [
+            (NAME, ptr::null_mut()),
+            (
+                NAME_WITH_B,
+                ptr::addr_of!(TAKES_B).cast_mut().cast::<c_void>(),
+            ),
+        ] {
+            let rc = create(api, name.as_ptr(), user_data, Some(score_row), None);
+            if rc != ffi::SQLITE_OK {
+                return Err(fail(rc, "cannot register quarry_bm25"));
+            }
         }
     }
     Ok(())
@@ -101,6 +118,8 @@ struct QueryConstants {
     columns: Vec<f64>,
     /// Average row length in tokens.
     average_length: f64,
+    /// The length normalisation.
+    b: f64,
     /// Per phrase: its weighted frequency in the current row (reused between rows).
     frequency: Vec<f64>,
 }
@@ -192,7 +211,7 @@ unsafe fn score(
     if rc != ffi::SQLITE_OK {
         return Err(rc);
     }
-    let norm = K1 * (1.0 - B + B * f64::from(length) / q.average_length);
+    let norm = K1 * (1.0 - q.b + q.b * f64::from(length) / q.average_length);
     Ok(q.weighted_idf
         .iter()
         .zip(&q.frequency)
@@ -206,6 +225,11 @@ unsafe fn constants_of(
     args: &[*mut ffi::sqlite3_value],
 ) -> Result<QueryConstants, c_int> {
     let phrases = call!(api, xPhraseCount, fts).max(0) as usize;
+    let takes_b = !call!(api, xUserData, fts).is_null();
+    let (b, args) = match args.split_first() {
+        Some((&b, rest)) if takes_b => (ffi::sqlite3_value_double(b), rest),
+        _ => (B, args),
+    };
     let weights: Vec<f64> = match args.first() {
         Some(&v) if !ffi::sqlite3_value_text(v).is_null() => {
             CStr::from_ptr(ffi::sqlite3_value_text(v).cast())
@@ -254,6 +278,7 @@ unsafe fn constants_of(
         weighted_idf,
         columns,
         average_length: tokens as f64 / (rows.max(1) as f64),
+        b,
         frequency: vec![0.0; phrases],
     })
 }
@@ -355,5 +380,36 @@ mod tests {
         for ((_, x), (_, y)) in a.iter().zip(&b) {
             assert!((x - y).abs() <= 1e-9);
         }
+    }
+
+    #[test]
+    fn b_sets_how_much_length_costs() {
+        let conn = table();
+        // "secret" is once in the body of row 1 (12 tokens) and of row 4 (9 tokens).
+        let with_b = |b: f64| {
+            scores(
+                &conn,
+                &format!(
+                    "SELECT rowid, quarry_bm25_b(t, {b}, '2', 3.0, 1.0) FROM t WHERE t MATCH ?1"
+                ),
+                "\"secret\"",
+            )
+        };
+        let plain = scores(
+            &conn,
+            "SELECT rowid, quarry_bm25(t, '2', 3.0, 1.0) FROM t WHERE t MATCH ?1",
+            "\"secret\"",
+        );
+        let fts5 = with_b(0.75);
+        assert_eq!(plain.len(), 2, "{plain:?}");
+        for ((a, x), (b, y)) in plain.iter().zip(&fts5) {
+            assert_eq!(a, b);
+            assert!((x - y).abs() <= 1e-12, "row {a}: {x} vs {y}");
+        }
+        let gap = |s: &[(i64, f64)]| s[1].1 - s[0].1; // the shorter row 4 over row 1
+        let none = with_b(0.0);
+        assert!(gap(&none).abs() <= 1e-12, "{none:?}");
+        assert!(gap(&fts5) > 0.0, "{fts5:?}");
+        assert!(gap(&with_b(0.9)) > gap(&fts5));
     }
 }

@@ -289,7 +289,7 @@ fn an_issue_text_raises_the_commit_whose_changes_repeat_its_code() {
     );
     commit(
         dir,
-        "Fix the error pretty printing a matrix sum of symbols with a star in a name",
+        "Keep the order of a sum when printing",
         "Bob",
         "2025-02-01T10:00:00Z",
     );
@@ -314,7 +314,7 @@ fn an_issue_text_raises_the_commit_whose_changes_repeat_its_code() {
         \x20   if S(item.args[0]).is_negative:\nSympifyError: could not parse 'y*'\n```\n\
         Pretty printing the sum of matrix symbols fails when a name has a star.\n";
     let fix = "Use the coefficient's sign";
-    let look_alike = "Fix the error pretty printing a matrix sum of symbols with a star in a name";
+    let look_alike = "Keep the order of a sum when printing";
     let echoed = env.json(&["log", "--mode", "lexical", "--explain", issue]);
     assert_eq!(subjects(&echoed)[0], fix, "{echoed}");
     assert!(

@@ -518,7 +518,7 @@ mod tests {
         ));
         assert!(config.set("embed.local_model", "bge-small").is_err());
         // The model's own fusion default, unless the workspace sets the key itself.
-        assert_eq!(config.fusion().commit_issue_lexical, 0.7);
+        assert_eq!(config.fusion().commit_issue_lexical, 1.0);
         config
             .set("search.commit_issue_lexical_weight", "0.3")
             .unwrap();
