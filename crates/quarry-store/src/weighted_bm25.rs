@@ -71,7 +71,10 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         ] {
             let rc = create(api, name.as_ptr(), user_data, Some(score_row), None);
             if rc != ffi::SQLITE_OK {
-                return Err(fail(rc, "cannot register quarry_bm25"));
+                return Err(fail(
+                    rc,
+                    &format!("cannot register {}", name.to_string_lossy()),
+                ));
             }
         }
     }
