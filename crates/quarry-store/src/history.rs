@@ -135,7 +135,7 @@ fn search(conn: &Connection, q: &CommitQuery) -> rusqlite::Result<Vec<CommitHit>
     let sql = format!(
         "SELECT {HIT_COLUMNS}, best.score FROM (
             SELECT commits_fts.rowid AS id,
-                   quarry_bm25_b(commits_fts, {b}, ?2, {subject}, {body}, {paths}, {patch}) AS score
+                   quarry_bm25(commits_fts, {b}, ?2, {subject}, {body}, {paths}, {patch}) AS score
             FROM commits_fts WHERE commits_fts MATCH ?1{only}
             ORDER BY score DESC LIMIT ?{}) best
          JOIN commits c ON c.id = best.id JOIN repos r ON r.id = c.repo_id

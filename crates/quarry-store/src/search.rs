@@ -1,7 +1,7 @@
 //! Read queries: BM25 over the full-text table with repo/language/path pre-filters, and the
 //! per-repo counts behind `quarry status`.
 
-use crate::weighted_bm25::weighted_expression;
+use crate::weighted_bm25::{weighted_expression, FTS5_B};
 use crate::{repo_from_row, REPO_COLUMNS};
 use quarry_core::{ChunkHit, ContentType, FileHit, Language, LexicalQuery, RepoStats};
 use rusqlite::{types::Value, Connection, OptionalExtension};
@@ -128,7 +128,7 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
     }
     let w = q.weights;
     let rank = format!(
-        "quarry_bm25(chunks_fts, ?2, {:.3}, {:.3}, {:.3})",
+        "quarry_bm25(chunks_fts, {FTS5_B}, ?2, {:.3}, {:.3}, {:.3})",
         w.path, w.symbol, w.body
     );
     let mut sql = format!(
@@ -161,7 +161,7 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
     }
     let w = q.weights;
     let rank = format!(
-        "quarry_bm25(files_fts, ?2, {:.3}, {:.3}, {:.3})",
+        "quarry_bm25(files_fts, {FTS5_B}, ?2, {:.3}, {:.3}, {:.3})",
         w.path, w.symbol, w.body
     );
     let mut sql = format!(
