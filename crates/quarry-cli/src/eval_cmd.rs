@@ -121,30 +121,7 @@ pub(crate) fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         None
     };
     let fusion = config.fusion();
-    // Every combination of the swept values, each a labelled copy of the settings.
-    let mut variants: Vec<(String, quarry_engine::Config)> = Vec::new();
-    for sweep in &args.sweeps {
-        let (key, values) = sweep
-            .split_once('=')
-            .with_context(|| format!("`--sweep {sweep}` is not KEY=V1,V2,..."))?;
-        let base = if variants.is_empty() {
-            vec![(String::new(), config.clone())]
-        } else {
-            std::mem::take(&mut variants)
-        };
-        for (label, cfg) in base {
-            for value in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
-                let mut cfg = cfg.clone();
-                cfg.set(key.trim(), value)?;
-                let label = format!(
-                    "{label}{}{}={value}",
-                    if label.is_empty() { "" } else { " " },
-                    key.trim()
-                );
-                variants.push((label, cfg));
-            }
-        }
-    }
+    let mut variants = quarry_eval::swept_settings(&config, &args.sweeps)?;
     if !args.variant_sets.is_empty() {
         // An ablation is read against the settings it changes.
         variants.push(("defaults".to_string(), config.clone()));

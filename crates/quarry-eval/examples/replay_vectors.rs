@@ -157,18 +157,11 @@ fn compare(model: &dyn Embedder, texts: &Path, vectors: &Path, n: usize) -> Resu
 fn sweep(
     config: &quarry_engine::Config,
 ) -> Result<Vec<(String, quarry_engine::fusion::FusionConfig)>> {
-    let Ok(spec) = std::env::var("SWEEP") else {
-        return Ok(Vec::new());
-    };
-    let (key, values) = spec.split_once('=').context("SWEEP is key=v1,v2")?;
-    values
-        .split(',')
-        .map(|value| {
-            let mut cfg = config.clone();
-            cfg.set(key, value)?;
-            Ok((format!("{key}={value}"), cfg.fusion()))
-        })
-        .collect()
+    let sweeps: Vec<String> = std::env::var("SWEEP").into_iter().collect();
+    Ok(quarry_eval::swept_settings(config, &sweeps)?
+        .into_iter()
+        .map(|(label, cfg)| (label, cfg.fusion()))
+        .collect())
 }
 
 fn main() -> Result<()> {

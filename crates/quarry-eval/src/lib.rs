@@ -134,6 +134,38 @@ pub struct EvalReport {
 }
 
 /// Reads a query file.
+/// Every combination of the swept values (`KEY=V1,V2,...` each), a labelled copy of `config`
+/// per combination (`key=v1 other=v2`): what `quarry eval --sweep` scores side by side.
+pub fn swept_settings(
+    config: &quarry_engine::Config,
+    sweeps: &[String],
+) -> Result<Vec<(String, quarry_engine::Config)>> {
+    let mut variants: Vec<(String, quarry_engine::Config)> = Vec::new();
+    for sweep in sweeps {
+        let (key, values) = sweep
+            .split_once('=')
+            .with_context(|| format!("`--sweep {sweep}` is not KEY=V1,V2,..."))?;
+        let base = if variants.is_empty() {
+            vec![(String::new(), config.clone())]
+        } else {
+            std::mem::take(&mut variants)
+        };
+        for (label, cfg) in base {
+            for value in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+                let mut cfg = cfg.clone();
+                cfg.set(key.trim(), value)?;
+                let label = format!(
+                    "{label}{}{}={value}",
+                    if label.is_empty() { "" } else { " " },
+                    key.trim()
+                );
+                variants.push((label, cfg));
+            }
+        }
+    }
+    Ok(variants)
+}
+
 pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
