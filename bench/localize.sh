@@ -2,7 +2,10 @@
 # Issue localisation, quarry beside plain BM25: scores a swebench-style query file (issue
 # text → files the fix changed) with `quarry eval` in the given modes — file level, function
 # level (`relevant_symbols`), per repo — and runs ../shared/eval/bm25_baseline.py (plain BM25
-# over each tree's whole .py files) on the same queries.
+# over each tree's whole .py files) on the same queries. A commit set (commits_dev.jsonl: issue
+# text → the commits that fixed it, `relevant` as SHAs) is scored over each repository's whole
+# history instead, beside bench/commit_bm25_baseline.py (plain BM25 over every commit's message
+# and patch).
 #
 #   bench/localize.sh MIRRORS_DIR [QUERIES] [MODES]
 #
@@ -29,6 +32,11 @@ start=$(date +%s)
 "$quarry" eval "$queries" --repos "$mirrors" --work-dir "$work" --mode "$modes" ${EVAL_FLAGS:-}
 echo "   (whole run, layout and indexing included: $(( $(date +%s) - start )) s)"
 
+if head -n 1 "$queries" | grep -Eq '"relevant": *\["[0-9a-f]{40}"'; then
+    echo "== plain BM25 over every commit's message and patch (commit_bm25_baseline.py)"
+    python3 "$here/commit_bm25_baseline.py" "$queries" "$mirrors" "$work/commit_bm25_baseline.json"
+    exit 0
+fi
 baseline="$here/../../shared/eval/bm25_baseline.py"
 if [ -f "$baseline" ]; then
     echo "== plain BM25 over whole .py files (bm25_baseline.py)"
