@@ -263,7 +263,12 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let (mut ws, lock) = Workspace::open_for_writing(dir, wait, false)?;
     let mut named = args.repo.clone();
     if args.paths.is_empty() && named.is_empty() && !args.all_repos {
-        named = crate::search_cmd::scope_to_working_directory(&ws, "syncing", "syncs")?;
+        named = crate::search_cmd::scope_to_working_directory(
+            &ws,
+            "syncing",
+            "syncs",
+            "quarry repo add",
+        )?;
     }
     let targets: Vec<(PathBuf, Option<String>)> = if args.paths.is_empty() {
         let repos = ws.store().repos()?;

@@ -264,24 +264,42 @@ fn ask(
 /// The repo a command run from the working directory is about: the indexed repo that contains
 /// it, when the workspace holds more than one (with one, scoping changes nothing).
 pub(crate) fn working_directory_repo(ws: &Workspace) -> Result<Vec<String>> {
-    scope_to_working_directory(ws, "searching", "searches")
+    scope_to_working_directory(ws, "searching", "searches", "quarry index")
 }
 
 /// The repo the working directory is in, when the workspace has several: a command run
 /// inside one repo works on that repo (`doing` it; `--all-repos` `does` all), as `git` does.
+/// Run inside a git repository the workspace does not hold, it works on the workspace's repos
+/// and says so, with the command (`add_with`) that would add it.
 pub(crate) fn scope_to_working_directory(
     ws: &Workspace,
     doing: &str,
     does: &str,
+    add_with: &str,
 ) -> Result<Vec<String>> {
     let repos = ws.store().repos()?;
-    if repos.len() < 2 {
-        return Ok(Vec::new());
-    }
     let Ok(cwd) = std::env::current_dir() else {
         return Ok(Vec::new());
     };
-    Ok(match ws.repo_containing(&cwd)? {
+    let here = ws.repo_containing(&cwd)?;
+    if here.is_none() && !repos.is_empty() {
+        if let Some(root) = unindexed_git_root(&cwd) {
+            let names: Vec<&str> = repos.iter().map(|r| r.name.as_str()).take(5).collect();
+            let more = repos.len().saturating_sub(names.len());
+            eprintln!(
+                "quarry: {} is not in this workspace ({}); {doing} {}{} instead. `{add_with} {}` adds it",
+                root.display(),
+                ws.dir().display(),
+                names.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() },
+                root.display(),
+            );
+        }
+    }
+    if repos.len() < 2 {
+        return Ok(Vec::new());
+    }
+    Ok(match here {
         Some((repo, _)) => {
             if std::io::stderr().is_terminal() {
                 eprintln!(
@@ -294,6 +312,16 @@ pub(crate) fn scope_to_working_directory(
         }
         None => Vec::new(),
     })
+}
+
+/// The git repository `cwd` is in (its top folder), for a command run there that the
+/// workspace does not hold: the command still answers from the workspace's repos, and says
+/// so, since an agent asking about the repo it works in would otherwise read another repo's
+/// answers as this one's.
+fn unindexed_git_root(cwd: &std::path::Path) -> Option<std::path::PathBuf> {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(std::path::Path::to_path_buf)
 }
 
 /// `search --sync`: re-indexes the searched repos' changed files (and embeds their chunks).

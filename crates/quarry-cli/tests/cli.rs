@@ -325,6 +325,44 @@ fn several_repos_share_one_workspace() {
 }
 
 #[test]
+fn a_search_run_in_a_repo_the_workspace_lacks_says_whose_answers_it_gives() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let unindexed = tempfile::tempdir().unwrap();
+    std::fs::create_dir(unindexed.path().join(".git")).unwrap();
+    std::fs::create_dir(unindexed.path().join("src")).unwrap();
+    let out = env
+        .quarry()
+        .args(["search", "user name", "--json"])
+        .current_dir(unindexed.path().join("src"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let name = env.repo.path().file_name().unwrap().to_str().unwrap();
+    let root = unindexed.path().display();
+    assert!(
+        stderr.contains(&format!("{root} is not in this workspace"))
+            && stderr.contains(&format!("searching {name} instead"))
+            && stderr.contains(&format!("`quarry index {root}` adds it")),
+        "{stderr}"
+    );
+    // The answers are still there, on stdout alone.
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["results"][0]["path"], "app/users.py");
+
+    // Inside the indexed repo, nothing is said.
+    let inside = env
+        .quarry()
+        .args(["search", "user name", "--json"])
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&inside.stderr).contains("not in this workspace"));
+}
+
+#[test]
 fn only_the_first_results_carry_their_text() {
     let env = Env::new();
     for i in 0..12 {
