@@ -332,14 +332,20 @@ fn a_search_run_in_a_repo_the_workspace_lacks_says_whose_answers_it_gives() {
     let unindexed = tempfile::tempdir().unwrap();
     std::fs::create_dir(unindexed.path().join(".git")).unwrap();
     std::fs::create_dir(unindexed.path().join("src")).unwrap();
-    let out = env
-        .quarry()
-        .args(["search", "user name", "--json"])
-        .current_dir(unindexed.path().join("src"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let search_in = |dir: &std::path::Path| {
+        let out = env
+            .quarry()
+            .args(["search", "user name", "--json"])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        (
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (stdout, stderr) = search_in(&unindexed.path().join("src"));
     let name = env.repo.path().file_name().unwrap().to_str().unwrap();
     let root = unindexed.path().display();
     assert!(
@@ -349,17 +355,11 @@ fn a_search_run_in_a_repo_the_workspace_lacks_says_whose_answers_it_gives() {
         "{stderr}"
     );
     // The answers are still there, on stdout alone.
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(json["results"][0]["path"], "app/users.py");
-
     // Inside the indexed repo, nothing is said.
-    let inside = env
-        .quarry()
-        .args(["search", "user name", "--json"])
-        .current_dir(env.repo.path())
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&inside.stderr).contains("not in this workspace"));
+    let (_, stderr) = search_in(env.repo.path());
+    assert!(!stderr.contains("not in this workspace"), "{stderr}");
 }
 
 #[test]
