@@ -133,7 +133,6 @@ pub struct EvalReport {
     pub per_query: Vec<QueryOutcome>,
 }
 
-/// Reads a query file.
 /// Every combination of the swept values (`KEY=V1,V2,...` each), a labelled copy of `config`
 /// per combination (`key=v1 other=v2`): what `quarry eval --sweep` scores side by side.
 pub fn swept_settings(
@@ -166,6 +165,7 @@ pub fn swept_settings(
     Ok(variants)
 }
 
+/// Reads a query file.
 pub fn read_queries(path: &Path) -> Result<Vec<EvalQuery>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
