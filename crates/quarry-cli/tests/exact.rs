@@ -100,14 +100,41 @@ fn run_in(dir: &Path, mut cmd: Command) -> (String, i32) {
 }
 
 fn quarry_grep(env: &Env, args: &[&str], index: bool) -> (String, i32) {
+    quarry_grep_by(env, args, index, "off")
+}
+
+/// `quarry grep` with the daemon policy `policy` (`off`: in-process; `require`: through the
+/// workspace's daemon, or fail).
+fn quarry_grep_by(env: &Env, args: &[&str], index: bool, policy: &str) -> (String, i32) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_quarry"));
     let index_dir = if index {
         env.index_dir()
     } else {
         env.home.path().join("no-index")
     };
-    cmd.arg("--index-dir").arg(index_dir).arg("grep").args(args);
+    cmd.env("QUARRY_DAEMON", policy)
+        .arg("--index-dir")
+        .arg(index_dir)
+        .arg("grep")
+        .args(args);
     run_in(env.repo.path(), cmd)
+}
+
+/// The fixture's workspace daemon, running until dropped (every case is then asked of it
+/// too: its answers must be the process's own).
+struct Daemon<'a>(&'a Env);
+
+impl<'a> Daemon<'a> {
+    fn start(env: &'a Env) -> Self {
+        env.ok(&["daemon", "start"]);
+        Daemon(env)
+    }
+}
+
+impl Drop for Daemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.run(&["daemon", "stop"]);
+    }
 }
 
 fn ripgrep(rg: &Path, env: &Env, args: &[&str]) -> (String, i32) {
@@ -131,6 +158,10 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
         &["-e", "helper", "-e", "simplify"],
         &["-g", "*.py", "TODO"],
         &["-g", "!src/**", "parse_expr"],
+        // Globs naming folders, included and excluded.
+        &["-g", "src/**", "-l", "parse_expr"],
+        &["-g", "!src/**", "-l", "parse_expr"],
+        &["-g", "deep/**/*.py", "-g", "!*.md", "TODO"],
         &["-n", "evaluate"],
         &["-n", "-C", "1", "simplify"],
         &["-n", "-A", "1", "-B", "2", "class Expr"],
@@ -169,12 +200,14 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
         // A path that does not exist: the others are still searched, exit 2.
         &["parse_expr", "src", "no_such_dir"],
     ];
-    for (rg, args) in ripgreps()
+    let _daemon = Daemon::start(&env);
+    for ((rg, args), policy) in ripgreps()
         .iter()
         .flat_map(|rg| cases.iter().map(move |args| (rg, args)))
+        .flat_map(|case| ["off", "require"].map(|policy| (case, policy)))
     {
         let (want, want_code) = ripgrep(rg, &env, args);
-        let (got, got_code) = quarry_grep(&env, args, true);
+        let (got, got_code) = quarry_grep_by(&env, args, true, policy);
         if args.contains(&"--json") {
             // ripgrep's JSON adds timing; compare every message but the timings, and of
             // the final summary what the index cannot change (it reads fewer files).
@@ -200,7 +233,7 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
             assert_eq!(
                 messages(&got),
                 messages(&want),
-                "{args:?} ({})",
+                "{args:?} ({}, daemon {policy})",
                 rg.display()
             );
             assert!(messages(&got).iter().any(|m| m["type"] == "match"));
@@ -211,11 +244,11 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
             assert_eq!(
                 got,
                 want,
-                "quarry grep {args:?} differs from {}",
+                "quarry grep {args:?} (daemon {policy}) differs from {}",
                 rg.display()
             );
         }
-        assert_eq!(got_code, want_code, "exit status of {args:?}");
+        assert_eq!(got_code, want_code, "exit status of {args:?} (daemon {policy})");
     }
     // The changed and the added file were read although the index predates them.
     let (changed, _) = quarry_grep(&env, &["-l", "evaluate=False"], true);

@@ -508,10 +508,12 @@ pub(crate) fn list_files(request: &GrepRequest, memory: &dyn TreeMemory) -> Resu
         request.paths.clone()
     };
     // Paths are opened under the request's base folder (another process's working directory)
-    // and printed as given.
+    // and printed as given. Joined paths lose their `.` components (`/repo/.` is `/repo`):
+    // globs match a path relative to the base by stripping it as a prefix, and `/repo/./src/a`
+    // less `/repo` is `./src/a`, which `src/**` does not match.
     let base = request.base.as_deref();
     let open_of = |path: &Path| match base {
-        Some(base) => base.join(path),
+        Some(base) => base.join(path).components().collect::<PathBuf>(),
         None => path.to_path_buf(),
     };
     let mut overrides = None;
