@@ -10,10 +10,12 @@
 //! definition-looking lines.
 
 mod compact;
+mod units;
 mod render;
 mod source;
 
 use quarry_core::{Language, Symbol};
+use std::collections::HashMap;
 use serde::Serialize;
 
 pub use render::render;
@@ -250,25 +252,32 @@ fn items_from_symbols(
 ) -> Vec<OutlineItem> {
     let mut sorted: Vec<&Symbol> = symbols.iter().collect();
     sorted.sort_by_key(|s| (s.start_line, std::cmp::Reverse(s.end_line)));
+    // Looked up by name, not searched for: a file may hold tens of thousands of definitions.
+    let mut children: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
+    for c in symbols {
+        if let Some(parent) = c.parent.as_deref() {
+            children
+                .entry(parent)
+                .or_default()
+                .push((c.start_line, c.end_line));
+        }
+    }
+    let mut depths: HashMap<String, u32> = HashMap::new();
     let mut items: Vec<OutlineItem> = Vec::with_capacity(sorted.len());
     for s in sorted {
         let qualified_name = s.qualified_name();
-        let depth = s.parent.as_ref().map_or(0, |p| {
-            items
-                .iter()
-                .rev()
-                .find(|i| &i.qualified_name == p)
-                .map_or(1, |i| i.depth + 1)
-        });
+        let depth = s
+            .parent
+            .as_ref()
+            .map_or(0, |p| depths.get(p).map_or(1, |d| d + 1));
+        depths.insert(qualified_name.clone(), depth);
         let signature_line = lines.signature_line(s.start_line, s.end_line, s.signature.as_deref());
         let doc = lines.doc_comment(signature_line, s.start_line, s.end_line, language);
         let members = if TYPE_KINDS.contains(&s.kind.as_str()) {
-            let children: Vec<(u32, u32)> = symbols
-                .iter()
-                .filter(|c| c.parent.as_deref() == Some(qualified_name.as_str()))
-                .map(|c| (c.start_line, c.end_line))
-                .collect();
-            lines.members(signature_line, s.end_line, &children, language)
+            let children = children
+                .get(qualified_name.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            lines.members(signature_line, s.end_line, children, language)
         } else {
             Vec::new()
         };

@@ -16,10 +16,12 @@ use crate::compact::{
     clip_words, member_name, members_shown, shorten_signature, trim_member, trim_signature,
     without_receiver,
 };
+use crate::units::units;
 use crate::{ImportBlock, Outline, OutlineItem};
 use quarry_core::Language;
 use std::fmt::Write;
-use std::ops::Range;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Longest import line, in characters.
 const MAX_IMPORT_LINE: usize = 200;
@@ -40,6 +42,11 @@ pub(crate) const BUDGET_PERCENT: usize = 8;
 /// …and may always take this many characters (a short file's top-level lines alone can take
 /// more than the share; they are never left out).
 pub(crate) const MIN_BUDGET: usize = 600;
+/// An outline whose every part is at its least detail may still pass its budget (a small
+/// module dense with definitions); up to this many characters it lists them all, past it
+/// definitions are folded to their names (`fold`), so no outline passes
+/// `max(budget, FOLD_FLOOR)`.
+const FOLD_FLOOR: usize = 1_200;
 /// Detail levels of a top-level definition's part: 0 all of it, `LAST_LEVEL` the least.
 const LAST_LEVEL: u8 = 6;
 /// Detail levels of the imports: 0 the names (up to a line), 1 the first few, 2 counts only
@@ -52,6 +59,17 @@ struct Elided {
     docs: usize,
     signatures: usize,
     by_name: usize,
+    /// Definitions past the budget even by name: counted with their lines.
+    left_out: usize,
+}
+
+impl Elided {
+    fn add(&mut self, other: Elided) {
+        self.docs += other.docs;
+        self.signatures += other.signatures;
+        self.by_name += other.by_name;
+        self.left_out += other.left_out;
+    }
 }
 
 struct Part {
@@ -100,56 +118,73 @@ pub(crate) fn budget(outline: &Outline) -> Option<usize> {
         .then(|| MIN_BUDGET.max(outline.total_chars as usize * BUDGET_PERCENT / 100))
 }
 
-/// The items each top-level definition spans: it and everything nested in it.
-fn units(items: &[OutlineItem]) -> Vec<Range<usize>> {
-    let mut starts: Vec<usize> = (0..items.len())
-        .filter(|&i| i == 0 || items[i].depth == 0)
-        .collect();
-    starts.push(items.len());
-    starts.windows(2).map(|w| w[0]..w[1]).collect()
-}
-
 pub fn render(outline: &Outline) -> String {
     let mut out = header(outline);
     let language = outline.language;
-    let ranges = units(&outline.items);
-    let unit =
-        |i: usize, level: u8| render_unit(&outline.items[ranges[i].clone()], level, language);
-    let mut parts: Vec<Part> = (0..ranges.len()).map(|i| unit(i, 0)).collect();
+    let units = units(&outline.items);
+    let unit = |i: usize, level: u8| render_unit(&units[i], level, language);
+    let mut parts: Vec<Part> = (0..units.len()).map(|i| unit(i, 0)).collect();
     let mut imports = render_imports(&outline.imports, 0);
+    let mut folded = None;
     if let Some(budget) = budget(outline) {
         let fixed = out.chars().count();
-        let mut levels = vec![0u8; ranges.len()];
+        let mut total = fixed + imports.chars + parts.iter().map(|p| p.chars).sum::<usize>();
+        let mut levels = vec![0u8; units.len()];
         let mut import_level = 0u8;
-        loop {
-            let total = fixed + imports.chars + parts.iter().map(|p| p.chars).sum::<usize>();
-            if total <= budget {
-                break;
-            }
+        // The parts by size, largest first (ties: the earlier); an entry whose part has
+        // changed since is stale and passed over. A heap and a running total keep this
+        // linear in the number of definitions (a file of 20,000 small functions).
+        let mut largest: BinaryHeap<(usize, Reverse<usize>)> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.chars, Reverse(i)))
+            .collect();
+        while total > budget {
             // The largest part that can still give up detail gives up one step.
-            let largest = (0..parts.len())
-                .filter(|&i| levels[i] < LAST_LEVEL)
-                .max_by_key(|&i| (parts[i].chars, std::cmp::Reverse(i)));
-            match largest {
+            while largest
+                .peek()
+                .is_some_and(|&(chars, Reverse(i))| chars != parts[i].chars || levels[i] >= LAST_LEVEL)
+            {
+                largest.pop();
+            }
+            match largest.peek().map(|&(_, Reverse(i))| i) {
                 Some(i) if import_level == LAST_IMPORT_LEVEL || parts[i].chars >= imports.chars => {
+                    largest.pop();
                     levels[i] += 1;
-                    parts[i] = unit(i, levels[i]);
+                    let shorter = unit(i, levels[i]);
+                    total = total - parts[i].chars + shorter.chars;
+                    parts[i] = shorter;
+                    largest.push((parts[i].chars, Reverse(i)));
                 }
                 _ if import_level < LAST_IMPORT_LEVEL => {
                     import_level += 1;
-                    imports = render_imports(&outline.imports, import_level);
+                    let shorter = render_imports(&outline.imports, import_level);
+                    total = total - imports.chars + shorter.chars;
+                    imports = shorter;
                 }
                 _ => break,
             }
         }
+        let bound = budget.max(FOLD_FLOOR);
+        if total > bound {
+            // Even the least detail of every definition is over: the smallest ones are
+            // listed by name and line.
+            folded = Some(fold(&units, &parts, bound.saturating_sub(total - sum(&parts))));
+        }
     }
     out.push_str(&imports.text);
     let mut elided = Elided::default();
-    for part in &parts {
-        out.push_str(&part.text);
-        elided.docs += part.elided.docs;
-        elided.signatures += part.elided.signatures;
-        elided.by_name += part.elided.by_name;
+    match folded {
+        Some(folded) => {
+            out.push_str(&folded.text);
+            elided = folded.elided;
+        }
+        None => {
+            for part in &parts {
+                out.push_str(&part.text);
+                elided.add(part.elided);
+            }
+        }
     }
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -163,10 +198,156 @@ pub fn render(outline: &Outline) -> String {
     if elided.by_name > 0 {
         cuts.push(format!("{} listed by name", elided.by_name));
     }
+    if elided.left_out > 0 {
+        cuts.push(plural(elided.left_out, "definition", "definitions") + " counted only");
+    }
     if !cuts.is_empty() {
         let _ = writeln!(out, "(shortened: {})", cuts.join(", "));
     }
     out
+}
+
+fn sum(parts: &[Part]) -> usize {
+    parts.iter().map(|p| p.chars).sum()
+}
+
+/// Longest line of definitions listed by name, in characters.
+const FOLDED_LINE: usize = 120;
+/// Room kept for the closing count of definitions left out (`… 1234 more definitions, lines
+/// 10001-20000`).
+const COUNT_LINE: usize = 64;
+
+/// The definitions in at most `room` characters, once every part is at its least detail and
+/// still over: the smallest definitions (by lines; the later of equal ones) are listed by name
+/// and line, in runs (`12 definitions: f 3, g 4 (+2), …`; `(+2)`: what is inside), the rest
+/// shown as rendered; when even that is over, the definitions from the first that does not fit
+/// are counted with their lines. A file of 20,000 one-line functions gets the budget's worth
+/// of names, never an outline the size of the file.
+fn fold(units: &[Vec<OutlineItem>], parts: &[Part], room: usize) -> Part {
+    let entry = |i: usize| {
+        let top = &units[i][0];
+        match units[i].len() - 1 {
+            0 => format!("{} {}", top.name, top.start_line),
+            inside => format!("{} {} (+{inside})", top.name, top.start_line),
+        }
+    };
+    let folded_chars = |i: usize| entry(i).chars().count() + 2;
+    let mut by_name = vec![false; parts.len()];
+    let mut estimate = sum(parts);
+    // First the definitions with nothing inside, smallest first: listed by name they lose
+    // only their ranges and signatures.
+    let mut leaves: Vec<usize> = (0..parts.len()).filter(|&i| units[i].len() == 1).collect();
+    leaves.sort_by_key(|&i| (units[i][0].end_line - units[i][0].start_line, Reverse(i)));
+    for i in leaves {
+        if estimate <= room {
+            break;
+        }
+        by_name[i] = true;
+        estimate = estimate - parts[i].chars + folded_chars(i);
+    }
+    if estimate > room {
+        // Still over: either types and functions with definitions inside are listed by name
+        // with what they hold counted (`Store 10 (+40)`), fewest inside first, or the last
+        // definitions are counted with their lines — whichever leaves out fewer names.
+        let over = estimate - room + COUNT_LINE;
+        let mut holders: Vec<usize> = (0..parts.len()).filter(|&i| units[i].len() > 1).collect();
+        holders.sort_by_key(|&i| (units[i].len(), Reverse(i)));
+        let (mut saved, mut collapse, mut collapse_loss) = (0usize, Vec::new(), 0usize);
+        for &i in &holders {
+            if saved >= over {
+                break;
+            }
+            saved += parts[i].chars.saturating_sub(folded_chars(i));
+            collapse_loss += units[i].len() - 1;
+            collapse.push(i);
+        }
+        let (mut saved_at_tail, mut tail_loss) = (0usize, 0usize);
+        for i in (0..parts.len()).rev() {
+            if saved_at_tail >= over {
+                break;
+            }
+            saved_at_tail += if by_name[i] { folded_chars(i) } else { parts[i].chars };
+            tail_loss += units[i].len();
+        }
+        if saved >= over && collapse_loss < tail_loss {
+            for i in collapse {
+                by_name[i] = true;
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut chars = 0usize;
+    let mut elided = Elided::default();
+    let mut i = 0;
+    'parts: while i < parts.len() {
+        if !by_name[i] {
+            if chars + parts[i].chars + COUNT_LINE > room {
+                // Over what the estimate said (run headers): this one by name too.
+                by_name[i] = true;
+                continue;
+            }
+            out.push_str(&parts[i].text);
+            chars += parts[i].chars;
+            elided.add(parts[i].elided);
+            i += 1;
+            continue;
+        }
+        let run_end = (i..parts.len())
+            .find(|&j| !by_name[j])
+            .unwrap_or(parts.len());
+        let mut line = match run_end - i {
+            1 => "1 definition: ".to_string(),
+            n => format!("{n} definitions: "),
+        };
+        let mut line_has_entry = false;
+        let mut stopped = false;
+        while i < run_end {
+            let next = entry(i);
+            let separator = if line_has_entry { ", " } else { "" };
+            let line_chars = line.chars().count();
+            let next_chars = separator.len() + next.chars().count();
+            if line_has_entry && line_chars + next_chars > FOLDED_LINE {
+                // The run goes on on a line of its own.
+                line.push_str(",\n");
+                chars += line_chars + 2;
+                out.push_str(&line);
+                line = "  ".to_string();
+                line_has_entry = false;
+                continue;
+            }
+            if chars + line_chars + next_chars + 1 + COUNT_LINE > room {
+                stopped = true;
+                break;
+            }
+            line.push_str(separator);
+            line.push_str(&next);
+            line_has_entry = true;
+            elided.by_name += 1;
+            elided.docs += units[i][0].doc.is_some() as usize;
+            i += 1;
+        }
+        if line_has_entry {
+            line.push('\n');
+            chars += line.chars().count();
+            out.push_str(&line);
+        }
+        if stopped {
+            break 'parts;
+        }
+    }
+    if i < parts.len() {
+        let rest = &units[i..];
+        let last = rest.iter().map(|u| u[0].end_line).max().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "… {} more definition{}, lines {}-{last}",
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" },
+            rest[0][0].start_line
+        );
+        elided.left_out += rest.len();
+    }
+    Part::new(out, elided)
 }
 
 fn header(outline: &Outline) -> String {

@@ -223,7 +223,22 @@ impl<'a> Lines<'a> {
         children: &[(u32, u32)],
         language: Language,
     ) -> Vec<String> {
-        let inside = |n: u32| children.iter().any(|&(s, e)| s <= n && n <= e);
+        // Whether line `n` is inside a child: by the children's starts, with the furthest end
+        // reached so far (a type may hold thousands of methods; this runs for each line).
+        let mut starts: Vec<(u32, u32)> = children.to_vec();
+        starts.sort_unstable();
+        let mut reach = 0;
+        let furthest: Vec<u32> = starts
+            .iter()
+            .map(|&(_, e)| {
+                reach = reach.max(e);
+                reach
+            })
+            .collect();
+        let inside = |n: u32| {
+            let before = starts.partition_point(|&(s, _)| s <= n);
+            before > 0 && furthest[before - 1] >= n
+        };
         let body_start = if language == Language::Python {
             (signature_line..=end)
                 .find(|&n| self.get(n).trim_end().ends_with(':'))

@@ -325,7 +325,7 @@ fn a_big_budget_shows_everything() {
 #[test]
 fn every_budget_keeps_every_top_level_definition_and_method_with_its_line() {
     let items = big_items();
-    for total_chars in [0, 20_000, 40_000, 80_000, 160_000, 10_000_000] {
+    for total_chars in [LEAST, 20_000, 40_000, 80_000, 160_000, 10_000_000] {
         let o = synthetic(items.clone(), imports(12), total_chars);
         let text = render(&o);
         for item in items.iter().filter(|i| i.depth == 0) {
@@ -361,6 +361,10 @@ fn every_budget_keeps_every_top_level_definition_and_method_with_its_line() {
         );
     }
 }
+
+/// A file whose outline is at the least detail of every part, and still within the size
+/// below which definitions are not folded to their names (`FOLD_FLOOR`).
+const LEAST: u32 = 0;
 
 /// The methods listed by name at the last level.
 const MAX_LISTED_FOR_TEST: usize = 24;
@@ -400,7 +404,7 @@ fn methods_of_a_big_class_are_listed_by_name_and_line_then_counted() {
     );
     assert!(text.contains("listed by name"), "{text}");
     // The least: the first names, the rest counted with their lines.
-    let text = render(&synthetic(big_items(), imports(12), 0));
+    let text = render(&synthetic(big_items(), imports(12), LEAST));
     assert!(
         text.contains(", method_23 500, … 16 more (lines 520-838)"),
         "{text}"
@@ -427,7 +431,7 @@ fn functions_nested_in_functions_are_counted_on_their_function() {
         text.contains("\n910-950 def outer(x) — Wraps things.\n  911-920 def inner_a(y)\n"),
         "{text}"
     );
-    let text = render(&synthetic(big_items(), imports(12), 0));
+    let text = render(&synthetic(big_items(), imports(12), LEAST));
     assert!(
         text.contains("\n910-950 def outer(x) (+2 nested)"),
         "{text}"
@@ -511,7 +515,7 @@ fn imports_are_cut_to_a_few_names_then_counted() {
         text.contains("\n1-12 imports (12): module_0, module_1, module_2, module_3,"),
         "{text}"
     );
-    let text = render(&synthetic(big_items(), imports(12), 0));
+    let text = render(&synthetic(big_items(), imports(12), LEAST));
     assert!(
         text.contains("\n1-12 imports (12)\n")
             || text.contains("\n1-12 imports (12): module_0, module_1, module_2, …\n"),
@@ -609,4 +613,59 @@ fn lint_directives_are_not_docs() {
     let doc = |name: &str| o.items.iter().find(|i| i.name == name).unwrap().doc.clone();
     assert_eq!(doc("parse"), None);
     assert_eq!(doc("sum").as_deref(), Some("Sums the values."));
+}
+
+#[test]
+fn go_methods_are_listed_under_their_receiver_type_wherever_they_stand() {
+    // go-zero's bloom.go: the type, its constructor, then the type's methods.
+    let mut go = String::from("package bloom\n\n// A Filter is a bloom filter.\ntype Filter struct {\n\tbits   uint\n\tbitSet bitSetProvider\n}\n\n// New creates a Filter.\nfunc New(store *redis.Redis, key string, bits uint) *Filter {\n\treturn &Filter{bits: bits}\n}\n\n");
+    for name in ["Add", "AddCtx", "Exists", "ExistsCtx", "getLocations"] {
+        go.push_str(&format!(
+            "// {name} does its part.\nfunc (f *Filter) {name}(data []byte) error {{\n\tlocations := f.getLocations(data)\n\treturn f.bitSet.set(locations)\n}}\n\n"
+        ));
+    }
+    let o = outline("core/bloom/bloom.go", Language::Go, &go);
+    let text = render(&o);
+    assert!(!text.contains("nested"), "{text}");
+    let type_at = text.find("type Filter struct").expect("the type");
+    let new_at = text.find("func New(").expect("the constructor");
+    for name in ["Add", "AddCtx", "Exists", "ExistsCtx", "getLocations"] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!(" func (f *Filter) {name}(")))
+            .unwrap_or_else(|| panic!("{name} is missing: {text}"));
+        assert!(line.starts_with("  "), "{name} is not under Filter: {text}");
+        let at = text.find(line).unwrap();
+        assert!(type_at < at && at < new_at, "{name} is not under Filter: {text}");
+    }
+}
+
+#[test]
+fn a_file_of_many_small_functions_keeps_to_its_budget() {
+    // 1,000 one-line functions (and 200 methods of one class): listed by name and line as
+    // far as the budget goes, the rest counted with their lines.
+    let mut py = String::new();
+    for i in 0..1000 {
+        py.push_str(&format!("def function_number_{i}(a, b): return a + b + {i}\n"));
+    }
+    py.push_str("class Many:\n");
+    for i in 0..200 {
+        py.push_str(&format!("    def method_{i}(self): return {i}\n"));
+    }
+    let o = outline("gen/many.py", Language::Python, &py);
+    assert_eq!(o.items.len(), 1201);
+    let text = render(&o);
+    let budget = (py.chars().count() * 8 / 100).max(600);
+    assert!(body(&text) <= budget, "{} > {budget}", body(&text));
+    assert!(text.contains("definitions: function_number_"), "{text}");
+    assert!(text.contains("function_number_0 1,"), "{text}");
+    // What did not fit is counted with its lines, and said at the end.
+    let counted = text
+        .lines()
+        .find(|l| l.starts_with("… ") && l.contains("more definitions, lines "))
+        .unwrap_or_else(|| panic!("no count of what is left out: {text}"));
+    let listed = text.matches("function_number_").count();
+    let left: usize = counted[4..].split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(listed + left, 1001, "every definition is listed or counted: {text}");
+    assert!(text.contains("counted only)"), "{text}");
 }
