@@ -10,13 +10,13 @@
 //! definition-looking lines.
 
 mod compact;
-mod units;
 mod render;
 mod source;
+mod units;
 
 use quarry_core::{Language, Symbol};
-use std::collections::HashMap;
 use serde::Serialize;
+use std::collections::HashMap;
 
 pub use render::render;
 

@@ -19,9 +19,9 @@ use crate::compact::{
 use crate::units::units;
 use crate::{ImportBlock, Outline, OutlineItem};
 use quarry_core::Language;
-use std::fmt::Write;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt::Write;
 
 /// Longest import line, in characters.
 const MAX_IMPORT_LINE: usize = 200;
@@ -35,7 +35,7 @@ const MAX_SIGNATURE: usize = 100;
 const MAX_MEMBERS_LINE: usize = 240;
 /// Import names shown per block once imports are shortened.
 const SHORT_IMPORTS: usize = 3;
-/// Names listed on one line for the definitions inside a type at the last level.
+/// Names listed on one line for the definitions inside a type at the last level, at least.
 const MAX_LISTED: usize = 24;
 /// A code file's outline aims at this share of the file's characters, in percent…
 pub(crate) const BUDGET_PERCENT: usize = 8;
@@ -122,7 +122,11 @@ pub fn render(outline: &Outline) -> String {
     let mut out = header(outline);
     let language = outline.language;
     let units = units(&outline.items);
-    let unit = |i: usize, level: u8| render_unit(&units[i], level, language);
+    // At the last level a type lists its definitions by name up to its share of the budget
+    // (in characters; at least `MAX_LISTED` names): a class of 48,000 methods in a 2.7 MB
+    // file lists thousands of them, not two dozen.
+    let listed = budget(outline).map_or(0, |b| b * 3 / 4 / units.len().max(1));
+    let unit = |i: usize, level: u8| render_unit(&units[i], level, language, listed);
     let mut parts: Vec<Part> = (0..units.len()).map(|i| unit(i, 0)).collect();
     let mut imports = render_imports(&outline.imports, 0);
     let mut folded = None;
@@ -141,10 +145,9 @@ pub fn render(outline: &Outline) -> String {
             .collect();
         while total > budget {
             // The largest part that can still give up detail gives up one step.
-            while largest
-                .peek()
-                .is_some_and(|&(chars, Reverse(i))| chars != parts[i].chars || levels[i] >= LAST_LEVEL)
-            {
+            while largest.peek().is_some_and(|&(chars, Reverse(i))| {
+                chars != parts[i].chars || levels[i] >= LAST_LEVEL
+            }) {
                 largest.pop();
             }
             match largest.peek().map(|&(_, Reverse(i))| i) {
@@ -169,7 +172,11 @@ pub fn render(outline: &Outline) -> String {
         if total > bound {
             // Even the least detail of every definition is over: the smallest ones are
             // listed by name and line.
-            folded = Some(fold(&units, &parts, bound.saturating_sub(total - sum(&parts))));
+            folded = Some(fold(
+                &units,
+                &parts,
+                bound.saturating_sub(total - sum(&parts)),
+            ));
         }
     }
     out.push_str(&imports.text);
@@ -266,7 +273,11 @@ fn fold(units: &[Vec<OutlineItem>], parts: &[Part], room: usize) -> Part {
             if saved_at_tail >= over {
                 break;
             }
-            saved_at_tail += if by_name[i] { folded_chars(i) } else { parts[i].chars };
+            saved_at_tail += if by_name[i] {
+                folded_chars(i)
+            } else {
+                parts[i].chars
+            };
             tail_loss += units[i].len();
         }
         if saved >= over && collapse_loss < tail_loss {
@@ -470,7 +481,7 @@ fn level_detail(level: u8) -> (ItemDetail, Option<ItemDetail>) {
 }
 
 /// A top-level definition and everything in it, at detail `level` (see `level_detail`).
-fn render_unit(items: &[OutlineItem], level: u8, language: Language) -> Part {
+fn render_unit(items: &[OutlineItem], level: u8, language: Language, listed: usize) -> Part {
     let top = &items[0];
     let mut out = String::new();
     let mut elided = Elided::default();
@@ -494,7 +505,7 @@ fn render_unit(items: &[OutlineItem], level: u8, language: Language) -> Part {
     }
     let Some(inner_detail) = inner_detail else {
         if skip_under.is_none() {
-            list_by_name(&mut out, items, &shown, level, &mut elided);
+            list_by_name(&mut out, items, &shown, level, listed, &mut elided);
         }
         return Part::new(out, elided);
     };
@@ -526,12 +537,13 @@ fn render_unit(items: &[OutlineItem], level: u8, language: Language) -> Part {
 
 /// The definitions directly inside `items[0]` on one line, by name and start line
 /// (`5 definitions: check 103, to_json 110, …`); deeper ones counted; at the last level at most
-/// `MAX_LISTED` names, the rest counted with their lines.
+/// `MAX_LISTED` names or as many as fit in `listed_chars`, the rest counted with their lines.
 fn list_by_name(
     out: &mut String,
     items: &[OutlineItem],
     shown: &dyn Fn(usize) -> bool,
     level: u8,
+    listed_chars: usize,
     elided: &mut Elided,
 ) {
     let top = &items[0];
@@ -545,15 +557,16 @@ fn list_by_name(
     if children.is_empty() {
         return;
     }
-    let cap = if level >= LAST_LEVEL {
-        MAX_LISTED
-    } else {
-        usize::MAX
-    };
+    let mut chars = 0;
     let listed: Vec<String> = children
         .iter()
-        .take(cap)
         .map(|c| format!("{} {}", c.name, c.start_line))
+        .enumerate()
+        .take_while(|(i, name)| {
+            chars += name.chars().count() + 2;
+            level < LAST_LEVEL || *i < MAX_LISTED || chars <= listed_chars
+        })
+        .map(|(_, name)| name)
         .collect();
     let indent = "  ".repeat(top.depth as usize + 1);
     let _ = write!(

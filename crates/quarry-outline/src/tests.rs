@@ -636,7 +636,10 @@ fn go_methods_are_listed_under_their_receiver_type_wherever_they_stand() {
             .unwrap_or_else(|| panic!("{name} is missing: {text}"));
         assert!(line.starts_with("  "), "{name} is not under Filter: {text}");
         let at = text.find(line).unwrap();
-        assert!(type_at < at && at < new_at, "{name} is not under Filter: {text}");
+        assert!(
+            type_at < at && at < new_at,
+            "{name} is not under Filter: {text}"
+        );
     }
 }
 
@@ -646,7 +649,9 @@ fn a_file_of_many_small_functions_keeps_to_its_budget() {
     // far as the budget goes, the rest counted with their lines.
     let mut py = String::new();
     for i in 0..1000 {
-        py.push_str(&format!("def function_number_{i}(a, b): return a + b + {i}\n"));
+        py.push_str(&format!(
+            "def function_number_{i}(a, b): return a + b + {i}\n"
+        ));
     }
     py.push_str("class Many:\n");
     for i in 0..200 {
@@ -666,6 +671,10 @@ fn a_file_of_many_small_functions_keeps_to_its_budget() {
         .unwrap_or_else(|| panic!("no count of what is left out: {text}"));
     let listed = text.matches("function_number_").count();
     let left: usize = counted[4..].split(' ').next().unwrap().parse().unwrap();
-    assert_eq!(listed + left, 1001, "every definition is listed or counted: {text}");
+    assert_eq!(
+        listed + left,
+        1001,
+        "every definition is listed or counted: {text}"
+    );
     assert!(text.contains("counted only)"), "{text}");
 }
