@@ -248,7 +248,10 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
                 rg.display()
             );
         }
-        assert_eq!(got_code, want_code, "exit status of {args:?} (daemon {policy})");
+        assert_eq!(
+            got_code, want_code,
+            "exit status of {args:?} (daemon {policy})"
+        );
     }
     // The changed and the added file were read although the index predates them.
     let (changed, _) = quarry_grep(&env, &["-l", "evaluate=False"], true);
