@@ -150,6 +150,31 @@ fn reindex_reads_only_changes_and_rebuild_starts_over() {
     let touched = env.json(&["index", env.repo_path()]);
     assert_eq!(touched["repos"][0]["changed"], 0);
 
+    // A limit on files skips new ones and never takes indexed ones out: with five indexed,
+    // `--max-files 2` keeps all five, updates a changed one and skips the new one.
+    env.write("src/later.rs", "pub fn added_later() {}\n");
+    env.write(
+        "app/users.py",
+        "def rename_account(account, name):\n    return name\n",
+    );
+    let limited = env.json(&["index", "--max-files", "2", env.repo_path()]);
+    let r = &limited["repos"][0];
+    assert_eq!(
+        (
+            r["added"].as_u64(),
+            r["changed"].as_u64(),
+            r["removed"].as_u64()
+        ),
+        (Some(0), Some(1), Some(0)),
+        "{limited}"
+    );
+    assert_eq!(
+        (r["files"].as_u64(), r["skipped"]["max-files"].as_u64()),
+        (Some(5), Some(1)),
+        "{limited}"
+    );
+    std::fs::remove_file(env.repo.path().join("src/later.rs")).unwrap();
+
     let rebuilt = env.json(&["index", "--rebuild", env.repo_path()]);
     assert_eq!(rebuilt["repos"][0]["added"], 5);
     assert_eq!(rebuilt["repos"][0]["files"], 5);

@@ -160,11 +160,17 @@ impl Workspace {
             store.clear_files(repo.id)?;
         }
 
+        let previous = store.file_states(repo.id)?;
         progress.begin("discovering files", 0);
-        let found = quarry_sources::discover(&root, &opts.discover)?;
+        // `--max-files` counts the files indexed before; new files fill what is left of it.
+        let limits = quarry_sources::DiscoverOptions {
+            max_files: opts.discover.max_files.saturating_sub(previous.len()),
+            ..opts.discover.clone()
+        };
+        let found =
+            quarry_sources::discover_beside(&root, &limits, &|path| previous.contains_key(path))?;
         progress.end();
         let mut skipped = found.skipped;
-        let previous = store.file_states(repo.id)?;
 
         let mut report = IndexReport {
             repo: repo.name.clone(),

@@ -84,6 +84,18 @@ pub const IGNORE_FILE: &str = ".quarryignore";
 
 /// Lists the files under `root` that quarry indexes.
 pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
+    discover_beside(root, opts, &|_| false)
+}
+
+/// As [`discover`], for a repository indexed before: a file for which `indexed` holds (by its
+/// path relative to `root`) is accepted whatever `opts.max_files` says, which then bounds only
+/// the files not indexed yet. A limit skips new files; it never takes an indexed file out of
+/// the index (`index --max-files 10` on an indexed repo would otherwise delete all but ten).
+pub fn discover_beside(
+    root: &Path,
+    opts: &DiscoverOptions,
+    indexed: &dyn Fn(&str) -> bool,
+) -> Result<Discovery> {
     let meta =
         std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
     anyhow::ensure!(
@@ -107,6 +119,7 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
     let mut found = Discovery::default();
     let mut skip = |reason: &str| *found.skipped.entry(reason.to_string()).or_insert(0) += 1;
     let mut accepted = Vec::new();
+    let mut new_files = 0usize;
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -159,9 +172,12 @@ pub fn discover(root: &Path, opts: &DiscoverOptions) -> Result<Discovery> {
             skip(reason::TOO_LARGE);
             continue;
         }
-        if accepted.len() >= opts.max_files {
-            skip(reason::MAX_FILES);
-            continue;
+        if !indexed(&rel_path) {
+            if new_files >= opts.max_files {
+                skip(reason::MAX_FILES);
+                continue;
+            }
+            new_files += 1;
         }
         let mtime_ns = quarry_core::mtime_ns(&meta);
         accepted.push(Candidate {
