@@ -185,3 +185,41 @@ fn a_file_line_answers_its_definition_and_a_code_fragment_is_found_as_written() 
         "{json}"
     );
 }
+
+#[test]
+fn a_type_answers_before_its_impl_and_a_method_with_its_own_lines() {
+    // tokio's shape: a crate-private struct and its impl in one file (the impl reads as
+    // public); fd's: a small impl kept whole in one chunk, asked for one of its methods.
+    let env = Env::new();
+    env.write(
+        "src/harness.rs",
+        "/// Drives a task.\npub(crate) struct Harness {\n    inner: u32,\n}\n\nimpl Harness {\n    pub fn new() -> Self {\n        Harness { inner: 0 }\n    }\n\n    /// The process's exit code.\n    pub fn exit_code(&self) -> i32 {\n        self.inner as i32\n    }\n}\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let json = env.json(&["search", "Harness"]);
+    let r = &json["results"][0];
+    assert_eq!(
+        (r["start_line"].as_u64(), r["kind"].as_str()),
+        (Some(1), Some("struct")),
+        "the struct itself first, with its doc: {json}"
+    );
+    assert!(
+        !r["reason"].as_str().unwrap().contains("bound again"),
+        "an impl does not bind the name again: {json}"
+    );
+    let json = env.json(&["search", "exit_code"]);
+    let r = &json["results"][0];
+    assert_eq!(
+        (r["start_line"].as_u64(), r["end_line"].as_u64()),
+        (Some(12), Some(14)),
+        "the method's own lines, not its impl's: {json}"
+    );
+    assert!(
+        r["text"]
+            .as_str()
+            .unwrap()
+            .trim_start()
+            .starts_with("pub fn exit_code(&self) -> i32 {"),
+        "{json}"
+    );
+}

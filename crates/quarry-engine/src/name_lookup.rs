@@ -94,10 +94,11 @@ impl Workspace {
             let Some(chunk) = innermost_chunk(file, d.start_line) else {
                 continue;
             };
-            if !seen.insert(chunk.id) {
+            let chunk = own_lines(chunk, d);
+            if !seen.insert((chunk.id, chunk.start_line)) {
                 continue;
             }
-            let mut result = SearchResult::from(chunk.clone());
+            let mut result = SearchResult::from(chunk);
             result.score = r.score;
             result.symbol = Some(d.qualified_name.clone());
             result.reason = Some(format!("definition: {}", r.reason));
@@ -143,6 +144,37 @@ impl Workspace {
             .map(|c| c.text.as_str())
             .collect::<Vec<_>>()
             .join("\n"))
+    }
+}
+
+/// The chunk as the definition's own result: the chunk itself when it is the definition
+/// (with the comments above it), else only the definition's lines cut out of it — a method
+/// inside an `impl` or class chunk too small to split answers with the method's lines, not
+/// the whole block's.
+fn own_lines(chunk: &ChunkHit, d: &SymbolRef) -> ChunkHit {
+    let own =
+        chunk.symbol.as_deref() == Some(d.qualified_name.as_str()) && chunk.end_line <= d.end_line;
+    let (start, end) = (
+        d.start_line.max(chunk.start_line),
+        d.end_line.min(chunk.end_line),
+    );
+    if own || chunk.page.is_some() || chunk.cell.is_some() || start > end {
+        return chunk.clone();
+    }
+    let skip = (start - chunk.start_line) as usize;
+    let text: Vec<&str> = chunk
+        .text
+        .split('\n')
+        .skip(skip)
+        .take((end - start + 1) as usize)
+        .collect();
+    ChunkHit {
+        start_line: start,
+        end_line: end,
+        text: text.join("\n"),
+        symbol: Some(d.qualified_name.clone()),
+        kind: d.kind.clone(),
+        ..chunk.clone()
     }
 }
 

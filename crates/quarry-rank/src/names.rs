@@ -148,8 +148,9 @@ pub fn rank_definitions(
 ) -> Vec<RankedDefinition> {
     // Python's `@overload` stubs, TypeScript's overload signatures: the same name bound again
     // later in the same scope of the same file is the one in effect.
+    // An `impl` block binds nothing: a struct is not "bound again" by its impl below it.
     let mut last_binding: HashMap<(&str, &str), u32> = HashMap::new();
-    for d in defs {
+    for d in defs.iter().filter(|d| d.kind != "impl") {
         let line = last_binding.entry((d.path, d.qualified_name)).or_default();
         *line = (*line).max(d.start_line);
     }
@@ -158,7 +159,10 @@ pub fn rank_definitions(
         .enumerate()
         .map(|(i, d)| {
             let (mut points, mut reasons) = points(query, d, weights, wants_docs);
-            if last_binding[&(d.path, d.qualified_name)] > d.start_line {
+            if last_binding
+                .get(&(d.path, d.qualified_name))
+                .is_some_and(|&last| last > d.start_line)
+            {
                 points -= weights.definition_kind;
                 reasons.push("bound again later in its file".into());
             }
@@ -170,6 +174,7 @@ pub fn rank_definitions(
             .then_with(|| defs[a.1].path.len().cmp(&defs[b.1].path.len()))
             .then(a.1.cmp(&b.1))
     });
+    let scored = impls_after_their_types(scored, defs);
     // Scores fall with the order; a heading's keeps its own points, scaled under 0.1, so it
     // reads as "far below the code" rather than as nothing.
     let mut last = 1.0f64;
@@ -190,6 +195,58 @@ pub fn rank_definitions(
             }
         })
         .collect()
+}
+
+/// An `impl` block never comes before the type it implements: the name means the struct,
+/// enum or trait itself (tokio's `Harness`, a `pub(crate)` struct whose `impl` is seen as
+/// public, would otherwise tie with it). Each impl moves to just after the best-ranked type of
+/// its name and language below it; the rest keep their order.
+fn impls_after_their_types<T>(
+    scored: Vec<(f64, usize, T)>,
+    defs: &[DefinitionFacts],
+) -> Vec<(f64, usize, T)> {
+    let is_type = |d: &DefinitionFacts| {
+        matches!(
+            d.kind,
+            "struct" | "enum" | "trait" | "union" | "type" | "class" | "interface"
+        )
+    };
+    let same = |a: &DefinitionFacts, b: &DefinitionFacts| {
+        a.qualified_name == b.qualified_name && a.language == b.language
+    };
+    let mut order: Vec<Option<(f64, usize, T)>> = scored.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(order.len());
+    let mut waiting: Vec<(usize, (f64, usize, T))> = Vec::new();
+    for at in 0..order.len() {
+        let Some(entry) = order[at].take() else {
+            continue;
+        };
+        let d = &defs[entry.1];
+        let its_type = (d.kind == "impl")
+            .then(|| {
+                (at + 1..order.len()).find(|&later| {
+                    order[later]
+                        .as_ref()
+                        .is_some_and(|e| is_type(&defs[e.1]) && same(&defs[e.1], d))
+                })
+            })
+            .flatten();
+        match its_type {
+            Some(later) => waiting.push((later, entry)),
+            None => out.push(entry),
+        }
+        // Impls waiting for this type follow it.
+        let mut k = 0;
+        while k < waiting.len() {
+            if waiting[k].0 == at {
+                out.push(waiting.remove(k).1);
+            } else {
+                k += 1;
+            }
+        }
+    }
+    out.extend(waiting.into_iter().map(|(_, e)| e));
+    out
 }
 
 fn points(
@@ -421,6 +478,38 @@ mod tests {
         assert_eq!(
             order("BufStream", &defs)[0],
             "src/io/buf_stream.rs:BufStream"
+        );
+    }
+
+    #[test]
+    fn a_crate_private_type_still_comes_before_its_impl() {
+        // tokio's `pub(crate) struct Harness` and `impl<T, S> Harness<T, S>`: the impl reads
+        // as public, the struct as crate-private; the struct is what the name means. A
+        // test's struct of the name ranks below both.
+        let mut strukt = facts("tokio/src/runtime/task/harness.rs", "struct", "Harness");
+        strukt.signature = Some("pub(crate) struct Harness<T: Future, S: 'static> {");
+        strukt.start_line = 17;
+        let mut imp = facts("tokio/src/runtime/task/harness.rs", "impl", "Harness");
+        imp.signature = Some("impl<T, S> Harness<T, S>");
+        imp.start_line = 30;
+        let test = facts("tokio/tests/support/harness.rs", "struct", "Harness");
+        assert_eq!(
+            order("Harness", &[imp.clone(), test.clone(), strukt.clone()]),
+            [
+                "tokio/src/runtime/task/harness.rs:Harness",
+                "tokio/src/runtime/task/harness.rs:Harness",
+                "tokio/tests/support/harness.rs:Harness",
+            ]
+        );
+        let q = NameQuery::parse("Harness").unwrap();
+        let defs = [imp, test, strukt];
+        let ranked = rank_definitions(&q, &defs, &NameWeights::default(), false);
+        assert_eq!(
+            ranked
+                .iter()
+                .map(|r| defs[r.index].kind)
+                .collect::<Vec<_>>(),
+            ["struct", "impl", "struct"]
         );
     }
 
