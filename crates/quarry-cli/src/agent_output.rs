@@ -5,6 +5,16 @@ use quarry_engine::answer::{CallGraph, SymbolContext, Target};
 use quarry_engine::graph::{Callers, Impact};
 use std::io::Write;
 
+/// The name a target stands for (a type line says which type it is).
+fn target_name(t: &Target) -> &str {
+    match t {
+        Target::File { qualified_name, .. } => qualified_name,
+        Target::Index(s) => &s.qualified_name,
+        Target::Ambiguous { candidates } => candidates.first().map_or("?", |s| s.name.as_str()),
+        Target::Unknown => "?",
+    }
+}
+
 fn target(t: &Target) -> String {
     match t {
         Target::File {
@@ -72,7 +82,7 @@ pub fn print_context(c: &SymbolContext) -> Result<()> {
     if !c.types.is_empty() {
         writeln!(out, "\ntypes:")?;
         for t in &c.types {
-            writeln!(out, "  {}", target(t))?;
+            writeln!(out, "  {:<24} {}", target_name(t), target(t))?;
         }
     }
     Ok(())

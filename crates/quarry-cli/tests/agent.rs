@@ -141,6 +141,9 @@ fn context_and_call_graph_resolve_names_through_the_index() {
     ]);
     assert!(human.contains("     6      s.save(name)"), "{human}");
     assert!(human.contains("app/store.py:4-5"), "{human}");
+    // Each type line says which type it is.
+    let types = human.split("\ntypes:\n").nth(1).expect("a types section");
+    assert!(types.starts_with("  Store "), "{human}");
 
     let g = env.json(&["summary", service, "--mode", "extract"]);
     let edges = g["edges"].as_array().unwrap();
@@ -212,4 +215,56 @@ fn outlines_of_unchanged_files_come_from_the_index() {
         names(&env.json(&["summary", service])),
         ["create_user", "hendler"]
     );
+}
+
+/// Names resolve within the repo and language family they were found in: a workspace holding
+/// a Python repo and a Java one never walks from one into the other.
+#[test]
+fn impact_and_context_stay_in_their_repo_and_language() {
+    let env = Env::new();
+    env.write(
+        "pipeline.py",
+        "def run(x):\n    return build(x)\n\n\ndef build(x):\n    return x.clone()\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let java = tempfile::tempdir().unwrap();
+    common::write_file(
+        java.path(),
+        "src/Task.java",
+        b"class Task {\n    Object clone() { return this; }\n    void run() { build(); }\n    void start() { run(); }\n    void build() {}\n}\n",
+    );
+    env.ok(&["index", java.path().to_str().unwrap(), "--no-embed"]);
+    let python = env.repo.path().file_name().unwrap().to_str().unwrap();
+
+    let impact = env.json(&["impact", "build", "--repo", python, "--depth", "3"]);
+    let reached: Vec<String> = strings(&impact["callers"], "path");
+    assert_eq!(reached, ["pipeline.py"], "{impact}");
+
+    let path = env.repo.path().join("pipeline.py");
+    let c = env.json(&[
+        "summary",
+        path.to_str().unwrap(),
+        "--mode",
+        "context",
+        "--symbol",
+        "build",
+    ]);
+    let clone = c["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["callee"] == "clone")
+        .unwrap_or_else(|| panic!("{c}"));
+    assert_eq!(clone["target"]["where"], "unknown", "not Java's clone: {c}");
+    // The Java repo's own view still resolves there.
+    let task = java.path().join("src/Task.java");
+    let c = env.json(&[
+        "summary",
+        task.to_str().unwrap(),
+        "--mode",
+        "context",
+        "--symbol",
+        "start",
+    ]);
+    assert_eq!(c["calls"][0]["target"]["where"], "file", "{c}");
 }

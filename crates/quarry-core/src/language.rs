@@ -159,6 +159,18 @@ impl Language {
             .map_or(&[], |(_, patterns)| patterns)
     }
 
+    /// Whether code in `self` can call code in `other` by name: the same language, or one
+    /// family (JavaScript with TypeScript and TSX, C with C++). Calls are resolved by name,
+    /// and a Rust `run` never calls a Java `run`.
+    pub fn calls_into(self, other: Language) -> bool {
+        let family = |l: Language| match l {
+            Language::JavaScript | Language::TypeScript | Language::Tsx => Language::JavaScript,
+            Language::C | Language::Cpp => Language::C,
+            other => other,
+        };
+        family(self) == family(other)
+    }
+
     /// True for languages chunked by a syntax tree (definitions become chunks and symbols).
     pub fn is_code(self) -> bool {
         !self.is_docs() && self != Language::Notebook

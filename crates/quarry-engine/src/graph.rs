@@ -8,9 +8,10 @@
 
 use crate::workspace::Workspace;
 use anyhow::Result;
-use quarry_core::CallRef;
+use quarry_core::{CallRef, Language};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
 
 /// Call sites looked up per name and step.
 const MAX_CALLS_PER_NAME: usize = 2_000;
@@ -68,25 +69,44 @@ impl Workspace {
         })
     }
 
-    /// Transitive callers of `name` up to `max_depth` steps, breadth first.
+    /// Transitive callers of `name` up to `max_depth` steps, breadth first. The first step
+    /// finds the name's calls in `repos` (all when empty); each later step looks a caller up
+    /// only in the repo and language family it was found in: fd's `run` leads to fd's Rust
+    /// callers of `run`, never to a Java `run` of another repo in the workspace.
     pub fn impact(&self, name: &str, repos: &[String], max_depth: usize) -> Result<Impact> {
         let mut seen: HashSet<(String, String, Option<String>)> = HashSet::new();
-        let mut expanded: HashSet<String> = HashSet::from([bare_name(name).to_string()]);
-        let mut frontier = vec![bare_name(name).to_string()];
+        // What was looked up: (bare name, repo, language family); `None` for the first step.
+        let mut expanded: HashSet<(String, Option<(String, Language)>)> = HashSet::new();
+        let mut frontier = vec![(bare_name(name).to_string(), None::<(String, Language)>)];
+        expanded.insert(frontier[0].clone());
         let mut callers = Vec::new();
         let mut truncated = false;
         'walk: for depth in 1..=max_depth.max(1) {
             let mut next = Vec::new();
-            for callee in &frontier {
-                for call in self.store().callers(callee, repos, MAX_CALLS_PER_NAME)? {
+            for (callee, scope) in &frontier {
+                let in_repos = match scope {
+                    Some((repo, _)) => std::slice::from_ref(repo),
+                    None => repos,
+                };
+                for call in self.store().callers(callee, in_repos, MAX_CALLS_PER_NAME)? {
+                    let language = Language::detect(Path::new(&call.path));
+                    if scope
+                        .as_ref()
+                        .is_some_and(|(_, wanted)| !language.calls_into(*wanted))
+                    {
+                        continue;
+                    }
                     let key = (call.repo.clone(), call.path.clone(), call.caller.clone());
                     if !seen.insert(key) {
                         continue;
                     }
                     if let Some(caller) = &call.caller {
-                        let bare = bare_name(caller).to_string();
-                        if expanded.insert(bare.clone()) {
-                            next.push(bare);
+                        let step = (
+                            bare_name(caller).to_string(),
+                            Some((call.repo.clone(), language)),
+                        );
+                        if expanded.insert(step.clone()) {
+                            next.push(step);
                         }
                     }
                     callers.push(ImpactEntry {

@@ -125,6 +125,7 @@ struct ParsedFile {
     calls: Vec<CallSite>,
     /// (repo, repo-relative path) when the file is in an indexed repo.
     indexed_as: Option<(String, String)>,
+    language: Language,
 }
 
 fn parse_file(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<ParsedFile> {
@@ -141,6 +142,7 @@ fn parse_file(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<Parsed
         outline,
         calls,
         indexed_as,
+        language,
     })
 }
 
@@ -178,6 +180,14 @@ impl ParsedFile {
             })
     }
 
+    /// The file's repo, as a filter (empty, meaning every repo, when it is in none).
+    fn own_repo(&self) -> &[String] {
+        match &self.indexed_as {
+            Some((repo, _)) => std::slice::from_ref(repo),
+            None => &[],
+        }
+    }
+
     fn resolve(&self, ws: Option<&Workspace>, name: &str) -> Target {
         if let Some(item) = self.outline.items.iter().find(|i| i.name == name) {
             return Target::File {
@@ -190,10 +200,14 @@ impl ParsedFile {
         let Some(ws) = ws else {
             return Target::Unknown;
         };
-        let mut found = ws
+        // Within the file's own repo and language family: a Rust `clone` is not a Java one.
+        let mut found: Vec<SymbolRef> = ws
             .store()
-            .definitions(name, &[], MAX_CANDIDATES)
-            .unwrap_or_default();
+            .definitions(name, self.own_repo(), MAX_CANDIDATES)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| d.language.calls_into(self.language))
+            .collect();
         if found.len() > 1 {
             // Import awareness: of several same-named definitions, keep those in modules this
             // file imports (when that leaves any).
@@ -290,7 +304,10 @@ pub fn symbol_context(
         })
         .collect();
     if let Some(ws) = ws {
-        for call in ws.store().callers(&item.name, &[], 200)? {
+        for call in ws.store().callers(&item.name, file.own_repo(), 200)? {
+            if !Language::detect(Path::new(&call.path)).calls_into(file.language) {
+                continue;
+            }
             let same_file = file
                 .indexed_as
                 .as_ref()
