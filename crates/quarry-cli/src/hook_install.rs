@@ -227,9 +227,41 @@ pub fn uninstall(path: &Path) -> Result<usize> {
         if settings["hooks"].as_object().is_some_and(|h| h.is_empty()) {
             settings.as_object_mut().expect("object").remove("hooks");
         }
-        write_settings(path, &settings)?;
+        if settings.as_object().is_some_and(|s| s.is_empty()) {
+            remove_emptied(path)?;
+        } else {
+            write_settings(path, &settings)?;
+        }
     }
     Ok(removed)
+}
+
+/// Removes a settings file that held nothing but quarry's hook, with the backup quarry kept of
+/// it when that holds nothing of the user's either, and its `.claude` folder when that is
+/// then empty: a repo that had no `.claude/` before `hook install` has none after `uninstall`.
+fn remove_emptied(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+    let backup = path.with_extension("json.quarry-backup");
+    let backup_is_ours = read_settings(&backup).is_ok_and(|mut kept| {
+        remove_ours(&mut kept);
+        kept.as_object().is_some_and(|k| {
+            k.iter().all(|(key, v)| {
+                key == "hooks"
+                    && v.as_object().is_some_and(|h| {
+                        h.values().all(|l| l.as_array().is_some_and(Vec::is_empty))
+                    })
+            })
+        })
+    });
+    if backup.exists() && backup_is_ours {
+        std::fs::remove_file(&backup)
+            .with_context(|| format!("cannot remove {}", backup.display()))?;
+    }
+    if let Some(dir) = path.parent().filter(|d| d.ends_with(".claude")) {
+        // Only when empty: anything else in it is the user's.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
 }
 
 /// The command line Claude Code runs: this binary by absolute path, so PATH does not matter.

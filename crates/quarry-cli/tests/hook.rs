@@ -412,4 +412,17 @@ fn the_installed_hook_names_the_workspace_quarry_home_chose() {
         command.contains(&format!("--index-dir {}", home.display())),
         "{command}"
     );
+    // The repo had no `.claude/`: after an uninstall it has none (no `{}`, no backup).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["hook", "uninstall"])
+        .env("QUARRY_HOME", &home)
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        !env.repo.path().join(".claude").exists(),
+        "{:?}",
+        std::fs::read_dir(settings.parent().unwrap()).map(|d| d.count())
+    );
 }
