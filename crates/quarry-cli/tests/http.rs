@@ -305,6 +305,32 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["results"].as_array().unwrap().len(), 1, "{body}");
+    // A body names its repos as the query string does (`repo`), or as `repos`; an unknown
+    // one is the caller's mistake.
+    let repo_name = env.repo.path().file_name().unwrap().to_str().unwrap();
+    for (repos, status_wanted) in [
+        (json!({"repo": "no-such-repo"}), 400),
+        (json!({"repos": ["no-such-repo"]}), 400),
+        (json!({"repo": repo_name}), 200),
+        (json!({"repo": format!("{repo_name}, {repo_name}")}), 200),
+        (json!({"repos": [repo_name]}), 200),
+    ] {
+        let mut asked = json!({"query": "getUserName returns the wrong user", "mode": "lexical"});
+        asked
+            .as_object_mut()
+            .unwrap()
+            .extend(repos.as_object().unwrap().clone());
+        let (status, body) = post(&server, "/api/search/code", &asked.to_string());
+        assert_eq!(status, status_wanted, "{asked}: {body}");
+        if status == 400 {
+            assert!(
+                body["error"].as_str().unwrap().contains(repo_name),
+                "{body}"
+            );
+        } else {
+            assert_eq!(body["results"][0]["path"], "app/users.py", "{body}");
+        }
+    }
     let too_long = json!({"query": "word ".repeat(7000)}).to_string();
     let (status, body) = post(&server, "/api/search/code", &too_long);
     assert_eq!(status, 400, "{body}");

@@ -85,10 +85,11 @@ impl Workspace {
         for wanted in &request.repos {
             if !repos.iter().any(|r| &r.name == wanted) {
                 let known: Vec<&str> = repos.iter().map(|r| r.name.as_str()).collect();
-                bail!(
+                // The caller's mistake (HTTP 400), not the index's.
+                return Err(crate::error::bad(format!(
                     "no repo named `{wanted}` in this workspace (repos: {})",
                     known.join(", ")
-                );
+                )));
             }
         }
         let searched: Vec<_> = repos

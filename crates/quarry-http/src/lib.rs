@@ -191,9 +191,38 @@ async fn search_code_post(
     body: Result<axum::body::Bytes, BytesRejection>,
 ) -> Reply<SearchResponse> {
     let body = body.map_err(|r| ApiError(r.status(), r.body_text()))?;
-    let params = serde_json::from_slice(&body)
-        .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}")))?;
+    let bad =
+        |e: serde_json::Error| ApiError(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}"));
+    let mut body: Value = serde_json::from_slice(&body).map_err(bad)?;
+    repo_as_repos(&mut body);
+    let params = serde_json::from_value(body).map_err(bad)?;
     blocking(&app, move |s| s.search_code(params)).await
+}
+
+/// A body may name its repos as a GET's query string does: `"repo": "a"` or `"repo": "a,b"`
+/// (or a list) stands for `"repos": [...]`, the body's documented field.
+fn repo_as_repos(body: &mut Value) {
+    let Some(object) = body.as_object_mut() else {
+        return;
+    };
+    if object.contains_key("repos") {
+        return;
+    }
+    let Some(repo) = object.remove("repo") else {
+        return;
+    };
+    let repos = match repo {
+        Value::String(names) => Value::Array(
+            names
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| Value::String(s.to_string()))
+                .collect(),
+        ),
+        other => other,
+    };
+    object.insert("repos".into(), repos);
 }
 
 async fn search_commits(State(app): State<App>, Query(q): Pairs) -> Reply<CommitSearch> {
