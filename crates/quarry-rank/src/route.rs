@@ -84,6 +84,9 @@ pub fn classify(query: &str) -> QueryClass {
     if is_quoted(q) || is_error_message(&words) {
         return QueryClass::Literal;
     }
+    if is_spaced_path(&words) {
+        return QueryClass::Path;
+    }
     if words.len() == 1 {
         if location(q).is_some() {
             return QueryClass::Location;
@@ -216,6 +219,31 @@ fn is_error_message(words: &[&str]) -> bool {
             .any(|end| words[0].ends_with(end))
 }
 
+/// A path with spaces in its names (`docs/release notes.md`, `assets/My Icons/app.png`): a
+/// first word that is a folder path, a last word that is a file name with its extension, and
+/// nothing between that a path would not hold. Prose that mentions a path
+/// (`why does src/app.py crash`) does not end with a file name.
+fn is_spaced_path(words: &[&str]) -> bool {
+    let (Some(first), Some(last)) = (words.first(), words.last()) else {
+        return false;
+    };
+    let has_extension = last.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_lowercase())
+    });
+    (2..=6).contains(&words.len())
+        && (first.contains('/') || first.contains('\\'))
+        && !first.starts_with("//")
+        && has_extension
+        && words.iter().all(|w| {
+            w.chars().all(|c| {
+                c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '\\' | '(' | ')')
+            })
+        })
+}
+
 fn is_path(q: &str) -> bool {
     let lower = q.to_ascii_lowercase();
     let allowed = q
@@ -310,6 +338,9 @@ mod tests {
             ("src/flask/app.py", Path),
             ("conftest.py", Path),
             ("sympy/core/", Path),
+            ("docs/release notes.md", Path),
+            ("assets/My Icons/app (old).png", Path),
+            ("why does src/app.py crash on start", Question),
             ("\"connection refused\"", Literal),
             ("evaluate=False", Literal),
             ("x.unwrap()", Literal),
