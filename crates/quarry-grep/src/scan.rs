@@ -260,9 +260,11 @@ pub fn grep_with_memory(
     }
     stats.search_ms = started.elapsed().as_secs_f64() * 1000.0;
     if request.output == OutputKind::Json {
-        // ripgrep's last message: the totals. Files searched without a match count as
-        // searches; the printer's per-file stats only exist for files with one.
-        json_stats.add_searches((stats.searched as u64).saturating_sub(json_stats.searches()));
+        // ripgrep's last message: the totals. Every file listed counts as a search, as
+        // ripgrep 15 counts them (13 counted only files with a match) — those the index ruled
+        // out too, whose search it answered; the printer's per-file stats only exist for
+        // files with a match.
+        json_stats.add_searches((stats.files as u64).saturating_sub(json_stats.searches()));
         let elapsed = started.elapsed() + std::time::Duration::from_secs_f64(walk_ms / 1000.0);
         let summary = serde_json::json!({
             "data": {
