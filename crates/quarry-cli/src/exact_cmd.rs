@@ -265,6 +265,9 @@ pub(crate) fn sg(dir: &Path, args: SgArgs) -> Result<()> {
     let (matches, stats, filter) =
         exact::sg(dir, &args.pattern, args.lang, &args.paths, args.limit)?;
     let found = !matches.is_empty();
+    if let Some(warning) = &stats.warning {
+        eprintln!("quarry sg: warning: {warning}");
+    }
     if args.json {
         output::print_json(&crate::answers::StructuralMatches {
             matches,

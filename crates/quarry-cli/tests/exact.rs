@@ -339,6 +339,7 @@ thread_local! {
 #[test]
 fn sg_finds_what_ast_grep_finds() {
     let env = fixture();
+    let _daemon = Daemon::start(&env);
     let cases: &[(&str, &str)] = &[
         ("parse_expr($$$ARGS)", "python"),
         ("$X.unwrap()", "rust"),
@@ -368,10 +369,24 @@ fn sg_finds_what_ast_grep_finds() {
             })
             .collect();
         want.sort();
-        let mut cmd = env.quarry();
-        cmd.args(["sg", pattern, "--lang", lang, "--json"]);
-        let (out, _) = run_in(env.repo.path(), cmd);
-        let ours: serde_json::Value = serde_json::from_str(&out).unwrap();
+        // With the workspace's daemon running, the same answer as the process's own.
+        let asked = |policy: &str| {
+            let mut cmd = env.quarry();
+            cmd.env("QUARRY_DAEMON", policy)
+                .args(["sg", pattern, "--lang", lang, "--json"]);
+            run_in(env.repo.path(), cmd)
+        };
+        let timeless = |(out, code): (String, i32)| {
+            let mut answer: serde_json::Value = serde_json::from_str(&out).unwrap();
+            answer["filter"]["lookup_ms"] = serde_json::Value::Null;
+            (answer, code)
+        };
+        let (ours, _) = timeless(asked("off"));
+        assert_eq!(
+            timeless(asked("off")),
+            timeless(asked("require")),
+            "sg {pattern:?}"
+        );
         let mut got: Vec<(String, u64)> = ours["matches"]
             .as_array()
             .unwrap()
@@ -400,4 +415,14 @@ fn sg_finds_what_ast_grep_finds() {
     assert_eq!(first["captures"]["S"], "'1 + 2'", "{ours}");
     let err = env.fails(&["sg", "$X.unwrap()", env.repo_path(), "--lang", "text"]);
     assert!(err.contains("no grammar for text"), "{err}");
+    // A pattern that is not whole code finds nothing and says why (ast-grep warns too).
+    let out = env.run(&["sg", ".unwrap()", env.repo_path(), "--lang", "rust"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ERROR node") && stderr.contains("$X.unwrap()"),
+        "{stderr}"
+    );
+    let out = env.run(&["sg", "$X.unwrap()", env.repo_path(), "--lang", "rust"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
 }

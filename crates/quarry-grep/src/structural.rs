@@ -162,6 +162,10 @@ pub struct SgStats {
     pub matches: usize,
     /// Matches not returned because of the limit.
     pub left_out: usize,
+    /// What is wrong with a pattern that compiled but may not mean what it says (it does not
+    /// parse as whole code of its language), as ast-grep warns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// The words a structural pattern's matches must contain: its identifiers and keywords of
@@ -230,6 +234,12 @@ pub fn search(
     let mut stats = SgStats {
         files: targets.len(),
         ruled_out,
+        warning: compiled.has_error().then(|| {
+            format!(
+                "the pattern {pattern:?} does not parse as {} code (it has an ERROR node), so it may match nothing or not what you mean; give a whole expression or statement, with metavariables for the parts that vary (e.g. `$X.unwrap()`)",
+                language.name()
+            )
+        }),
         ..Default::default()
     };
     stats.searched = stats.files - stats.ruled_out;
