@@ -287,6 +287,22 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let progress = crate::progress::Bars::new();
     crate::progress::stop_on_ctrl_c();
     let mut reports = Vec::new();
+    // The repos this run is about: only their commits are embedded (another repo synced with
+    // --no-embed, or with embedding off, waits for its own run).
+    let mut scope: Vec<String> = Vec::new();
+    let known = ws.store().repos()?;
+    for (path, name) in &targets {
+        let by_root = || {
+            let root = path.canonicalize().ok()?;
+            known
+                .iter()
+                .find(|r| Path::new(&r.root) == root)
+                .map(|r| r.name.clone())
+        };
+        if let Some(name) = name.clone().or_else(by_root) {
+            scope.push(name);
+        }
+    }
     let targets = if args.embed_only { Vec::new() } else { targets };
     for (path, name) in targets {
         let report = ws.sync_history(&path, name.as_deref(), args.keep_going, &progress)?;
@@ -302,12 +318,15 @@ pub fn sync(dir: &Path, args: SyncArgs) -> Result<()> {
     let embedding = if args.no_embed || crate::progress::interrupted() {
         None
     } else {
-        let scope = if args.embed_all {
+        scope.extend(reports.iter().map(|r| r.repo.clone()));
+        scope.sort();
+        scope.dedup();
+        let bound = if args.embed_all {
             HistoryEmbedScope::All
         } else {
             HistoryEmbedScope::Recent
         };
-        embed_history(dir, &mut ws, &progress, args.json, scope)?
+        embed_history(dir, &mut ws, &progress, args.json, bound, &scope)?
     };
     let incomplete: usize = reports.iter().map(|r| r.incomplete).sum();
     if args.json {
@@ -354,17 +373,19 @@ fn print_sync_report(report: &quarry_engine::history::SyncReport) {
     );
 }
 
-/// Embeds the commits still without a vector, for repos with embedding on. An embedder that
-/// is missing or unreachable is a warning: the ingest stands, `sync --embed-only` resumes.
+/// Embeds the commits of `repos` still without a vector, where embedding is on for them. An
+/// embedder that is missing or unreachable is a warning: the ingest stands, `sync
+/// --embed-only` resumes.
 fn embed_history(
     dir: &Path,
     ws: &mut Workspace,
     progress: &crate::progress::Bars,
     json: bool,
     scope: HistoryEmbedScope,
+    repos: &[String],
 ) -> Result<Option<HistoryEmbedReport>> {
     let bound = ws.history_embed_bound(scope)?;
-    let waiting = ws.store().waiting_commit_embeddings(bound)?;
+    let waiting = ws.store().waiting_commit_embeddings(bound, repos)?;
     if waiting == 0 {
         return Ok(None);
     }
@@ -376,7 +397,7 @@ fn embed_history(
         );
         return Ok(None);
     }
-    let report = ws.embed_history(progress, scope)?;
+    let report = ws.embed_history(progress, scope, repos)?;
     if let Some(r) = &report {
         if let (Some(why), false) = (&r.interrupted, crate::progress::interrupted()) {
             eprintln!("quarry: warning: embedding stopped: {why}");
@@ -579,8 +600,9 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             // while a batch of vectors is stored.
             ws.lock_per_batch(lock);
             let mut code = None;
+            let this_repo = std::slice::from_ref(&index.repo);
             if !interrupted() && ws.attach_embedder(EmbedPurpose::Indexing)?.is_none() {
-                code = ws.embed_pending(&progress)?;
+                code = ws.embed_pending(&progress, this_repo)?;
                 if let (Some(e), false) = (&code, json) {
                     crate::output::print_embed_report(e);
                 }
@@ -588,7 +610,14 @@ pub fn repo(dir: &Path, args: RepoArgs) -> Result<()> {
             let embedding = if interrupted() {
                 None
             } else {
-                embed_history(dir, &mut ws, &progress, json, HistoryEmbedScope::Recent)?
+                embed_history(
+                    dir,
+                    &mut ws,
+                    &progress,
+                    json,
+                    HistoryEmbedScope::Recent,
+                    this_repo,
+                )?
             };
             if json {
                 print_json(&crate::answers::RepoAdded {

@@ -518,8 +518,10 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
         match ws.attach_embedder(EmbedPurpose::Indexing)? {
             Some(note) => settings::tell(dir, &note, "indexing lexically only"),
             None => {
-                // Lexical search already works; an interrupted backfill resumes next run.
-                embedding = ws.embed_pending(&progress)?;
+                // Lexical search already works; an interrupted backfill resumes next run. Only
+                // the repos of this run: another's chunks indexed with --no-embed stay so.
+                let names: Vec<String> = reports.iter().map(|r| r.repo.clone()).collect();
+                embedding = ws.embed_pending(&progress, &names)?;
                 if let Some(e) = &embedding {
                     if let (Some(why), false) = (&e.interrupted, progress::interrupted()) {
                         eprintln!("quarry: warning: embedding stopped: {why}; what was embedded is kept, `quarry index` resumes");
@@ -686,7 +688,7 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
                 embedded_history.iter().map(|h| h.commits).sum::<u64>(),
             );
             let bound = ws.history_embed_bound(HistoryEmbedScope::Recent)?;
-            let waiting = ws.store().waiting_commit_embeddings(bound)?;
+            let waiting = ws.store().waiting_commit_embeddings(bound, &[])?;
             let beyond = total - embedded - waiting;
             let mut text = format!(", {embedded} of {total} commits");
             if let (Some(n), true) = (bound, beyond > 0) {

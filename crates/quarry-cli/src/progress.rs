@@ -4,8 +4,10 @@
 //! at once — both leave an index that opens and answers, since every batch is a transaction.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 
@@ -31,18 +33,49 @@ pub fn interrupted() -> bool {
 
 pub struct Bars {
     current: Mutex<Option<ProgressBar>>,
+    /// Where stderr is not a terminal (a log, an agent's pipe) bars are not drawn; long work
+    /// says what it does in plain lines instead: when it starts, every `PLAIN_EVERY`, and
+    /// when it ends.
+    plain: Mutex<Option<Plain>>,
+    terminal: bool,
 }
+
+struct Plain {
+    label: String,
+    total: u64,
+    done: u64,
+    started: Instant,
+    said: Instant,
+}
+
+/// How often long work says how far it is, when no bar is drawn.
+const PLAIN_EVERY: Duration = Duration::from_secs(30);
+/// Work of fewer steps is quick enough to pass in silence.
+const PLAIN_MIN_STEPS: u64 = 500;
 
 impl Bars {
     pub fn new() -> Bars {
         Bars {
             current: Mutex::new(None),
+            plain: Mutex::new(None),
+            terminal: std::io::stderr().is_terminal(),
         }
     }
 }
 
 impl quarry_engine::Progress for Bars {
     fn begin(&self, label: &str, total: u64) {
+        if !self.terminal && total >= PLAIN_MIN_STEPS {
+            eprintln!("quarry: {label}: {total} to do (Ctrl-C stops after the current batch)");
+            let now = Instant::now();
+            *self.plain.lock().unwrap_or_else(|e| e.into_inner()) = Some(Plain {
+                label: label.to_string(),
+                total,
+                done: 0,
+                started: now,
+                said: now,
+            });
+        }
         let bar = if total == 0 {
             let b = ProgressBar::new_spinner();
             b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
@@ -72,6 +105,23 @@ impl quarry_engine::Progress for Bars {
         {
             bar.inc(steps);
         }
+        if let Some(plain) = self
+            .plain
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            plain.done += steps;
+            if plain.said.elapsed() >= PLAIN_EVERY {
+                plain.said = Instant::now();
+                let rate = plain.done as f64 / plain.started.elapsed().as_secs_f64().max(0.001);
+                let left = plain.total.saturating_sub(plain.done) as f64 / rate.max(0.001);
+                eprintln!(
+                    "quarry: {}: {}/{} ({rate:.0}/s, about {:.0} s left)",
+                    plain.label, plain.done, plain.total, left
+                );
+            }
+        }
     }
 
     fn end(&self) {
@@ -82,6 +132,15 @@ impl quarry_engine::Progress for Bars {
             .take()
         {
             bar.finish_and_clear();
+        }
+        if let Some(plain) = self.plain.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            eprintln!(
+                "quarry: {}: {}/{} in {:.1} s",
+                plain.label,
+                plain.done,
+                plain.total,
+                plain.started.elapsed().as_secs_f64()
+            );
         }
     }
 

@@ -331,7 +331,8 @@ fn sync_before_search(dir: &std::path::Path, repos: &[String]) -> Result<()> {
     let (mut ws, _lock) = Workspace::open_for_writing(dir, wait, false)?;
     let reports = ws.reindex_repos(repos)?;
     if reports.iter().any(|r| r.added + r.changed > 0) {
-        ws.embed_changes()?;
+        let names: Vec<String> = reports.iter().map(|r| r.repo.clone()).collect();
+        ws.embed_changes(&names)?;
     }
     Ok(())
 }

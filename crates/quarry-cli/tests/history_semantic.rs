@@ -253,3 +253,54 @@ fn history_embedding_is_bounded_to_the_newest_commits_until_asked_for_all() {
     ]);
     assert!(subjects(&semantic)[0].starts_with("Throttle"), "{semantic}");
 }
+
+/// A run embeds the repos it was asked about: chunks and commits another repo was indexed or
+/// synced with `--no-embed` wait for that repo's own run.
+#[test]
+fn a_run_embeds_only_the_repos_it_was_asked_about() {
+    let env = Env::new();
+    history(&env);
+    let other = tempfile::tempdir().unwrap();
+    init(other.path());
+    for i in 0..3 {
+        common::write_file(
+            other.path(),
+            &format!("lib/module_{i}.py"),
+            format!("def handler_{i}(event):\n    return event.payload[{i}]\n").as_bytes(),
+        );
+        commit(
+            other.path(),
+            &format!("Handle event kind {i}"),
+            "Dana",
+            &format!("2025-0{}-01T00:00:00Z", i + 4),
+        );
+    }
+    let other_path = other.path().to_str().unwrap();
+    let other_name = other.path().file_name().unwrap().to_str().unwrap();
+    env.ok(&["index", other_path, "--no-embed"]);
+    env.ok(&["sync", other_path, "--no-embed"]);
+
+    let index = env.json(&["index", env.repo_path()]);
+    let coverage = &index["embedding"]["coverage"];
+    assert_eq!(coverage["total"], index["repos"][0]["chunks"], "{index}");
+    assert_eq!(coverage["embedded"], coverage["total"], "{index}");
+    let sync = env.json(&["sync", env.repo_path()]);
+    assert_eq!(sync["embedding"]["embedded"], 3, "{sync}");
+    let status = env.json(&["status"]);
+    let history_of = |name: &str| {
+        status["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["repo"] == name)
+            .unwrap_or_else(|| panic!("{name}: {status}"))
+            .clone()
+    };
+    assert_eq!(history_of(other_name)["embedded"], 0, "{status}");
+
+    // Its own run embeds it, then.
+    let index = env.json(&["index", other_path]);
+    assert_eq!(index["embedding"]["embedded"], 3, "{index}");
+    let sync = env.json(&["sync", other_path]);
+    assert_eq!(sync["embedding"]["embedded"], 3, "{sync}");
+}

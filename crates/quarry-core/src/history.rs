@@ -248,14 +248,20 @@ pub trait HistoryStore {
     /// every search, where `history_stats` counts them all.
     fn has_commit_vectors(&self, repos: &[String]) -> anyhow::Result<bool>;
     /// Up to `limit` commits of repos with embedding on that have no vector, newest first,
-    /// among the `newest` most recent commits of each repo (all when `None`).
+    /// among the `newest` most recent commits of each repo (all when `None`); only of `repos`
+    /// (all when empty).
     fn pending_commit_embeddings(
         &self,
         limit: usize,
         newest: Option<u64>,
+        repos: &[String],
     ) -> anyhow::Result<Vec<PendingCommit>>;
     /// How many commits `pending_commit_embeddings` would return without its `limit`.
-    fn waiting_commit_embeddings(&self, newest: Option<u64>) -> anyhow::Result<u64>;
+    fn waiting_commit_embeddings(
+        &self,
+        newest: Option<u64>,
+        repos: &[String],
+    ) -> anyhow::Result<u64>;
     /// Stores commit vectors (by commit id) in one transaction.
     fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> anyhow::Result<()>;
     /// Commits nearest to `vector` among those passing the query's filters (a pre-filter:

@@ -355,10 +355,12 @@ pub trait Store: crate::history::HistoryStore {
     /// batch starts where the last one ended instead of passing every embedded text again
     /// (a scan of the whole index per batch: quadratic in its size). A text left behind (a
     /// writer adding one below the mark meanwhile) is pending for the next run.
+    /// Only chunks of `repos` (all when empty): a run embeds the repos it was asked to.
     fn pending_embeddings(
         &self,
         limit: usize,
         after: Option<&str>,
+        repos: &[String],
     ) -> anyhow::Result<Vec<PendingEmbedding>>;
     /// Stores vectors by embedding-text hash, in one transaction.
     fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> anyhow::Result<()>;

@@ -59,12 +59,12 @@ pub enum HistoryEmbedScope {
     All,
 }
 
-/// Commits of repos with embedding on that have no vector, bound or not.
-pub fn unembedded_commits(store: &dyn quarry_core::Store) -> Result<u64> {
+/// Commits of `repos` (all when empty) with embedding on that have no vector, bound or not.
+pub fn unembedded_commits(store: &dyn quarry_core::Store, repos: &[String]) -> Result<u64> {
     Ok(store
         .history_stats()?
         .iter()
-        .filter(|s| s.embed)
+        .filter(|s| s.embed && (repos.is_empty() || repos.contains(&s.repo)))
         .map(|s| s.commits - s.embedded)
         .sum())
 }
@@ -78,12 +78,15 @@ impl Workspace {
         })
     }
 
-    /// Embeds the commits of repos with history embedding on that have no vector yet — the
-    /// newest first, within `scope`. `None` when the workspace has no embedder attached.
+    /// Embeds the commits of `repos` (every repo when empty) with history embedding on that
+    /// have no vector yet — the newest first, within `scope`. A run embeds the repos it was
+    /// asked about, never another's history that waits. `None` when the workspace has no
+    /// embedder attached.
     pub fn embed_history(
         &mut self,
         progress: &dyn Progress,
         scope: HistoryEmbedScope,
+        repos: &[String],
     ) -> Result<Option<HistoryEmbedReport>> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(None);
@@ -95,7 +98,7 @@ impl Workspace {
         store.set_embedding_model(&model)?;
         progress.begin(
             "embedding history",
-            store.waiting_commit_embeddings(newest)?,
+            store.waiting_commit_embeddings(newest, repos)?,
         );
         let (embedded, interrupted) = backfill(
             embedder.as_ref(),
@@ -103,7 +106,7 @@ impl Workspace {
             store,
             lock,
             |store| {
-                let pending = store.pending_commit_embeddings(EMBED_BATCH, newest)?;
+                let pending = store.pending_commit_embeddings(EMBED_BATCH, newest, repos)?;
                 Ok(pending.into_iter().map(|p| (p.id, p.text)).collect())
             },
             |store, rows| store.put_commit_vectors(&rows),
@@ -111,13 +114,13 @@ impl Workspace {
         let embedded = embedded?;
         let interrupted =
             interrupted.map(|e| format!("{e}; `quarry sync --embed-only` embeds the rest later"));
-        let pending = store.waiting_commit_embeddings(newest)?;
+        let pending = store.waiting_commit_embeddings(newest, repos)?;
         Ok(Some(HistoryEmbedReport {
             model,
             embedded,
             pending,
             newest_per_repo: newest,
-            beyond_bound: unembedded_commits(&*store)? - pending,
+            beyond_bound: unembedded_commits(&*store, repos)?.saturating_sub(pending),
             elapsed_ms: started.elapsed().as_millis() as u64,
             interrupted,
         }))
@@ -426,7 +429,7 @@ impl Workspace {
             coverage.embedded, coverage.total
         );
         let bound = self.history_embed_bound(HistoryEmbedScope::Recent)?;
-        if off.is_empty() && self.store().waiting_commit_embeddings(bound)? == 0 {
+        if off.is_empty() && self.store().waiting_commit_embeddings(bound, &[])? == 0 {
             note.push_str(&format!(
                 " (the newest {} per repo are embedded by default; `quarry sync --embed-all` embeds the rest)",
                 bound.unwrap_or_default()

@@ -200,17 +200,31 @@ impl Workspace {
         Ok(None)
     }
 
-    /// After an incremental re-index: attaches the configured embedder and embeds the chunks
-    /// still without a vector. The note says why nothing was embedded, when nothing was.
-    pub fn embed_changes(&mut self) -> Result<(Option<EmbedReport>, Option<EmbedderNote>)> {
+    /// After an incremental re-index of `repos`: attaches the configured embedder and embeds
+    /// their chunks still without a vector. The note says why nothing was embedded, when
+    /// nothing was.
+    pub fn embed_changes(
+        &mut self,
+        repos: &[String],
+    ) -> Result<(Option<EmbedReport>, Option<EmbedderNote>)> {
         if let Some(note) = self.attach_embedder(EmbedPurpose::Indexing)? {
             return Ok((None, Some(note)));
         }
-        Ok((self.embed_pending(&crate::progress::NoProgress)?, None))
+        Ok((
+            self.embed_pending(&crate::progress::NoProgress, repos)?,
+            None,
+        ))
     }
 
-    /// Embeds every chunk that has no vector for the workspace's embedder.
-    pub fn embed_pending(&mut self, progress: &dyn Progress) -> Result<Option<EmbedReport>> {
+    /// Embeds the chunks of `repos` (every repo when empty) that have no vector for the
+    /// workspace's embedder: a run embeds what it indexed, never the chunks another repo was
+    /// indexed without (`index --no-embed`). A text shared with another repo is embedded once
+    /// and serves both.
+    pub fn embed_pending(
+        &mut self,
+        progress: &dyn Progress,
+        repos: &[String],
+    ) -> Result<Option<EmbedReport>> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(None);
         };
@@ -218,7 +232,7 @@ impl Workspace {
         let model = embedder.fingerprint();
         let (store, lock) = self.store_and_lock();
         let model_changed = store.set_embedding_model(&model)?;
-        let before = store.coverage(&[])?;
+        let before = store.coverage(repos)?;
         progress.begin("embedding", before.total - before.embedded);
         // Where the last batch ended (texts come in hash order): the next starts after it.
         let mut last: Option<String> = None;
@@ -228,7 +242,7 @@ impl Workspace {
             store,
             lock,
             |store| {
-                let pending = store.pending_embeddings(BACKFILL_BATCH, last.as_deref())?;
+                let pending = store.pending_embeddings(BACKFILL_BATCH, last.as_deref(), repos)?;
                 if let Some(p) = pending.last() {
                     last = Some(p.hash.clone());
                 }
@@ -241,7 +255,7 @@ impl Workspace {
             model,
             embedded,
             model_changed,
-            coverage: store.coverage(&[])?,
+            coverage: store.coverage(repos)?,
             elapsed_ms: started.elapsed().as_millis() as u64,
             interrupted,
         }))

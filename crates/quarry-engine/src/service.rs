@@ -439,7 +439,7 @@ impl Service {
         self.invalidate_freshness();
         // The answer comes when the lexical part is done; vectors for what changed are made
         // in the background, the write lock held only while a batch is stored.
-        let coverage = ws.store().coverage(&[])?;
+        let coverage = ws.store().coverage(&names)?;
         let pending = coverage.total - coverage.embedded;
         let state = if pending == 0 {
             "done"
@@ -464,7 +464,7 @@ impl Service {
             std::thread::spawn(move || {
                 let _done = done;
                 ws.lock_per_batch(lock);
-                match ws.embed_changes() {
+                match ws.embed_changes(&names) {
                     Ok((_, Some(note))) => eprintln!("quarry: {}", note.message),
                     Ok(_) => {}
                     Err(e) => eprintln!("quarry: background embedding failed: {e:#}"),

@@ -141,7 +141,7 @@ fn pass(
     let mut embedded = 0;
     ws.lock_per_batch(lock);
     if index.added + index.changed > 0 {
-        if let (Some(report), _) = ws.embed_changes()? {
+        if let (Some(report), _) = ws.embed_changes(std::slice::from_ref(&index.repo))? {
             embedded = report.embedded;
         }
     }

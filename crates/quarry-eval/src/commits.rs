@@ -62,6 +62,7 @@ pub fn run(
         if let Some(report) = ws.embed_history(
             progress,
             quarry_engine::commit_search::HistoryEmbedScope::All,
+            &[],
         )? {
             if let Some(why) = report.interrupted {
                 bail!("embedding the histories failed: {why}");

@@ -240,7 +240,7 @@ pub fn run(
         };
         ws.index_repo(&tree, &index_opts, &quarry_engine::NoProgress)?;
         if needs_vectors {
-            ws.embed_pending(progress)?;
+            ws.embed_pending(progress, &[])?;
         }
         index_time += started.elapsed();
 

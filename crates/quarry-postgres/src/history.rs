@@ -493,7 +493,7 @@ const WAITING: &str = "
         SELECT c.repo_id, c.id, row_number() OVER (
             PARTITION BY c.repo_id ORDER BY c.author_time DESC, c.id DESC) AS n
         FROM commits c JOIN repos r ON r.id = c.repo_id
-        WHERE r.embed_history) c
+        WHERE r.embed_history AND (cardinality($2::text[]) = 0 OR r.name = ANY($2))) c
     WHERE c.n <= $1 AND NOT EXISTS (
         SELECT 1 FROM commit_vectors v WHERE v.repo_id = c.repo_id AND v.commit_id = c.id)";
 
@@ -501,27 +501,39 @@ fn bound(newest: Option<u64>) -> i64 {
     newest.map_or(i64::MAX, |n| n.min(i64::MAX as u64) as i64)
 }
 
-pub fn waiting(store: &PgStore, newest: Option<u64>) -> Result<u64> {
+pub fn waiting(store: &PgStore, newest: Option<u64>, repos: &[String]) -> Result<u64> {
+    let repos = repos.to_vec();
     store.with(|c| {
         c.query_one(
             &format!("SELECT count(*) FROM ({WAITING}) w"),
-            &[&bound(newest)],
+            &[&bound(newest), &repos],
         )
         .map(|r| r.get::<_, i64>(0) as u64)
     })
 }
 
-pub fn pending(store: &PgStore, limit: usize, newest: Option<u64>) -> Result<Vec<PendingCommit>> {
+pub fn pending(
+    store: &PgStore,
+    limit: usize,
+    newest: Option<u64>,
+    repos: &[String],
+) -> Result<Vec<PendingCommit>> {
+    let repos = repos.to_vec();
     let rows = store.with(|c| {
         c.query(
             &format!(
-                "SELECT c.id, c.subject, c.body, substr(c.patch, 1, $3),
+                "SELECT c.id, c.subject, c.body, substr(c.patch, 1, $4),
                         (SELECT string_agg(cf.path, E'\\n' ORDER BY cf.ord) FROM commit_files cf
                          WHERE cf.repo_id = c.repo_id AND cf.commit_id = c.id)
                  FROM ({WAITING}) w JOIN commits c ON c.repo_id = w.repo_id AND c.id = w.id
-                 ORDER BY c.author_time DESC, c.id DESC LIMIT $2"
+                 ORDER BY c.author_time DESC, c.id DESC LIMIT $3"
             ),
-            &[&bound(newest), &(limit as i64), &PATCH_PREVIEW_CHARS],
+            &[
+                &bound(newest),
+                &repos,
+                &(limit as i64),
+                &PATCH_PREVIEW_CHARS,
+            ],
         )
     })?;
     Ok(rows

@@ -591,8 +591,9 @@ impl Store for PgStore {
         &self,
         limit: usize,
         after: Option<&str>,
+        repos: &[String],
     ) -> Result<Vec<PendingEmbedding>> {
-        read::pending_embeddings(self, limit, after)
+        read::pending_embeddings(self, limit, after, repos)
     }
 
     fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> Result<()> {
@@ -722,11 +723,12 @@ impl quarry_core::history::HistoryStore for PgStore {
         &self,
         limit: usize,
         newest: Option<u64>,
+        repos: &[String],
     ) -> Result<Vec<PendingCommit>> {
-        history::pending(self, limit, newest)
+        history::pending(self, limit, newest, repos)
     }
-    fn waiting_commit_embeddings(&self, newest: Option<u64>) -> Result<u64> {
-        history::waiting(self, newest)
+    fn waiting_commit_embeddings(&self, newest: Option<u64>, repos: &[String]) -> Result<u64> {
+        history::waiting(self, newest, repos)
     }
     fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
         history::put_vectors(self, vectors)

@@ -375,9 +375,11 @@ pub fn pending_embeddings(
     store: &PgStore,
     limit: usize,
     after: Option<&str>,
+    repos: &[String],
 ) -> Result<Vec<PendingEmbedding>> {
     let limit = limit as i64;
     let after = after.unwrap_or("");
+    let repos = repos.to_vec();
     // The pending rows first, walked in hash order from `after` (chunks_by_hash) until enough
     // are found, then their texts: one query that joined files before ordering read and sorted
     // every chunk for each batch (67 ms a batch on sympy). Four rows per text leave room for
@@ -389,11 +391,13 @@ pub fn pending_embeddings(
                    WHERE p.embed_hash > $2
                      AND NOT EXISTS (SELECT 1 FROM embeddings e
                                      WHERE e.repo_id = p.repo_id AND e.hash = p.embed_hash)
+                     AND (cardinality($3::text[]) = 0
+                          OR p.repo_id IN (SELECT id FROM repos WHERE name = ANY($3)))
                    ORDER BY p.embed_hash LIMIT 4 * $1::int8) AS pending
              JOIN chunks c ON c.repo_id = pending.repo_id AND c.id = pending.id
              JOIN files f ON f.repo_id = c.repo_id AND f.id = c.file_id
              ORDER BY c.embed_hash LIMIT $1",
-            &[&limit, &after],
+            &[&limit, &after, &repos],
         )
         .map(|rows| {
             rows.iter()

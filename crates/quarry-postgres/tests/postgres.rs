@@ -110,12 +110,23 @@ fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
     }
     store.apply(repo.id, &batch).unwrap();
     assert!(!store.set_embedding_model("model-a").unwrap());
-    let pending = store.pending_embeddings(10, None).unwrap();
+    let pending = store.pending_embeddings(10, None, &[]).unwrap();
+    assert_eq!(
+        store
+            .pending_embeddings(10, None, &["r".to_string()])
+            .unwrap()
+            .len(),
+        pending.len()
+    );
+    assert!(store
+        .pending_embeddings(10, None, &["other".to_string()])
+        .unwrap()
+        .is_empty());
     assert_eq!(pending.len(), 3);
     // In hash order, and from after a given hash (a backfill's next batch).
     let hashes: Vec<&str> = pending.iter().map(|p| p.hash.as_str()).collect();
     assert!(hashes.windows(2).all(|w| w[0] < w[1]), "{hashes:?}");
-    let rest = store.pending_embeddings(10, Some(hashes[0])).unwrap();
+    let rest = store.pending_embeddings(10, Some(hashes[0]), &[]).unwrap();
     let rest: Vec<&str> = rest.iter().map(|p| p.hash.as_str()).collect();
     assert_eq!(rest, hashes[1..]);
     let vectors: Vec<(String, Vec<f32>)> = pending
@@ -131,7 +142,7 @@ fn postgres_vectors_answer_nearest_first_and_refuse_another_dimension() {
         })
         .collect();
     store.put_embeddings(&vectors).unwrap();
-    assert!(store.pending_embeddings(10, None).unwrap().is_empty());
+    assert!(store.pending_embeddings(10, None, &[]).unwrap().is_empty());
     assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
 
     let mut probe = vec![0.1f32; 8];

@@ -426,12 +426,13 @@ impl HistoryStore for SqliteStore {
         &self,
         limit: usize,
         newest: Option<u64>,
+        repos: &[String],
     ) -> Result<Vec<PendingCommit>> {
-        history_vectors::pending(&self.conn, limit, newest).map_err(|e| self.err(e))
+        history_vectors::pending(&self.conn, limit, newest, repos).map_err(|e| self.err(e))
     }
 
-    fn waiting_commit_embeddings(&self, newest: Option<u64>) -> Result<u64> {
-        history_vectors::waiting(&self.conn, newest).map_err(|e| self.err(e))
+    fn waiting_commit_embeddings(&self, newest: Option<u64>, repos: &[String]) -> Result<u64> {
+        history_vectors::waiting(&self.conn, newest, repos).map_err(|e| self.err(e))
     }
 
     fn put_commit_vectors(&mut self, vectors: &[(i64, Vec<f32>)]) -> Result<()> {

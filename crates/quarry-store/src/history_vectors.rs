@@ -61,14 +61,16 @@ pub(crate) fn any(conn: &Connection, repos: &[String]) -> rusqlite::Result<bool>
 }
 
 /// The commits of repos with embedding on that are within the embedding bound: the newest
-/// `newest` of each repo (all when `None`), by author time.
+/// `?1` of each repo, by author time; of the repos named in the JSON list `?2` (all when
+/// `[]`).
 const BOUNDED_COMMITS: &str = "
     bounded AS (
         SELECT c.id FROM (
             SELECT c.id, row_number() OVER (
                 PARTITION BY c.repo_id ORDER BY c.author_time DESC, c.id DESC) AS n
             FROM commits c JOIN repos r ON r.id = c.repo_id
-            WHERE r.embed_history = 1) c
+            WHERE r.embed_history = 1
+              AND (?2 = '[]' OR r.name IN (SELECT value FROM json_each(?2)))) c
         WHERE c.n <= ?1)";
 
 fn bound(newest: Option<u64>) -> i64 {
@@ -76,32 +78,44 @@ fn bound(newest: Option<u64>) -> i64 {
 }
 
 /// Commits within the bound that still have no vector.
-pub(crate) fn waiting(conn: &Connection, newest: Option<u64>) -> rusqlite::Result<u64> {
+pub(crate) fn waiting(
+    conn: &Connection,
+    newest: Option<u64>,
+    repos: &[String],
+) -> rusqlite::Result<u64> {
     let mut stmt = conn.prepare_cached(&format!(
         "WITH {BOUNDED_COMMITS}
          SELECT count(*) FROM bounded b
          WHERE NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.commit_id = b.id)"
     ))?;
-    stmt.query_row([bound(newest)], |r| r.get::<_, i64>(0))
-        .map(|n| n as u64)
+    stmt.query_row(params![bound(newest), crate::repo_list(repos)], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map(|n| n as u64)
 }
 
 pub(crate) fn pending(
     conn: &Connection,
     limit: usize,
     newest: Option<u64>,
+    repos: &[String],
 ) -> rusqlite::Result<Vec<PendingCommit>> {
     let mut stmt = conn.prepare_cached(&format!(
         "WITH {BOUNDED_COMMITS}
-         SELECT c.id, c.subject, c.body, substr(c.patch, 1, ?3),
+         SELECT c.id, c.subject, c.body, substr(c.patch, 1, ?4),
                 (SELECT group_concat(path, char(10)) FROM commit_files cf WHERE cf.commit_id = c.id)
          FROM bounded b JOIN commits c ON c.id = b.id
          WHERE NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.commit_id = c.id)
          ORDER BY c.author_time DESC
-         LIMIT ?2"
+         LIMIT ?3"
     ))?;
     let rows = stmt.query_map(
-        params![bound(newest), limit as i64, PATCH_PREVIEW_BYTES],
+        params![
+            bound(newest),
+            crate::repo_list(repos),
+            limit as i64,
+            PATCH_PREVIEW_BYTES
+        ],
         |r| {
             let (subject, body, patch, paths): (String, String, String, Option<String>) =
                 (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);

@@ -346,6 +346,11 @@ impl SqliteStore {
 pub(crate) const REPO_COLUMNS: &str =
     "id, name, root, indexed_at, file_count, chunk_count, skipped";
 
+/// Repo names as the JSON list statements read with `json_each` (`[]`: every repo).
+pub(crate) fn repo_list(repos: &[String]) -> String {
+    serde_json::to_string(repos).unwrap_or_else(|_| "[]".into())
+}
+
 pub(crate) fn repo_from_row(r: &rusqlite::Row) -> rusqlite::Result<RepoInfo> {
     Ok(RepoInfo {
         id: r.get(0)?,
@@ -595,8 +600,9 @@ impl Store for SqliteStore {
         &self,
         limit: usize,
         after: Option<&str>,
+        repos: &[String],
     ) -> Result<Vec<quarry_core::PendingEmbedding>> {
-        vectors::pending(&self.conn, limit, after).map_err(|e| self.err(e))
+        vectors::pending(&self.conn, limit, after, repos).map_err(|e| self.err(e))
     }
 
     fn put_embeddings(&mut self, vectors: &[(String, Vec<f32>)]) -> Result<()> {

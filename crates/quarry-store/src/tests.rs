@@ -387,18 +387,30 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         !store.set_embedding_model("model-a").unwrap(),
         "first model drops nothing"
     );
-    let pending = store.pending_embeddings(100, None).unwrap();
+    let pending = store.pending_embeddings(100, None, &[]).unwrap();
     assert_eq!(pending.len(), 3);
     // In hash order, and from after a given hash: a backfill's batches follow one another.
     let hashes: Vec<&str> = pending.iter().map(|p| p.hash.as_str()).collect();
     assert!(hashes.windows(2).all(|w| w[0] < w[1]), "{hashes:?}");
-    let rest = store.pending_embeddings(100, Some(hashes[0])).unwrap();
+    let rest = store.pending_embeddings(100, Some(hashes[0]), &[]).unwrap();
     assert_eq!(
         rest.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>(),
         hashes[1..]
     );
     assert!(store
-        .pending_embeddings(100, Some(hashes[2]))
+        .pending_embeddings(100, Some(hashes[2]), &[])
+        .unwrap()
+        .is_empty());
+    // Only the chunks of the repos asked for (an index run embeds its own repos).
+    assert_eq!(
+        store
+            .pending_embeddings(100, None, &["demo".to_string()])
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(store
+        .pending_embeddings(100, None, &["other".to_string()])
         .unwrap()
         .is_empty());
     assert_eq!(
@@ -433,7 +445,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         })
         .collect();
     store.put_embeddings(&vectors).unwrap();
-    assert!(store.pending_embeddings(100, None).unwrap().is_empty());
+    assert!(store.pending_embeddings(100, None, &[]).unwrap().is_empty());
     assert_eq!(store.coverage(&[]).unwrap().embedded, 3);
 
     let q = quarry_core::VectorQuery {
@@ -479,7 +491,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
     };
     store.apply(repo, &same).unwrap();
     store.finish_run(repo, &SkipCounts::new()).unwrap();
-    assert!(store.pending_embeddings(100, None).unwrap().is_empty());
+    assert!(store.pending_embeddings(100, None, &[]).unwrap().is_empty());
     let changed = IndexBatch {
         upserts: vec![file(
             "app/users.py",
@@ -494,7 +506,7 @@ fn vectors_are_stored_once_per_text_and_searched_with_filters() {
         ..Default::default()
     };
     store.apply(repo, &changed).unwrap();
-    assert_eq!(store.pending_embeddings(100, None).unwrap().len(), 1);
+    assert_eq!(store.pending_embeddings(100, None, &[]).unwrap().len(), 1);
     // Coverage is cached by writers and dropped by index batches: it is never stale.
     let c = store.coverage(&[]).unwrap();
     assert_eq!((c.embedded, c.total), (2, 3));
@@ -539,7 +551,7 @@ fn stored_batches_keep_the_coverage_cache_equal_to_a_count() {
     store.apply(other, &batch).unwrap();
     store.finish_run(other, &SkipCounts::new()).unwrap();
     store.set_embedding_model("model-a").unwrap();
-    let pending = store.pending_embeddings(100, None).unwrap();
+    let pending = store.pending_embeddings(100, None, &[]).unwrap();
     assert_eq!(pending.len(), 4, "the shared text is embedded once");
     let vector = |p: &quarry_core::PendingEmbedding| (p.hash.clone(), unit(&[1.0, 0.0, 0.0]));
     let users = pending
@@ -586,7 +598,7 @@ fn chunks_keep_their_page_cell_and_language_and_type_filters_by_them() {
 fn resident_vectors_answer_as_the_scan_and_follow_new_vectors() {
     let (_dir, mut store, _repo) = fixture();
     store.set_embedding_model("model-a").unwrap();
-    let pending = store.pending_embeddings(100, None).unwrap();
+    let pending = store.pending_embeddings(100, None, &[]).unwrap();
     let (first, rest) = pending.split_at(1);
     let vector = |i: usize| unit(&[1.0, i as f32 * 0.3, 0.2]);
     store
@@ -707,8 +719,24 @@ fn commit_vectors_kept_in_memory_answer_as_the_scan() {
     store.put_commits(other, &made[4..]).unwrap();
     store.set_history_embedding(repo, true).unwrap();
     store.set_history_embedding(other, true).unwrap();
-    let pending = store.pending_commit_embeddings(10, None).unwrap();
+    let pending = store.pending_commit_embeddings(10, None, &[]).unwrap();
     assert_eq!(pending.len(), 6);
+    // Asked for one repo, only its commits wait (a sync embeds the repos it syncs).
+    let others = ["other".to_string()];
+    assert_eq!(store.waiting_commit_embeddings(None, &others).unwrap(), 2);
+    assert_eq!(
+        store
+            .pending_commit_embeddings(10, None, &others)
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .waiting_commit_embeddings(None, &["no-such".to_string()])
+            .unwrap(),
+        0
+    );
     let vector = |i: usize| unit(&[1.0, i as f32 * 0.4, 0.3]);
     let (first, rest) = pending.split_at(3);
     let vectors =

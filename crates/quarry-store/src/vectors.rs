@@ -183,17 +183,21 @@ pub fn pending(
     conn: &Connection,
     limit: usize,
     after: Option<&str>,
+    repos: &[String],
 ) -> rusqlite::Result<Vec<PendingEmbedding>> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.embed_hash, f.path, c.kind, c.symbol, c.signature, c.text
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE c.embed_hash > ?2
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.embed_hash)
+           AND (?3 = '[]' OR f.repo_id IN (
+                SELECT id FROM repos WHERE name IN (SELECT value FROM json_each(?3))))
          GROUP BY c.embed_hash
          ORDER BY c.embed_hash
          LIMIT ?1",
     )?;
-    let rows = stmt.query_map(params![limit as i64, after.unwrap_or("")], |r| {
+    let repos = crate::repo_list(repos);
+    let rows = stmt.query_map(params![limit as i64, after.unwrap_or(""), repos], |r| {
         let (path, kind, symbol, signature, text): (
             String,
             String,
