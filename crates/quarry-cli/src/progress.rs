@@ -144,6 +144,18 @@ impl quarry_engine::Progress for Bars {
         }
     }
 
+    fn note(&self, text: &str) {
+        match self
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            Some(bar) => bar.suspend(|| eprintln!("quarry: {text}")),
+            None => eprintln!("quarry: {text}"),
+        }
+    }
+
     fn cancelled(&self) -> bool {
         interrupted()
     }

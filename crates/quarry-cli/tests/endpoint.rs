@@ -51,6 +51,12 @@ struct FakeEndpoint {
 impl FakeEndpoint {
     /// `garbage`: answer 200 with a body that is not an embeddings response.
     fn start(garbage: bool) -> FakeEndpoint {
+        Self::start_with(garbage, Duration::ZERO)
+    }
+
+    /// Each request on a thread of its own; a request of more than one text is answered
+    /// after `slow` (a batch takes a while, a probe does not).
+    fn start_with(garbage: bool, slow: Duration) -> FakeEndpoint {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -63,7 +69,8 @@ impl FakeEndpoint {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         r.fetch_add(1, Ordering::SeqCst);
-                        serve(stream, garbage, &a);
+                        let a = a.clone();
+                        std::thread::spawn(move || serve(stream, garbage, &a, slow));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -94,7 +101,7 @@ impl Drop for FakeEndpoint {
 
 /// Answers one request, counting it in `authorized` when it carried the expected bearer token
 /// (before answering: a client may check the count as soon as it has the answer).
-fn serve(stream: TcpStream, garbage: bool, authorized_count: &AtomicUsize) {
+fn serve(stream: TcpStream, garbage: bool, authorized_count: &AtomicUsize, slow: Duration) {
     stream.set_nonblocking(false).unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
@@ -129,6 +136,9 @@ fn serve(stream: TcpStream, garbage: bool, authorized_count: &AtomicUsize) {
     } else {
         let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(request["model"], "bow-64");
+        if request["input"].as_array().is_some_and(|i| i.len() > 1) {
+            std::thread::sleep(slow);
+        }
         let data: Vec<serde_json::Value> = request["input"]
             .as_array()
             .unwrap()
@@ -331,4 +341,53 @@ fn config_and_model_commands_check_what_they_write() {
     std::fs::write(env.index_dir().join("config.toml"), "[search\n").unwrap();
     let err = env.fails(&["search", "x"]);
     assert!(err.contains("config.toml"), "{err}");
+}
+
+/// Two `quarry index` runs of one repo at once: the second waits for the first's embedding,
+/// says so, and then finds nothing left to embed (both had embedded everything).
+#[test]
+fn a_second_run_waits_for_the_one_embedding_and_embeds_only_what_is_left() {
+    let env = Env::new();
+    sample_repo(&env);
+    let server = FakeEndpoint::start_with(false, Duration::from_secs(3));
+    env.ok(&["config", "set", "embed.endpoint", &server.url()]);
+    env.ok(&["config", "set", "embed.model", "bow-64"]);
+    let index = || {
+        env.quarry()
+            .args(["index", env.repo_path(), "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = index();
+    // The first run's batch is at the server (after its probe): it embeds now.
+    let started = Instant::now();
+    while server.requests.load(Ordering::SeqCst) < 2 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no batch came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = index().wait_with_output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    let report = |out: &std::process::Output| -> serde_json::Value {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (first, second_report) = (report(&first), report(&second));
+    let total = first["embedding"]["coverage"]["total"].as_u64().unwrap();
+    assert_eq!(
+        first["embedding"]["embedded"].as_u64(),
+        Some(total),
+        "{first}"
+    );
+    assert_eq!(second_report["embedding"]["embedded"], 0, "{second_report}");
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        said.contains("waiting for another quarry process that is embedding"),
+        "{said}"
+    );
 }

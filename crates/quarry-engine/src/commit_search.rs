@@ -91,6 +91,9 @@ impl Workspace {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(None);
         };
+        let Some(_embedding) = self.one_embedder_at_a_time(progress)? else {
+            return Ok(None);
+        };
         let newest = self.history_embed_bound(scope)?;
         let started = Instant::now();
         let model = embedder.fingerprint();

@@ -5,7 +5,7 @@
 
 use crate::progress::Progress;
 use crate::workspace::config::{Config, EmbedderChoice, LocalRun};
-use crate::workspace::lock::WriteLock;
+use crate::workspace::lock::{EmbedLock, WriteLock};
 use crate::workspace::Workspace;
 use anyhow::Result;
 use quarry_core::Embedder;
@@ -228,6 +228,9 @@ impl Workspace {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(None);
         };
+        let Some(_embedding) = self.one_embedder_at_a_time(progress)? else {
+            return Ok(None);
+        };
         let started = Instant::now();
         let model = embedder.fingerprint();
         let (store, lock) = self.store_and_lock();
@@ -259,6 +262,27 @@ impl Workspace {
             elapsed_ms: started.elapsed().as_millis() as u64,
             interrupted,
         }))
+    }
+}
+
+impl Workspace {
+    /// Waits until no other process embeds this workspace (`EmbedLock`), the write lock lent
+    /// by `lock_per_batch` let go meanwhile (the process embedding now stores its batches
+    /// under it). `None` when the user stopped the wait.
+    pub(crate) fn one_embedder_at_a_time(
+        &mut self,
+        progress: &dyn Progress,
+    ) -> Result<Option<EmbedLock>> {
+        if let (_, Some(lock)) = self.store_and_lock() {
+            lock.release()?;
+        }
+        let waited = EmbedLock::acquire(&self.dir, &|text| progress.note(text), &|| {
+            progress.cancelled()
+        });
+        if let (_, Some(lock)) = self.store_and_lock() {
+            lock.take(BATCH_LOCK_WAIT)?;
+        }
+        waited
     }
 }
 

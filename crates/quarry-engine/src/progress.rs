@@ -7,6 +7,8 @@ pub trait Progress: Sync {
     fn advance(&self, _steps: u64) {}
     /// The current phase is over.
     fn end(&self) {}
+    /// Something the user should know while the work goes on (what it waits for).
+    fn note(&self, _text: &str) {}
     /// Whether the user asked to stop (Ctrl-C). Long loops then end after their current
     /// batch: every stored batch stays, the run reports itself interrupted, and the next run
     /// resumes where this one stopped.

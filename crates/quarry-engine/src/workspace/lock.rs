@@ -127,6 +127,73 @@ impl WriteLock {
     }
 }
 
+/// Held while a process embeds a workspace's waiting texts (chunks or commits). Embedding a
+/// text twice only repeats work, but a repeat costs minutes: two `quarry index` runs of one
+/// repo started together both embedded everything (2 × 473 s). The second waits for the first,
+/// says whom it waits for, and then finds what is left (usually nothing). Separate from the
+/// write lock, which embedding holds only per batch so that other writers interleave.
+pub struct EmbedLock {
+    _file: File,
+}
+
+impl EmbedLock {
+    /// Takes the embedding lock of `dir`, waiting as long as another process holds it; who
+    /// holds it is told to `waiting` once. `None` when `cancelled` says the user stopped the
+    /// wait (Ctrl-C).
+    pub fn acquire(
+        dir: &Path,
+        waiting: &dyn Fn(&str),
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Option<EmbedLock>> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join("embed.lock");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        let mut told = false;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    if !told {
+                        let mut holder = String::new();
+                        let _ = file.seek(SeekFrom::Start(0));
+                        let _ = file.read_to_string(&mut holder);
+                        waiting(&format!(
+                            "waiting for another quarry process that is embedding this workspace ({}); then this run embeds whatever is left",
+                            if holder.trim().is_empty() { "unknown holder" } else { holder.trim() }
+                        ));
+                        told = true;
+                    }
+                    if cancelled() {
+                        return Ok(None);
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+                }
+            }
+        }
+        let args: Vec<String> = std::env::args().collect();
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        write!(
+            file,
+            "pid {}, `{}`, since {}",
+            std::process::id(),
+            args.join(" "),
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        )?;
+        file.flush()?;
+        Ok(Some(EmbedLock { _file: file }))
+    }
+}
+
 /// Whether an error is a busy write lock (`LockBusy`).
 pub fn is_lock_busy(e: &anyhow::Error) -> bool {
     e.downcast_ref::<LockBusy>().is_some()
