@@ -310,7 +310,7 @@ fn collect(language: Language, spec: &Spec, tree: &Tree, src: &str, lines: &Line
                     None => name.clone(),
                 };
                 let def = Def {
-                    signature: signature(language, node, outer, lines),
+                    signature: signature(language, node, outer, lines, &name),
                     name,
                     kind: found.kind,
                     parent: parent_q,
@@ -401,6 +401,9 @@ fn outer_node<'t>(spec: &Spec, node: Node<'t>) -> Node<'t> {
     outer
 }
 
+/// How many lines past its first a signature may reach to take in the definition's name.
+const MAX_SIGNATURE_LINES: u32 = 4;
+
 /// Kinds skipped when looking for the line a signature starts on.
 const NOT_SIGNATURE: &[&str] = &[
     "comment",
@@ -415,8 +418,16 @@ const NOT_SIGNATURE: &[&str] = &[
 ];
 
 /// The definition's first line, trimmed, starting at its first token that is not a
-/// decorator/attribute/annotation/comment. Python: the whole header through its `:`.
-fn signature(language: Language, node: Node, outer: Node, lines: &Lines) -> Option<String> {
+/// decorator/attribute/annotation/comment. Python: the whole header through its `:`. A first
+/// line without the definition's name (C's return type on a line of its own, `template <…>`
+/// above a C++ function) goes on to the line that names it.
+fn signature(
+    language: Language,
+    node: Node,
+    outer: Node,
+    lines: &Lines,
+    name: &str,
+) -> Option<String> {
     let top = if outer.kind() == "template_declaration" {
         node
     } else {
@@ -432,6 +443,11 @@ fn signature(language: Language, node: Node, outer: Node, lines: &Lines) -> Opti
             last = (colon.end_position().row as u32 + 1).clamp(first, first + 20);
         }
     }
+    // The name's line, when the definition's first lines do not hold it (at most a few on).
+    let named = (first..=(first + MAX_SIGNATURE_LINES).min(lines.len()))
+        .find(|&n| lines.get(n).contains(name))
+        .unwrap_or(first);
+    last = last.max(named);
     let mut text = String::new();
     for line in first..=last.min(lines.len()) {
         let full = lines.get(line);

@@ -560,3 +560,23 @@ fn rust_items_declared_inside_macros_are_definitions() {
         chunks(&fc)
     );
 }
+
+#[test]
+fn a_signature_reaches_the_line_that_names_the_definition() {
+    // C's return type on a line of its own (hiredis' ffc.h), a C++ template header.
+    let c = "// Read 4 bytes.\nstatic inline uint32_t\nffc_read4_to_u32(char const *chars) {\n  return 0;\n}\n";
+    let fc = chunk_checked(Language::C, c, &ChunkOptions::default());
+    let f = fc
+        .symbols
+        .iter()
+        .find(|s| s.name == "ffc_read4_to_u32")
+        .unwrap();
+    assert_eq!(
+        f.signature.as_deref(),
+        Some("static inline uint32_t ffc_read4_to_u32(char const *chars) {")
+    );
+    let cpp = "template <typename T>\nT max_of(T a, T b) {\n  return a > b ? a : b;\n}\n";
+    let fc = chunk_checked(Language::Cpp, cpp, &ChunkOptions::default());
+    let f = fc.symbols.iter().find(|s| s.name == "max_of").unwrap();
+    assert_eq!(f.signature.as_deref(), Some("T max_of(T a, T b) {"));
+}

@@ -121,7 +121,7 @@ pub(crate) fn budget(outline: &Outline) -> Option<usize> {
 pub fn render(outline: &Outline) -> String {
     let mut out = header(outline);
     let language = outline.language;
-    let units = units(&outline.items);
+    let units = units(&outline.items, outline.language);
     // At the last level a type lists its definitions by name up to its share of the budget
     // (in characters; at least `MAX_LISTED` names): a class of 48,000 methods in a 2.7 MB
     // file lists thousands of them, not two dozen.

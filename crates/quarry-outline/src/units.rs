@@ -5,13 +5,30 @@
 //! function came before it and hide it there as a nested function.
 
 use crate::OutlineItem;
+use quarry_core::Language;
 use std::collections::HashMap;
 
 /// The items grouped into units, each unit its top-level item first and then its descendants
 /// depth first, in file order at every level; depths are the tree's (an item whose parent is
 /// not in the file is top-level). Units are in the order of their first item.
-pub(crate) fn units(items: &[OutlineItem]) -> Vec<Vec<OutlineItem>> {
-    let parents = parents(items);
+///
+/// A namespace (C#, C++, PHP, TypeScript) or a Ruby or TypeScript module is a line of its own,
+/// not a unit holding the file: what it contains are units of their own at its depth. A file
+/// that is one `namespace Slim;` or `module Sinatra` would otherwise be one unit whose classes'
+/// methods go first when the budget bites (`App 34 (+10 nested)`).
+pub(crate) fn units(items: &[OutlineItem], language: Language) -> Vec<Vec<OutlineItem>> {
+    let mut parents = parents(items);
+    let transparent = |item: &OutlineItem| {
+        item.kind == "namespace" || (item.kind == "module" && language != Language::Rust)
+    };
+    for i in 0..items.len() {
+        // Up past every transparent ancestor (parents come before or after; no cycles).
+        let mut parent = parents[i];
+        while let Some(p) = parent.filter(|&p| transparent(&items[p])) {
+            parent = parents[p];
+        }
+        parents[i] = parent;
+    }
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); items.len()];
     let mut roots = Vec::new();
     for (i, parent) in parents.iter().enumerate() {
@@ -81,7 +98,12 @@ mod tests {
         OutlineItem {
             name: qualified.rsplit('.').next().unwrap().to_string(),
             qualified_name: qualified.to_string(),
-            kind: "function".into(),
+            kind: if qualified == "Slim" {
+                "namespace"
+            } else {
+                "function"
+            }
+            .into(),
             start_line: start,
             end_line: end,
             signature: None,
@@ -117,7 +139,7 @@ mod tests {
         ];
         let s = |q: &str, d| (q.to_string(), d);
         assert_eq!(
-            shape(&units(&items)),
+            shape(&units(&items, Language::Go)),
             [
                 vec![s("Filter", 0), s("Filter.Add", 1), s("Filter.Exists", 1)],
                 vec![s("New", 0)],
@@ -133,8 +155,26 @@ mod tests {
             item("Foo", 11, 15),
             item("Foo.len", 12, 14),
         ];
-        let units = units(&items);
+        let units = units(&items, Language::Rust);
         assert_eq!(units.len(), 3);
+        // PHP's `namespace Slim;` holds the file: a line of its own, the class a unit.
+        let items = [
+            item("Slim", 11, 11),
+            item("Slim.App", 34, 216),
+            item("Slim.App.run", 40, 60),
+            item("Slim.App.handle", 62, 80),
+        ];
+        assert_eq!(
+            shape(&super::units(&items, Language::Php)),
+            [
+                vec![s("Slim", 0)],
+                vec![
+                    s("Slim.App", 0),
+                    s("Slim.App.run", 1),
+                    s("Slim.App.handle", 1)
+                ],
+            ]
+        );
         assert_eq!(units[1].len(), 2);
         assert_eq!((units[2][1].name.as_str(), units[2][1].depth), ("len", 1));
     }
