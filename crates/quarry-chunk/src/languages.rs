@@ -165,6 +165,9 @@ static RUST: Spec = Spec {
         ("mod_item", with_body("module")),
         ("type_item", named("type")),
         ("macro_definition", named("macro")),
+        // Named values a user looks up by name (`MAX_FRAME_SIZE`, a `close_code::NORMAL`).
+        ("const_item", named("constant")),
+        ("static_item", named("constant")),
     ],
     wrappers: &[],
     attach: &["line_comment", "block_comment", "attribute_item"],

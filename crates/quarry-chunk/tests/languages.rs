@@ -580,3 +580,31 @@ fn a_signature_reaches_the_line_that_names_the_definition() {
     let f = fc.symbols.iter().find(|s| s.name == "max_of").unwrap();
     assert_eq!(f.signature.as_deref(), Some("T max_of(T a, T b) {"));
 }
+
+#[test]
+fn rust_constants_and_statics_are_definitions() {
+    // axum's `close_code::NORMAL`: a name users look up.
+    let rs = "pub mod close_code {\n    /// Normal closure.\n    pub const NORMAL: u16 = 1000;\n    pub const AWAY: u16 = 1001;\n}\n\nstatic GREETING: &str = \"hi\";\n";
+    let fc = chunk_checked(Language::Rust, rs, &ChunkOptions::default());
+    let found: Vec<(&str, &str, Option<&str>, u32)> = fc
+        .symbols
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.kind.as_str(),
+                s.parent.as_deref(),
+                s.start_line,
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("close_code", "module", None, 1),
+            ("NORMAL", "constant", Some("close_code"), 3),
+            ("AWAY", "constant", Some("close_code"), 4),
+            ("GREETING", "constant", None, 7),
+        ]
+    );
+}
