@@ -385,6 +385,7 @@ fn is_definition_kind(kind: &str) -> bool {
             | "macro"
             | "module"
             | "namespace"
+            | "constant"
     )
 }
 
