@@ -4,7 +4,10 @@
 //! definition below them (comments, attributes).
 //!
 //! Everything language-specific lives here as data plus a few small name-finding helpers, so
-//! the tree walk in `tree.rs` stays generic.
+//! the tree walk in `tree.rs` stays generic. JavaScript/TypeScript definitions written as
+//! expressions (CommonJS, prototypes, object literals) are named in `js.rs`.
+
+mod js;
 
 use quarry_core::Language;
 use tree_sitter::Node;
@@ -44,13 +47,18 @@ pub(crate) enum Rule {
     GoType,
     /// Go `method_declaration`: a method whose parent is the receiver's type.
     GoMethod,
-    /// JS/TS `variable_declarator` whose value is a function or class expression (only outside
-    /// function bodies: locals are not navigation targets).
+    /// JS/TS `variable_declarator` whose value is a function or class expression (an arrow or
+    /// class only outside function bodies; see `js.rs`).
     JsVar,
     /// JS/TS class field whose value is a function (`handler = () => {}`): a method.
     JsField { field: &'static str },
-    /// JS/TS `method_definition`, only directly in a class body (not object literals).
+    /// JS/TS `method_definition` in a class body, or in an object literal that is bound to a
+    /// name, exported or returned.
     JsMethod,
+    /// JS/TS function, arrow or class expression named by what it is assigned to
+    /// (`app.use = function`, `X.prototype.m = function`, `key: function` in a bound object
+    /// literal) or by its own name (`f(function host() {})`).
+    JsExpr,
     /// Ruby class/module: last segment of `A::B`.
     RubyConst { kind: &'static str },
     /// Ruby `def self.x`: always a method.
@@ -102,6 +110,9 @@ const JS_WRAPPERS: &[&str] = &[
     "variable_declaration",
     "ambient_declaration",
     "expression_statement",
+    // `app.use = function use() {…};`, `key: function () {…}`.
+    "assignment_expression",
+    "pair",
 ];
 
 const JS_DEFS: &[(&str, Rule)] = &[
@@ -111,6 +122,10 @@ const JS_DEFS: &[(&str, Rule)] = &[
     ("method_definition", Rule::JsMethod),
     ("variable_declarator", Rule::JsVar),
     ("field_definition", Rule::JsField { field: "property" }),
+    ("function_expression", Rule::JsExpr),
+    ("generator_function", Rule::JsExpr),
+    ("arrow_function", Rule::JsExpr),
+    ("class", Rule::JsExpr),
 ];
 
 const TS_DEFS: &[(&str, Rule)] = &[
@@ -129,6 +144,10 @@ const TS_DEFS: &[(&str, Rule)] = &[
     ("abstract_method_signature", FUNC),
     ("variable_declarator", Rule::JsVar),
     ("public_field_definition", Rule::JsField { field: "name" }),
+    ("function_expression", Rule::JsExpr),
+    ("generator_function", Rule::JsExpr),
+    ("arrow_function", Rule::JsExpr),
+    ("class", Rule::JsExpr),
 ];
 
 const C_DEFS: &[(&str, Rule)] = &[
@@ -446,44 +465,10 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
                 file_scope: false,
             })
         }
-        Rule::JsVar => {
-            if in_function {
-                return None;
-            }
-            let name_node = node
-                .child_by_field_name("name")
-                .filter(|n| n.kind() == "identifier")?;
-            let kind = match node.child_by_field_name("value")?.kind() {
-                "arrow_function" | "function_expression" | "function" | "generator_function" => {
-                    "function"
-                }
-                "class" => "class",
-                _ => return None,
-            };
-            found(name_of(name_node, src), kind)
-        }
-        Rule::JsField { field: f } => {
-            let value = node.child_by_field_name("value")?;
-            if !matches!(
-                value.kind(),
-                "arrow_function" | "function_expression" | "function"
-            ) {
-                return None;
-            }
-            found(field(f), "method")
-        }
-        Rule::JsMethod => {
-            if node.parent().map(|p| p.kind()) != Some("class_body") {
-                return None;
-            }
-            let name = field("name")?;
-            let kind = if in_container && Some(name.as_str()) == spec.ctor_name {
-                "constructor"
-            } else {
-                "method"
-            };
-            found(Some(name), kind)
-        }
+        Rule::JsVar => js::declarator(node, src, in_function),
+        Rule::JsField { field: f } => js::field(node, src, f),
+        Rule::JsMethod => js::method(node, src, in_container, spec.ctor_name),
+        Rule::JsExpr => js::expression(node, src),
         Rule::RubyConst { kind } => {
             let n = node.child_by_field_name("name")?;
             let n = if n.kind() == "scope_resolution" {

@@ -1,0 +1,225 @@
+//! Definitions that a table of declaration kinds misses: JavaScript/TypeScript functions
+//! written as expressions (CommonJS, prototypes, object literals), C++ headers named `.h`,
+//! and the C/C++/C#/Java shapes the grammar tables needed help with. Each case is real code
+//! of the shape Universal Ctags tags, with the names, kinds, parents and lines quarry gives.
+
+mod common;
+
+use common::{chunk_checked, chunks, owned_symbols, symbols, unmerged};
+use quarry_chunk::ChunkOptions;
+use quarry_core::Language;
+
+/// CommonJS and prototype code defines its functions by assignment, call argument and object
+/// literal; each is a definition named the way Universal Ctags names it, with the object as
+/// its parent, and each is a chunk boundary.
+#[test]
+fn javascript_expression_definitions() {
+    let text = r#"'use strict';
+
+var app = exports = module.exports = {};
+
+/**
+ * Use a middleware.
+ */
+app.use = function use(fn) {
+  var self = this;
+  return self;
+};
+
+View.prototype.lookup = function lookup(name) {
+  return name;
+};
+
+exports.html = function(req, res){
+  res.send('<p>html</p>');
+};
+
+defineGetter(req, 'host', function host(){
+  return this.get('Host');
+});
+
+const locale = {
+  name: 'bn',
+  preparse(string) {
+    return string;
+  },
+  ordinal: n => `${n}`,
+};
+
+utils.inherits(AxiosError, Error, {
+  toJSON: function toJSON() {
+    return {};
+  }
+});
+
+function createApplication() {
+  var app = function(req, res, next) {
+    app.handle(req, res, next);
+  };
+  app.init = function () {};
+  const local = () => 1;
+  return app;
+}
+
+describe('res', function () {
+  it('works', function () {
+    res.send = () => 'stub';
+    server.on('error', function onError(err) {});
+  });
+});
+
+module.exports = function renderFile(fileName, options, callback) {
+  callback(null, fileName);
+};
+"#;
+    let fc = chunk_checked(Language::JavaScript, text, &unmerged(10));
+    assert_eq!(
+        symbols(&fc),
+        owned_symbols(&[
+            // `obj.m = function name`: the property, parent `obj`.
+            ("app.use", "function", 8, 11),
+            // `X.prototype.m = function`: a method of `X`.
+            ("View.lookup", "method", 13, 15),
+            ("exports.html", "function", 17, 19),
+            // A named function expression passed as an argument: its own name.
+            ("host", "function", 21, 23),
+            // Function members of an object literal bound to a name.
+            ("locale.preparse", "method", 27, 29),
+            ("locale.ordinal", "method", 30, 30),
+            // … and of one passed as an argument, when named.
+            ("toJSON", "function", 34, 36),
+            ("createApplication", "function", 39, 46),
+            // `function` values bound to names are definitions inside functions too; the
+            // arrow `local` is a closure and is not.
+            ("createApplication.app", "function", 40, 42),
+            ("createApplication.app.init", "function", 43, 43),
+            // In anonymous test callbacks: the named callback is, the stubbed arrow is not.
+            ("onError", "function", 51, 51),
+            // `module.exports = function name`: the function's own name.
+            ("renderFile", "function", 55, 57),
+        ])
+    );
+    let get = |name: &str| fc.symbols.iter().find(|s| s.name == name).unwrap();
+    assert_eq!(get("use").parent.as_deref(), Some("app"));
+    assert_eq!(get("lookup").parent.as_deref(), Some("View"));
+    assert_eq!(get("preparse").parent.as_deref(), Some("locale"));
+    assert_eq!(get("host").parent, None);
+    assert_eq!(
+        get("use").signature.as_deref(),
+        Some("app.use = function use(fn) {")
+    );
+    assert_eq!(
+        chunks(&fc),
+        [
+            (1, 3, None, "module"),
+            // The doc comment joins the definition's chunk.
+            (5, 11, Some("app.use"), "function"),
+            (13, 15, Some("View.lookup"), "method"),
+            (17, 19, Some("exports.html"), "function"),
+            (21, 23, Some("host"), "function"),
+            (25, 26, None, "module"),
+            (27, 29, Some("locale.preparse"), "method"),
+            (30, 30, Some("locale.ordinal"), "method"),
+            (31, 33, None, "module"),
+            (34, 37, Some("toJSON"), "function"),
+            (39, 46, Some("createApplication"), "function"),
+            (48, 50, None, "module"),
+            (51, 53, Some("onError"), "function"),
+            (55, 57, Some("renderFile"), "function"),
+        ]
+    );
+    assert_eq!(
+        quarry_chunk::file_symbols(Language::JavaScript, text),
+        fc.symbols
+    );
+}
+
+/// Object literals: members of `X.prototype = {…}` are methods of `X`, nested objects name
+/// their members by the key path, returned objects' members belong to the function;
+/// `this.m = function` in a constructor function is its method; subscripts with a string key
+/// name the function, computed ones leave it to its own name.
+#[test]
+fn javascript_object_literals_prototypes_and_subscripts() {
+    let text = r#"function Cache(limit) {
+  this.limit = limit;
+  this.clear = function () {
+    this.map = {};
+  };
+}
+
+Cache.prototype = {
+  get: function (key) {
+    return this.map[key];
+  },
+  set(key, value) {
+    this.map[key] = value;
+  },
+};
+
+module.exports = {
+  methods: {
+    show(req) {},
+  },
+  helpers: [function inArray() {}],
+};
+
+export function createStore() {
+  return {
+    dispatch(action) {},
+    subscribe: function (listener) {},
+  };
+}
+
+validators[type] = function validator(value) {};
+handlers['not-found'] = function (req, res) {};
+routes[name] = function (req, res) {};
+app.param = (name, fn) => fn;
+"#;
+    let fc = chunk_checked(Language::JavaScript, text, &ChunkOptions::default());
+    assert_eq!(
+        symbols(&fc),
+        owned_symbols(&[
+            ("Cache", "function", 1, 6),
+            ("Cache.clear", "method", 3, 5),
+            ("Cache.get", "method", 9, 11),
+            ("Cache.set", "method", 12, 14),
+            ("module.exports.methods.show", "method", 19, 19),
+            ("inArray", "function", 21, 21),
+            ("createStore", "function", 24, 29),
+            ("createStore.dispatch", "method", 26, 26),
+            ("createStore.subscribe", "method", 27, 27),
+            ("validator", "function", 31, 31),
+            ("handlers.not-found", "function", 32, 32),
+            // A module-level arrow bound to a member is a definition.
+            ("app.param", "function", 34, 34),
+        ])
+    );
+}
+
+/// TypeScript shares the rules: a class expression assigned to a member is a class, and an
+/// object behind `satisfies` or `as` is still bound to its name.
+#[test]
+fn typescript_expression_definitions() {
+    let text = r#"globalThis.Headers = class Headers extends Map<string, string> {
+  append(name: string, value: string): void {}
+};
+
+export const hooks = {
+  beforeRequest(request: Request): void {},
+} satisfies Hooks;
+
+api.get = function get(url: string): Promise<Response> {
+  return fetch(url);
+};
+"#;
+    let fc = chunk_checked(Language::TypeScript, text, &ChunkOptions::default());
+    assert_eq!(
+        symbols(&fc),
+        owned_symbols(&[
+            ("globalThis.Headers", "class", 1, 3),
+            ("globalThis.Headers.append", "method", 2, 2),
+            ("hooks.beforeRequest", "method", 6, 6),
+            ("api.get", "function", 9, 11),
+        ])
+    );
+}
