@@ -18,6 +18,7 @@
 //! non-blank line.
 
 mod calls;
+mod dialect;
 mod languages;
 mod markdown;
 mod markup;

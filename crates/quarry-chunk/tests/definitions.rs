@@ -223,3 +223,58 @@ api.get = function get(url: string): Promise<Response> {
         ])
     );
 }
+
+/// A `.h` file is C by its path; when its text is C++ (a C++ project's header) its
+/// definitions are C++'s, while the file and its chunks stay C.
+#[test]
+fn cpp_headers_named_dot_h_get_cpp_definitions() {
+    let text = r#"// Formatting library for C++ - dynamic argument lists
+#ifndef FMT_ARGS_H_
+#define FMT_ARGS_H_
+
+#include <functional>  // std::reference_wrapper
+#include "format.h"
+
+namespace fmt {
+namespace detail {
+
+template <typename T> struct is_reference_wrapper : std::false_type {};
+
+class dynamic_arg_list {
+ public:
+  template <typename T, typename Arg> auto push(const Arg& arg) -> const T& {
+    return arg;
+  }
+};
+}  // namespace detail
+
+using format_args = basic_format_args<context>;
+}  // namespace fmt
+
+#endif  // FMT_ARGS_H_
+"#;
+    let fc = chunk_checked(Language::C, text, &unmerged(10));
+    assert_eq!(
+        symbols(&fc),
+        owned_symbols(&[
+            ("fmt", "namespace", 8, 22),
+            ("fmt.detail", "namespace", 9, 19),
+            ("fmt.detail.is_reference_wrapper", "struct", 11, 11),
+            ("fmt.detail.dynamic_arg_list", "class", 13, 18),
+            ("fmt.detail.dynamic_arg_list.push", "method", 15, 17),
+            ("fmt.format_args", "type", 21, 21),
+        ])
+    );
+    assert!(fc.chunks.iter().all(|c| c.language == Language::C));
+    assert_eq!(quarry_chunk::file_symbols(Language::C, text), fc.symbols);
+
+    // A C header, `extern "C"` guard and all, is still read as C.
+    let c = "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nstruct redisReader {\n    int err;\n};\n\nint redisReaderFeed(struct redisReader *r, const char *buf) {\n    return 0;\n}\n\n#ifdef __cplusplus\n}\n#endif\n";
+    assert_eq!(
+        symbols(&chunk_checked(Language::C, c, &ChunkOptions::default())),
+        owned_symbols(&[
+            ("redisReader", "struct", 5, 7),
+            ("redisReaderFeed", "function", 9, 11),
+        ])
+    );
+}
