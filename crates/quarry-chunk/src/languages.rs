@@ -605,6 +605,20 @@ fn c_name_from_declarator(node: Node, src: &str) -> Option<(String, Option<Strin
                 node = node.child_by_field_name("name")?;
             }
             "template_function" | "template_type" => node = node.child_by_field_name("name")?,
+            // `operator bool() const`, `operator int*()`: named by what it converts to.
+            "operator_cast" => {
+                let mut inner = node.child_by_field_name("declarator")?;
+                for _ in 0..8 {
+                    if let Some(params) = inner.child_by_field_name("parameters") {
+                        let text = src.get(node.start_byte()..params.start_byte())?;
+                        let name = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                        let scope = (!scopes.is_empty()).then(|| scopes.join("."));
+                        return Some((crate::cap(&name, 200).to_string(), scope));
+                    }
+                    inner = inner.child_by_field_name("declarator")?;
+                }
+                return None;
+            }
             _ => {
                 node = match node.child_by_field_name("declarator") {
                     Some(d) => d,
@@ -616,6 +630,7 @@ fn c_name_from_declarator(node: Node, src: &str) -> Option<(String, Option<Strin
                                     c.kind(),
                                     "identifier"
                                         | "field_identifier"
+                                        | "type_identifier"
                                         | "qualified_identifier"
                                         | "operator_name"
                                         | "destructor_name"

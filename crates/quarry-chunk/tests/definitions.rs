@@ -278,3 +278,17 @@ using format_args = basic_format_args<context>;
         ])
     );
 }
+
+/// C typedefs of a function type with the name in parentheses.
+#[test]
+fn c_function_type_typedefs() {
+    let text = "typedef void (redisCallbackFn)(struct redisAsyncContext*, void*, void*);\ntypedef void (*redisFreeFn)(void *);\ntypedef int(redisTimerCallback)(void *timer, void *privdata);\n";
+    assert_eq!(
+        symbols(&chunk_checked(Language::C, text, &ChunkOptions::default())),
+        owned_symbols(&[
+            ("redisCallbackFn", "type", 1, 1),
+            ("redisFreeFn", "type", 2, 2),
+            ("redisTimerCallback", "type", 3, 3),
+        ])
+    );
+}
