@@ -20,6 +20,7 @@
 mod calls;
 mod dialect;
 mod languages;
+mod macros;
 mod markdown;
 mod markup;
 mod notebook;

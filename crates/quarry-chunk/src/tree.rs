@@ -1,16 +1,18 @@
 //! Code files: parse with tree-sitter, collect definitions, and cut the file into chunks along
 //! them. The grammar is the file's language's, except for a C file whose text is C++ (a `.h`
-//! header of a C++ project), which `dialect.rs` sends to C++'s.
+//! header of a C++ project), which `dialect.rs` sends to C++'s; C++ is parsed with its
+//! annotation macros blanked out (`macros.rs`).
 //!
 //! The walk is iterative (a `TreeCursor`) so deeply nested input cannot overflow the stack of a
 //! rayon worker, and definitions nested deeper than [`MAX_DEF_DEPTH`] stay part of their
 //! ancestor's body.
 
-use crate::dialect;
 use crate::languages::{self, Context, Spec};
 use crate::ChunkOptions;
+use crate::{dialect, macros};
 use crate::{merge, windows, Ident, Item, Lines, Piece};
 use quarry_core::{Language, Symbol};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -77,6 +79,7 @@ pub(crate) fn chunk(
     // A C header that is C++ is read with C++'s grammar and rules; it stays `language`.
     let grammar = dialect::grammar_language(language, text);
     let spec = languages::spec(grammar)?;
+    let text = &*parse_text(grammar, text);
     let tree = parse(grammar, spec, text, parse_budget(text.len()))?;
     let defs = collect(grammar, spec, &tree, text, lines);
     let roots: Vec<usize> = {
@@ -114,9 +117,20 @@ pub(crate) fn chunk(
 pub(crate) fn symbols(language: Language, text: &str, lines: &Lines) -> Option<Vec<Symbol>> {
     let grammar = dialect::grammar_language(language, text);
     let spec = languages::spec(grammar)?;
+    let text = &*parse_text(grammar, text);
     let tree = parse(grammar, spec, text, parse_budget(text.len()))?;
     let defs = collect(grammar, spec, &tree, text, lines);
     Some(symbols_of(grammar, spec, &tree, text, &defs))
+}
+
+/// The text the parser sees: the file's, with C++ annotation macros blanked out (same length,
+/// same lines; see `macros.rs`). Lines and signatures still come from the file's own text.
+fn parse_text(grammar: Language, text: &str) -> Cow<'_, str> {
+    if grammar == Language::Cpp {
+        macros::mask(text)
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 fn symbols_of(

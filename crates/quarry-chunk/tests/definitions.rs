@@ -279,6 +279,90 @@ using format_args = basic_format_args<context>;
     );
 }
 
+/// C++ annotation macros (`FMT_BEGIN_NAMESPACE` on its own line, `FMT_EXPORT`/`FMT_CONSTEXPR`
+/// before a declaration, `class GTEST_API_ X`, a lock annotation before a body) no longer
+/// swallow or misname the definitions after them, and conversion operators are definitions;
+/// the same in a header named `.h`.
+#[test]
+fn cpp_annotation_macros_and_conversion_operators() {
+    let text = r#"#include "base.h"
+
+FMT_BEGIN_NAMESPACE
+namespace detail {
+
+FMT_EXPORT template <typename Char> class basic_string_view {
+ public:
+  FMT_CONSTEXPR basic_string_view(const Char* s) : data_(s) {}
+  FMT_CONSTEXPR20 ~basic_string_view() {}
+  constexpr explicit operator bool() const noexcept { return data_ != nullptr; }
+  operator std::basic_string<Char>() const { return {data_}; }
+
+ private:
+  const Char* data_;
+};
+
+class GTEST_API_ AssertHelper {
+ public:
+  void Run() const GTEST_LOCK_EXCLUDED_(mutex_) {
+    if FMT_CONSTEXPR20 (sizeof(int) == 4) {}
+  }
+};
+
+template <typename T>
+FMT_CONSTEXPR20 FMT_INLINE void write2digits(T* out, size_t value) {
+  out[0] = value;
+}
+}  // namespace detail
+FMT_END_NAMESPACE
+
+template <typename Context>
+basic_format_args<Context>::operator bool() const { return size_ != 0; }
+"#;
+    let want = owned_symbols(&[
+        ("detail", "namespace", 4, 28),
+        ("detail.basic_string_view", "class", 6, 15),
+        (
+            "detail.basic_string_view.basic_string_view",
+            "constructor",
+            8,
+            8,
+        ),
+        (
+            "detail.basic_string_view.~basic_string_view",
+            "method",
+            9,
+            9,
+        ),
+        ("detail.basic_string_view.operator bool", "method", 10, 10),
+        (
+            "detail.basic_string_view.operator std::basic_string<Char>",
+            "method",
+            11,
+            11,
+        ),
+        ("detail.AssertHelper", "class", 17, 22),
+        ("detail.AssertHelper.Run", "method", 19, 21),
+        ("detail.write2digits", "function", 24, 27),
+        ("basic_format_args.operator bool", "method", 31, 32),
+    ]);
+    for language in [Language::Cpp, Language::C] {
+        let fc = chunk_checked(language, text, &unmerged(10));
+        assert_eq!(symbols(&fc), want, "{language}");
+        // Names and signatures are read from the file's own text.
+        let run = fc.symbols.iter().find(|s| s.name == "Run").unwrap();
+        assert_eq!(
+            run.signature.as_deref(),
+            Some("void Run() const GTEST_LOCK_EXCLUDED_(mutex_) {")
+        );
+        assert!(
+            fc.chunks
+                .iter()
+                .any(|c| c.text.contains("FMT_BEGIN_NAMESPACE")),
+            "chunk text is the file's"
+        );
+    }
+}
+
 /// C typedefs of a function type with the name in parentheses.
 #[test]
 fn c_function_type_typedefs() {
