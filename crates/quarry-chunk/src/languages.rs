@@ -68,6 +68,15 @@ pub(crate) enum Rule {
     FileScope,
     /// PHP `namespace_definition`: braced → namespace container; bodiless → `FileScope`.
     PhpNamespace,
+    /// C# `operator_declaration` (`operator+`) and `conversion_operator_declaration`
+    /// (`operator decimal`, named by the type converted to): methods.
+    CsOperator,
+    /// A definition without a name of its own: this fixed name and kind (TypeScript's construct
+    /// signature `new (…): T` is `new`).
+    Fixed {
+        name: &'static str,
+        kind: &'static str,
+    },
 }
 
 const FUNC: Rule = Rule::Func { field: "name" };
@@ -142,6 +151,13 @@ const TS_DEFS: &[(&str, Rule)] = &[
     ("method_definition", Rule::JsMethod),
     ("method_signature", FUNC),
     ("abstract_method_signature", FUNC),
+    (
+        "construct_signature",
+        Rule::Fixed {
+            name: "new",
+            kind: "method",
+        },
+    ),
     ("variable_declarator", Rule::JsVar),
     ("public_field_definition", Rule::JsField { field: "name" }),
     ("function_expression", Rule::JsExpr),
@@ -248,8 +264,13 @@ static JAVA: Spec = Spec {
         ("enum_declaration", named("enum")),
         ("record_declaration", named("record")),
         ("method_declaration", FUNC),
+        // `Class<?> value();` in an `@interface`.
+        ("annotation_type_element_declaration", FUNC),
         ("constructor_declaration", CTOR),
         ("compact_constructor_declaration", CTOR),
+        // `IDENTITY() { … }`: an enum constant with a body is an anonymous subclass, whose
+        // methods are its own.
+        ("enum_constant", with_body("class")),
     ],
     wrappers: &[],
     attach: &["line_comment", "block_comment"],
@@ -300,6 +321,9 @@ static CSHARP: Spec = Spec {
         ("local_function_statement", FUNC),
         ("constructor_declaration", CTOR),
         ("destructor_declaration", Rule::Dtor { field: "name" }),
+        ("operator_declaration", Rule::CsOperator),
+        ("conversion_operator_declaration", Rule::CsOperator),
+        ("delegate_declaration", named("type")),
     ],
     wrappers: &[],
     attach: &["comment", "attribute_list"],
@@ -488,6 +512,15 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
                 file_scope: true,
             })
         }
+        Rule::CsOperator => {
+            let name = if kind == "conversion_operator_declaration" {
+                format!("operator {}", field("type")?)
+            } else {
+                format!("operator{}", field("operator")?)
+            };
+            found(Some(name), "method")
+        }
+        Rule::Fixed { name, kind } => found(Some(name.to_string()), kind),
         Rule::PhpNamespace => {
             let name = field("name")?;
             let file_scope = node.child_by_field_name("body").is_none();

@@ -376,3 +376,102 @@ fn c_function_type_typedefs() {
         ])
     );
 }
+
+/// C# operators (named `operator+`, and by the converted-to type for conversions) and
+/// delegates.
+#[test]
+fn csharp_operators_and_delegates() {
+    let text = r#"namespace Polly;
+
+public partial class PredicateBuilder<TResult>
+{
+    public static implicit operator Func<RetryPredicateArguments<TResult>, ValueTask<bool>>(PredicateBuilder<TResult> builder)
+    {
+        return builder.Build<RetryPredicateArguments<TResult>>();
+    }
+
+    public static bool operator ==(PredicateBuilder<TResult> a, PredicateBuilder<TResult> b) => a.Equals(b);
+
+    public delegate Exception ExceptionPredicate(Exception ex);
+}
+"#;
+    assert_eq!(
+        symbols(&chunk_checked(
+            Language::CSharp,
+            text,
+            &ChunkOptions::default()
+        )),
+        owned_symbols(&[
+            ("Polly", "namespace", 1, 1),
+            ("Polly.PredicateBuilder", "class", 3, 13),
+            (
+                "Polly.PredicateBuilder.operator Func<RetryPredicateArguments<TResult>, ValueTask<bool>>",
+                "method",
+                5,
+                8,
+            ),
+            ("Polly.PredicateBuilder.operator==", "method", 10, 10),
+            ("Polly.PredicateBuilder.ExceptionPredicate", "type", 12, 12),
+        ])
+    );
+}
+
+/// Java annotation type elements are its methods; an enum constant with a body is a class
+/// holding its own methods.
+#[test]
+fn java_annotation_elements_and_enum_constant_bodies() {
+    let text = r#"public @interface JsonAdapter {
+  Class<?> value();
+
+  boolean nullSafe() default true;
+}
+
+enum FieldNamingPolicy implements FieldNamingStrategy {
+  IDENTITY() {
+    @Override
+    public String translateName(Field f) {
+      return f.getName();
+    }
+  },
+  PLAIN;
+
+  static String separateCamelCase(String name, char separator) {
+    return name;
+  }
+}
+"#;
+    assert_eq!(
+        symbols(&chunk_checked(
+            Language::Java,
+            text,
+            &ChunkOptions::default()
+        )),
+        owned_symbols(&[
+            ("JsonAdapter", "interface", 1, 5),
+            ("JsonAdapter.value", "method", 2, 2),
+            ("JsonAdapter.nullSafe", "method", 4, 4),
+            ("FieldNamingPolicy", "enum", 7, 19),
+            ("FieldNamingPolicy.IDENTITY", "class", 8, 13),
+            ("FieldNamingPolicy.IDENTITY.translateName", "method", 9, 12),
+            ("FieldNamingPolicy.separateCamelCase", "method", 16, 18),
+        ])
+    );
+}
+
+/// A TypeScript construct signature is the interface's `new`.
+#[test]
+fn typescript_construct_signatures() {
+    let text = "interface Duration {\n  new (input: string | number, unit?: string): Duration\n  clone(): Duration\n}\n";
+    assert_eq!(
+        symbols(&chunk_checked(
+            Language::TypeScript,
+            text,
+            &ChunkOptions::default()
+        )),
+        owned_symbols(&[
+            ("Duration", "interface", 1, 4),
+            ("Duration.new", "method", 2, 2),
+            ("Duration.clone", "method", 3, 3),
+        ])
+    );
+}
