@@ -648,7 +648,17 @@ fn c_name_from_declarator(node: Node, src: &str) -> Option<(String, Option<Strin
                         let scope = (!scopes.is_empty()).then(|| scopes.join("."));
                         return Some((crate::cap(&name, 200).to_string(), scope));
                     }
-                    inner = inner.child_by_field_name("declarator")?;
+                    // `&` and `&&` hold their declarator as an unnamed child.
+                    inner = match inner.child_by_field_name("declarator") {
+                        Some(d) => d,
+                        None => {
+                            let mut cursor = inner.walk();
+                            let next = inner
+                                .named_children(&mut cursor)
+                                .find(|c| c.kind().ends_with("declarator"));
+                            next?
+                        }
+                    };
                 }
                 return None;
             }

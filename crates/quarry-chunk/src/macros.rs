@@ -12,8 +12,9 @@
 //! `T`), and only where C++ could not use a name anyway:
 //! 1. a line that is nothing but the macro, or the macro with one argument list
 //!    (`FMT_BEGIN_NAMESPACE`, `GTEST_DISABLE_MSC_WARNINGS_PUSH_(4251)`), after a line that
-//!    ends a statement, block or label and before one that does not close or continue an
-//!    expression (so an enum's last member `MAX_VALUE` without a comma stays);
+//!    ends a statement, block or label (or is such a macro) and before one that does not
+//!    close or continue an expression (so an enum's last member `MAX_VALUE` without a comma
+//!    stays);
 //! 2. before a declaration, on a line that can begin one (the code above ends a statement,
 //!    block, label, `)` or `template <…>`, so not `SOME_TYPE b)` continuing `f(int a,`): at
 //!    its start, after other specifiers (`constexpr FMT_INLINE`, `extern template FMT_API`),
@@ -216,8 +217,9 @@ fn bare_line(lines: &[(usize, &str)], i: usize) -> Option<(usize, usize)> {
     if !rest.is_empty() {
         return None;
     }
-    let before_ok = neighbour(lines, i, false)
-        .is_none_or(|p| p.ends_with([';', '{', '}', ')', ':']) && !p.ends_with("::"));
+    let before_ok = neighbour(lines, i, false).is_none_or(|p| {
+        (p.ends_with([';', '{', '}', ')', ':']) && !p.ends_with("::")) || is_macro_name(p)
+    });
     let after_ok = neighbour(lines, i, true).is_none_or(|n| {
         !n.starts_with([
             '}', ')', ']', ',', '.', ';', '+', '-', '*', '/', '|', '&', '?', ':', '=', '<', '>',
@@ -414,6 +416,10 @@ mod tests {
         assert_eq!(
             masked("FMT_BEGIN_NAMESPACE\nnamespace detail {\n}\nFMT_END_NAMESPACE\n"),
             "                   \nnamespace detail {\n}\n                 \n"
+        );
+        assert_eq!(
+            masked("FMT_BEGIN_NAMESPACE\nFMT_BEGIN_EXPORT\n\nclass X {};\n"),
+            "                   \n                \n\nclass X {};\n"
         );
         assert_eq!(
             masked("FMT_CONSTEXPR20 ~buffer() {}\n"),

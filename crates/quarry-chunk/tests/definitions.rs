@@ -296,6 +296,7 @@ FMT_EXPORT template <typename Char> class basic_string_view {
   FMT_CONSTEXPR20 ~basic_string_view() {}
   constexpr explicit operator bool() const noexcept { return data_ != nullptr; }
   operator std::basic_string<Char>() const { return {data_}; }
+  FMT_DEPRECATED operator const Char*&() const { return data_; }
 
  private:
   const Char* data_;
@@ -319,8 +320,8 @@ template <typename Context>
 basic_format_args<Context>::operator bool() const { return size_ != 0; }
 "#;
     let want = owned_symbols(&[
-        ("detail", "namespace", 4, 28),
-        ("detail.basic_string_view", "class", 6, 15),
+        ("detail", "namespace", 4, 29),
+        ("detail.basic_string_view", "class", 6, 16),
         (
             "detail.basic_string_view.basic_string_view",
             "constructor",
@@ -340,10 +341,17 @@ basic_format_args<Context>::operator bool() const { return size_ != 0; }
             11,
             11,
         ),
-        ("detail.AssertHelper", "class", 17, 22),
-        ("detail.AssertHelper.Run", "method", 19, 21),
-        ("detail.write2digits", "function", 24, 27),
-        ("basic_format_args.operator bool", "method", 31, 32),
+        // A reference result, after a macro.
+        (
+            "detail.basic_string_view.operator const Char*&",
+            "method",
+            12,
+            12,
+        ),
+        ("detail.AssertHelper", "class", 18, 23),
+        ("detail.AssertHelper.Run", "method", 20, 22),
+        ("detail.write2digits", "function", 25, 28),
+        ("basic_format_args.operator bool", "method", 32, 33),
     ]);
     for language in [Language::Cpp, Language::C] {
         let fc = chunk_checked(language, text, &unmerged(10));
