@@ -4,7 +4,10 @@
 //! definition below them (comments, attributes).
 //!
 //! Everything language-specific lives here as data plus a few small name-finding helpers, so
-//! the tree walk in `tree.rs` stays generic.
+//! the tree walk in `tree.rs` stays generic. JavaScript/TypeScript definitions written as
+//! expressions (CommonJS, prototypes, object literals) are named in `js.rs`.
+
+mod js;
 
 use quarry_core::Language;
 use tree_sitter::Node;
@@ -44,13 +47,18 @@ pub(crate) enum Rule {
     GoType,
     /// Go `method_declaration`: a method whose parent is the receiver's type.
     GoMethod,
-    /// JS/TS `variable_declarator` whose value is a function or class expression (only outside
-    /// function bodies: locals are not navigation targets).
+    /// JS/TS `variable_declarator` whose value is a function or class expression (an arrow or
+    /// class only outside function bodies; see `js.rs`).
     JsVar,
     /// JS/TS class field whose value is a function (`handler = () => {}`): a method.
     JsField { field: &'static str },
-    /// JS/TS `method_definition`, only directly in a class body (not object literals).
+    /// JS/TS `method_definition` in a class body, or in an object literal that is bound to a
+    /// name, exported or returned.
     JsMethod,
+    /// JS/TS function, arrow or class expression named by what it is assigned to
+    /// (`app.use = function`, `X.prototype.m = function`, `key: function` in a bound object
+    /// literal) or by its own name (`f(function host() {})`).
+    JsExpr,
     /// Ruby class/module: last segment of `A::B`.
     RubyConst { kind: &'static str },
     /// Ruby `def self.x`: always a method.
@@ -60,6 +68,15 @@ pub(crate) enum Rule {
     FileScope,
     /// PHP `namespace_definition`: braced → namespace container; bodiless → `FileScope`.
     PhpNamespace,
+    /// C# `operator_declaration` (`operator+`) and `conversion_operator_declaration`
+    /// (`operator decimal`, named by the type converted to): methods.
+    CsOperator,
+    /// A definition without a name of its own: this fixed name and kind (TypeScript's construct
+    /// signature `new (…): T` is `new`).
+    Fixed {
+        name: &'static str,
+        kind: &'static str,
+    },
 }
 
 const FUNC: Rule = Rule::Func { field: "name" };
@@ -102,6 +119,9 @@ const JS_WRAPPERS: &[&str] = &[
     "variable_declaration",
     "ambient_declaration",
     "expression_statement",
+    // `app.use = function use() {…};`, `key: function () {…}`.
+    "assignment_expression",
+    "pair",
 ];
 
 const JS_DEFS: &[(&str, Rule)] = &[
@@ -111,6 +131,10 @@ const JS_DEFS: &[(&str, Rule)] = &[
     ("method_definition", Rule::JsMethod),
     ("variable_declarator", Rule::JsVar),
     ("field_definition", Rule::JsField { field: "property" }),
+    ("function_expression", Rule::JsExpr),
+    ("generator_function", Rule::JsExpr),
+    ("arrow_function", Rule::JsExpr),
+    ("class", Rule::JsExpr),
 ];
 
 const TS_DEFS: &[(&str, Rule)] = &[
@@ -127,8 +151,19 @@ const TS_DEFS: &[(&str, Rule)] = &[
     ("method_definition", Rule::JsMethod),
     ("method_signature", FUNC),
     ("abstract_method_signature", FUNC),
+    (
+        "construct_signature",
+        Rule::Fixed {
+            name: "new",
+            kind: "method",
+        },
+    ),
     ("variable_declarator", Rule::JsVar),
     ("public_field_definition", Rule::JsField { field: "name" }),
+    ("function_expression", Rule::JsExpr),
+    ("generator_function", Rule::JsExpr),
+    ("arrow_function", Rule::JsExpr),
+    ("class", Rule::JsExpr),
 ];
 
 const C_DEFS: &[(&str, Rule)] = &[
@@ -232,8 +267,13 @@ static JAVA: Spec = Spec {
         ("enum_declaration", named("enum")),
         ("record_declaration", named("record")),
         ("method_declaration", FUNC),
+        // `Class<?> value();` in an `@interface`.
+        ("annotation_type_element_declaration", FUNC),
         ("constructor_declaration", CTOR),
         ("compact_constructor_declaration", CTOR),
+        // `IDENTITY() { … }`: an enum constant with a body is an anonymous subclass, whose
+        // methods are its own.
+        ("enum_constant", with_body("class")),
     ],
     wrappers: &[],
     attach: &["line_comment", "block_comment"],
@@ -284,6 +324,9 @@ static CSHARP: Spec = Spec {
         ("local_function_statement", FUNC),
         ("constructor_declaration", CTOR),
         ("destructor_declaration", Rule::Dtor { field: "name" }),
+        ("operator_declaration", Rule::CsOperator),
+        ("conversion_operator_declaration", Rule::CsOperator),
+        ("delegate_declaration", named("type")),
     ],
     wrappers: &[],
     attach: &["comment", "attribute_list"],
@@ -449,44 +492,10 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
                 file_scope: false,
             })
         }
-        Rule::JsVar => {
-            if in_function {
-                return None;
-            }
-            let name_node = node
-                .child_by_field_name("name")
-                .filter(|n| n.kind() == "identifier")?;
-            let kind = match node.child_by_field_name("value")?.kind() {
-                "arrow_function" | "function_expression" | "function" | "generator_function" => {
-                    "function"
-                }
-                "class" => "class",
-                _ => return None,
-            };
-            found(name_of(name_node, src), kind)
-        }
-        Rule::JsField { field: f } => {
-            let value = node.child_by_field_name("value")?;
-            if !matches!(
-                value.kind(),
-                "arrow_function" | "function_expression" | "function"
-            ) {
-                return None;
-            }
-            found(field(f), "method")
-        }
-        Rule::JsMethod => {
-            if node.parent().map(|p| p.kind()) != Some("class_body") {
-                return None;
-            }
-            let name = field("name")?;
-            let kind = if in_container && Some(name.as_str()) == spec.ctor_name {
-                "constructor"
-            } else {
-                "method"
-            };
-            found(Some(name), kind)
-        }
+        Rule::JsVar => js::declarator(node, src, in_function),
+        Rule::JsField { field: f } => js::field(node, src, f),
+        Rule::JsMethod => js::method(node, src, in_container, spec.ctor_name),
+        Rule::JsExpr => js::expression(node, src),
         Rule::RubyConst { kind } => {
             let n = node.child_by_field_name("name")?;
             let n = if n.kind() == "scope_resolution" {
@@ -506,6 +515,15 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
                 file_scope: true,
             })
         }
+        Rule::CsOperator => {
+            let name = if kind == "conversion_operator_declaration" {
+                format!("operator {}", field("type")?)
+            } else {
+                format!("operator{}", field("operator")?)
+            };
+            found(Some(name), "method")
+        }
+        Rule::Fixed { name, kind } => found(Some(name.to_string()), kind),
         Rule::PhpNamespace => {
             let name = field("name")?;
             let file_scope = node.child_by_field_name("body").is_none();
@@ -623,6 +641,30 @@ fn c_name_from_declarator(node: Node, src: &str) -> Option<(String, Option<Strin
                 node = node.child_by_field_name("name")?;
             }
             "template_function" | "template_type" => node = node.child_by_field_name("name")?,
+            // `operator bool() const`, `operator int*()`: named by what it converts to.
+            "operator_cast" => {
+                let mut inner = node.child_by_field_name("declarator")?;
+                for _ in 0..8 {
+                    if let Some(params) = inner.child_by_field_name("parameters") {
+                        let text = src.get(node.start_byte()..params.start_byte())?;
+                        let name = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                        let scope = (!scopes.is_empty()).then(|| scopes.join("."));
+                        return Some((crate::cap(&name, 200).to_string(), scope));
+                    }
+                    // `&` and `&&` hold their declarator as an unnamed child.
+                    inner = match inner.child_by_field_name("declarator") {
+                        Some(d) => d,
+                        None => {
+                            let mut cursor = inner.walk();
+                            let next = inner
+                                .named_children(&mut cursor)
+                                .find(|c| c.kind().ends_with("declarator"));
+                            next?
+                        }
+                    };
+                }
+                return None;
+            }
             _ => {
                 node = match node.child_by_field_name("declarator") {
                     Some(d) => d,
@@ -634,6 +676,7 @@ fn c_name_from_declarator(node: Node, src: &str) -> Option<(String, Option<Strin
                                     c.kind(),
                                     "identifier"
                                         | "field_identifier"
+                                        | "type_identifier"
                                         | "qualified_identifier"
                                         | "operator_name"
                                         | "destructor_name"

@@ -18,7 +18,9 @@
 //! non-blank line.
 
 mod calls;
+mod dialect;
 mod languages;
+mod macros;
 mod markdown;
 mod markup;
 mod notebook;

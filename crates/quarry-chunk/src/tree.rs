@@ -1,5 +1,7 @@
 //! Code files: parse with tree-sitter, collect definitions, and cut the file into chunks along
-//! them.
+//! them. The grammar is the file's language's, except for a C file whose text is C++ (a `.h`
+//! header of a C++ project), which `dialect.rs` sends to C++'s; C++ is parsed with its
+//! annotation macros blanked out (`macros.rs`).
 //!
 //! The walk is iterative (a `TreeCursor`) so deeply nested input cannot overflow the stack of a
 //! rayon worker, and definitions nested deeper than [`MAX_DEF_DEPTH`] stay part of their
@@ -7,8 +9,10 @@
 
 use crate::languages::{self, Context, Spec};
 use crate::ChunkOptions;
+use crate::{dialect, macros};
 use crate::{merge, windows, Ident, Item, Lines, Piece};
 use quarry_core::{Language, Symbol};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -72,9 +76,12 @@ pub(crate) fn chunk(
     lines: &Lines,
     opts: &ChunkOptions,
 ) -> Option<CodeResult> {
-    let spec = languages::spec(language)?;
-    let tree = parse(language, spec, text, parse_budget(text.len()))?;
-    let defs = collect(language, spec, &tree, text, lines);
+    // A C header that is C++ is read with C++'s grammar and rules; it stays `language`.
+    let grammar = dialect::grammar_language(language, text);
+    let spec = languages::spec(grammar)?;
+    let text = &*parse_text(grammar, text);
+    let tree = parse(grammar, spec, text, parse_budget(text.len()))?;
+    let defs = collect(grammar, spec, &tree, text, lines);
     let roots: Vec<usize> = {
         let mut nested = vec![false; defs.len()];
         for d in &defs {
@@ -90,7 +97,7 @@ pub(crate) fn chunk(
         opts,
     };
     let pieces = cx.level(1, lines.len(), None, &roots);
-    let symbols = symbols_of(language, spec, &tree, text, &defs);
+    let symbols = symbols_of(grammar, spec, &tree, text, &defs);
     let mut names: Vec<(u32, String)> = defs
         .iter()
         .map(|d| (d.sym_start, d.qname.clone()))
@@ -108,10 +115,22 @@ pub(crate) fn chunk(
 /// A code file's definitions alone, without chunks or call sites (an outline needs no more:
 /// on a 3,000-line Python file the parse is then most of the work); `None` as for [`chunk`].
 pub(crate) fn symbols(language: Language, text: &str, lines: &Lines) -> Option<Vec<Symbol>> {
-    let spec = languages::spec(language)?;
-    let tree = parse(language, spec, text, parse_budget(text.len()))?;
-    let defs = collect(language, spec, &tree, text, lines);
-    Some(symbols_of(language, spec, &tree, text, &defs))
+    let grammar = dialect::grammar_language(language, text);
+    let spec = languages::spec(grammar)?;
+    let text = &*parse_text(grammar, text);
+    let tree = parse(grammar, spec, text, parse_budget(text.len()))?;
+    let defs = collect(grammar, spec, &tree, text, lines);
+    Some(symbols_of(grammar, spec, &tree, text, &defs))
+}
+
+/// The text the parser sees: the file's, with C++ annotation macros blanked out (same length,
+/// same lines; see `macros.rs`). Lines and signatures still come from the file's own text.
+fn parse_text(grammar: Language, text: &str) -> Cow<'_, str> {
+    if grammar == Language::Cpp {
+        macros::mask(text)
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 fn symbols_of(
