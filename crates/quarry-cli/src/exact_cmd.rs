@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use quarry_core::Language;
 use quarry_engine::exact;
-use quarry_grep::{GrepRequest, OutputKind};
+use quarry_grep::{GrepRequest, OutputKind, Sort, SortBy, TypeRule};
 
 use crate::output::{self, exit_code};
 use crate::parse_language;
@@ -20,21 +20,34 @@ pub(crate) enum ColorArg {
     Never,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SortArg {
+    Path,
+    None,
+    Modified,
+    Accessed,
+    Created,
+}
+
 #[derive(Args)]
 pub(crate) struct GrepArgs {
     /// The pattern: a regular expression (Rust regex syntax, as ripgrep's), or a literal with
-    /// -F. With -e, this is the first path instead.
+    /// -F. With -e, or with --files, this is the first path instead.
     pattern: Option<String>,
-    /// Files and folders to search [default: the current folder].
+    /// Files and folders to search (`-` is standard input) [default: standard input when it
+    /// is a pipe or a file, else the current folder].
     paths: Vec<PathBuf>,
     /// A pattern (repeatable: a line matches if any matches).
     #[arg(short = 'e', long = "regexp", value_name = "PATTERN")]
     regexps: Vec<String>,
-    #[arg(short = 'i', long)]
+    #[arg(short = 'i', long, overrides_with_all = ["smart_case", "case_sensitive"])]
     ignore_case: bool,
     /// Ignore case unless a pattern has an upper-case letter.
-    #[arg(short = 'S', long)]
+    #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
     smart_case: bool,
+    /// Match case (the default; overrides an earlier -i or -S).
+    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
+    case_sensitive: bool,
     /// Match whole words only.
     #[arg(short = 'w', long = "word-regexp")]
     word: bool,
@@ -53,14 +66,36 @@ pub(crate) struct GrepArgs {
     /// Patterns are literal strings, not regular expressions.
     #[arg(short = 'F', long)]
     fixed_strings: bool,
+    /// Matches may span lines (`\n` in a pattern matches a line end).
+    #[arg(short = 'U', long)]
+    multiline: bool,
+    /// Patterns are PCRE2 regular expressions (lookaround, backreferences).
+    #[arg(short = 'P', long)]
+    pcre2: bool,
+    /// Search compressed files (gz, bz2, xz, lz4, lzma, br, zst, Z) decompressed, with the
+    /// installed gzip, xz, … commands.
+    #[arg(short = 'z', long)]
+    search_zip: bool,
     /// Include (or with `!`, exclude) files and folders matching the glob (repeatable).
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     globs: Vec<String>,
-    /// Only files of this language (`--type-list` lists them; ripgrep's short names such as
-    /// py, rs, js work too).
-    #[arg(long, short = 't', alias = "type", value_parser = parse_language)]
+    /// As -g, without regard to case (repeatable).
+    #[arg(long = "iglob", value_name = "GLOB")]
+    iglobs: Vec<String>,
+    /// Match every glob without regard to case.
+    #[arg(long)]
+    glob_case_insensitive: bool,
+    /// Only files of this ripgrep type (repeatable; `--type-list` lists them). Files named
+    /// on the command line are searched whatever their type.
+    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+    /// No files of this ripgrep type (repeatable).
+    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    types_not: Vec<String>,
+    /// Only files of this language, as quarry detects them (python, rust, markdown, …).
+    #[arg(long, value_parser = parse_language)]
     lang: Option<Language>,
-    /// List the languages and the file names each one covers, then exit.
+    /// List ripgrep's file types and the globs each one covers, then exit.
     #[arg(long)]
     type_list: bool,
     /// Search hidden files and folders too.
@@ -75,12 +110,18 @@ pub(crate) struct GrepArgs {
     /// Search binary files as text.
     #[arg(short = 'a', long)]
     text: bool,
+    /// Follow symbolic links while walking.
+    #[arg(short = 'L', long)]
+    follow: bool,
     /// Show line numbers [default: on a terminal].
     #[arg(short = 'n', long)]
     line_number: bool,
     /// Never show line numbers.
     #[arg(short = 'N', long, conflicts_with = "line_number")]
     no_line_number: bool,
+    /// Show the column of the first match on each line.
+    #[arg(long)]
+    column: bool,
     /// Lines of context before and after each match.
     #[arg(short = 'C', long, value_name = "N")]
     context: Option<usize>,
@@ -100,6 +141,34 @@ pub(crate) struct GrepArgs {
     /// Print the number of matches per file (several on one line count apart).
     #[arg(long, conflicts_with_all = ["files_with_matches", "files_without_match", "count"])]
     count_matches: bool,
+    /// Print nothing: the exit status says whether something matched.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Print the files that would be searched, and search nothing (no pattern is given).
+    #[arg(long)]
+    files: bool,
+    /// Print each line's file name, even for a single file.
+    #[arg(short = 'H', long, overrides_with = "no_filename")]
+    with_filename: bool,
+    /// Never print file names on lines.
+    #[arg(short = 'I', long, overrides_with = "with_filename")]
+    no_filename: bool,
+    /// End printed paths with a NUL byte (for xargs -0).
+    #[arg(short = '0', long)]
+    null: bool,
+    /// Every match on a line of its own: path:line:column:text.
+    #[arg(long)]
+    vimgrep: bool,
+    /// Do not print leading white space.
+    #[arg(long)]
+    trim: bool,
+    /// The order of files: path (the default: quarry always prints in path order), none
+    /// (path order too), modified, accessed or created (oldest first).
+    #[arg(long, value_enum, value_name = "SORTBY", overrides_with = "sortr")]
+    sort: Option<SortArg>,
+    /// As --sort, descending.
+    #[arg(long, value_enum, value_name = "SORTBY", overrides_with = "sort")]
+    sortr: Option<SortArg>,
     /// At most this many matching lines per file.
     #[arg(short = 'm', long, value_name = "N")]
     max_count: Option<u64>,
@@ -114,33 +183,98 @@ pub(crate) struct GrepArgs {
     /// Say on stderr how many files the index ruled out and how many were read.
     #[arg(long)]
     stats: bool,
+    /// -t and -T in the order given (the last rule naming a file decides), filled in by
+    /// [`GrepArgs::order_types`].
+    #[arg(skip)]
+    type_rules: Vec<TypeRule>,
+}
+
+impl GrepArgs {
+    /// Puts -t and -T in the order they were given (clap keeps each flag's values apart).
+    pub(crate) fn order_types(&mut self, matches: &clap::ArgMatches) {
+        let mut rules: Vec<(usize, TypeRule)> = Vec::new();
+        for (id, rule) in [
+            ("types", TypeRule::Select as fn(String) -> TypeRule),
+            ("types_not", TypeRule::Negate),
+        ] {
+            if let (Some(at), Some(names)) =
+                (matches.indices_of(id), matches.get_many::<String>(id))
+            {
+                rules.extend(at.zip(names.map(|n| rule(n.clone()))));
+            }
+        }
+        rules.sort_by_key(|(at, _)| *at);
+        self.type_rules = rules.into_iter().map(|(_, rule)| rule).collect();
+    }
+}
+
+/// Says `error` as ripgrep would (its words, quarry's name) and exits with ripgrep's status 2.
+fn refuse(error: impl std::fmt::Display) -> ! {
+    eprintln!("quarry grep: {error}");
+    std::process::exit(exit_code::ERROR);
 }
 
 pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
     if args.type_list {
         let mut out = std::io::stdout().lock();
-        for language in Language::ALL {
-            writeln!(
-                out,
-                "{}: {}",
-                language.name(),
-                language.file_names().join(", ")
-            )?;
-        }
+        out.write_all(&quarry_grep::type_list())?;
+        out.flush()?;
         return Ok(());
+    }
+    if let Err(e) = quarry_grep::types::check(&args.type_rules) {
+        refuse(e);
     }
     let mut patterns = args.regexps;
     let mut paths = args.paths;
     match args.pattern {
-        Some(first) if patterns.is_empty() => patterns.push(first),
-        Some(first) => paths.insert(0, PathBuf::from(first)),
-        None if patterns.is_empty() => {
+        Some(first) if args.files || !patterns.is_empty() => paths.insert(0, PathBuf::from(first)),
+        Some(first) => patterns.push(first),
+        None if patterns.is_empty() && !args.files => {
             bail!("no pattern: `quarry grep PATTERN [PATH...]`, or -e PATTERN")
         }
         None => {}
     }
+    // As ripgrep decides (grep-cli's is_readable_stdin): with no path given, standard input
+    // is searched when it is a pipe, a file or a socket — not a terminal, not /dev/null.
+    if paths.is_empty() && !args.files && quarry_grep::stdin_is_readable() {
+        paths.push(PathBuf::from("-"));
+    }
+    let only_stdin = paths.len() == 1 && paths[0].as_os_str() == "-";
     let terminal = std::io::stdout().is_terminal();
     let context = args.context.unwrap_or(0);
+    let output = if args.files {
+        OutputKind::Files
+    } else if args.json {
+        OutputKind::Json
+    } else if args.files_with_matches {
+        OutputKind::FilesWithMatches
+    } else if args.files_without_match {
+        OutputKind::FilesWithoutMatch
+    } else if args.count {
+        OutputKind::Count
+    } else if args.count_matches {
+        OutputKind::CountMatches
+    } else {
+        OutputKind::Lines
+    };
+    let column = args.column || args.vimgrep;
+    // ripgrep's default: on a terminal (unless only standard input is searched), with
+    // --column or --vimgrep, and always in JSON.
+    let line_number = if args.line_number || args.no_line_number {
+        args.line_number
+    } else {
+        !args.quiet
+            && match output {
+                OutputKind::Lines => (terminal && !only_stdin) || column,
+                OutputKind::Json => true,
+                _ => false,
+            }
+    };
+    let sort = match (args.sort, args.sortr) {
+        (Some(by), _) => sort_by(by, false),
+        (_, Some(by)) => sort_by(by, true),
+        _ => None,
+    };
     let request = GrepRequest {
         patterns,
         paths,
@@ -152,32 +286,38 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
         invert_match: args.invert_match,
         only_matching: args.only_matching,
         replace: args.replace,
+        multiline: args.multiline,
+        pcre2: args.pcre2,
+        search_zip: args.search_zip,
         walk: quarry_grep::WalkRules {
             hidden: args.hidden || args.unrestricted >= 2,
             no_ignore: args.no_ignore || args.unrestricted >= 1,
             binary: args.text || args.unrestricted >= 3,
+            follow: args.follow,
         },
         globs: args.globs,
+        iglobs: args.iglobs,
+        glob_case_insensitive: args.glob_case_insensitive,
+        types: args.type_rules,
         language: args.lang,
-        line_number: !args.no_line_number && (args.line_number || terminal),
+        line_number,
+        column,
         before_context: args.before_context.unwrap_or(context),
         after_context: args.after_context.unwrap_or(context),
-        output: if args.json {
-            OutputKind::Json
-        } else if args.files_with_matches {
-            OutputKind::FilesWithMatches
-        } else if args.files_without_match {
-            OutputKind::FilesWithoutMatch
-        } else if args.count {
-            OutputKind::Count
-        } else if args.count_matches {
-            OutputKind::CountMatches
-        } else {
-            OutputKind::Lines
+        output,
+        quiet: args.quiet,
+        vimgrep: args.vimgrep,
+        with_filename: match (args.with_filename, args.no_filename) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
         },
+        null: args.null,
+        trim: args.trim,
+        sort,
         max_count: args.max_count,
         max_files: args.max_files,
-        heading: terminal && !args.json,
+        heading: terminal && !args.json && !args.vimgrep,
         color: !args.json
             && match args.color {
                 ColorArg::Always => true,
@@ -191,12 +331,16 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     // The workspace daemon, when one runs, searches with its file lists and index warm; the
-    // same bytes either way.
+    // same bytes either way. Standard input is this process's to read: never asked there.
     let asked = GrepRequest {
         base: Some(std::env::current_dir()?),
         ..request.clone()
     };
-    let (stats, filter) = match quarry_daemon::client::grep(dir, &asked)? {
+    let answered = match request.reads_stdin() {
+        true => None,
+        false => quarry_daemon::client::grep(dir, &asked)?,
+    };
+    let (stats, filter) = match answered {
         Some((output, stats, filter)) => {
             out.write_all(&output)?;
             (stats, filter)
@@ -226,17 +370,30 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
         );
     }
     // As ripgrep: the paths that could not be searched are named, the others' matches are
-    // printed, and the exit status is 2.
+    // printed, and the exit status is 2 — but 0 with -q when something matched.
     for error in &stats.errors {
         eprintln!("quarry grep: {error}");
+    }
+    let matched = stats.matched_files > 0;
+    if matched && (args.quiet || stats.errors.is_empty()) {
+        return Ok(());
     }
     if !stats.errors.is_empty() {
         std::process::exit(exit_code::ERROR);
     }
-    if stats.matched_files == 0 {
-        std::process::exit(exit_code::NOTHING_FOUND);
-    }
-    Ok(())
+    std::process::exit(exit_code::NOTHING_FOUND);
+}
+
+/// The request's order for `--sort`/`--sortr BY` (`none`: path order).
+fn sort_by(by: SortArg, reverse: bool) -> Option<Sort> {
+    let by = match by {
+        SortArg::None => return None,
+        SortArg::Path => SortBy::Path,
+        SortArg::Modified => SortBy::Modified,
+        SortArg::Accessed => SortBy::Accessed,
+        SortArg::Created => SortBy::Created,
+    };
+    Some(Sort { by, reverse })
 }
 
 #[derive(Args)]

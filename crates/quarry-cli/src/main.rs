@@ -271,7 +271,12 @@ fn main() {
     // Until the command is known (the first allocations fault in mimalloc's first pages).
     huge_pages(false);
     quit_quietly_when_stdout_closes();
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let mut cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Grep(args), Some(("grep", grep))) = (&mut cli.command, matches.subcommand()) {
+        args.order_types(grep);
+    }
     if let Some(url) = &cli.db_url {
         // The engine reads the store's URL from here (one place for flag, variable and
         // setting); set before any thread starts.

@@ -4,11 +4,16 @@
 //! table, so files that cannot match are never read — and files changed since the last index
 //! run are always read.
 
+mod file_search;
 pub mod listing;
 pub mod literals;
+mod matcher;
 pub mod memory;
+pub mod request;
 pub mod scan;
 pub mod structural;
+mod targets;
+pub mod types;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -19,11 +24,19 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use quarry_core::TrigramFile;
 
-pub use listing::WalkRules;
+pub use listing::{FolderFiles, WalkRules};
 pub use literals::Requirement;
 pub use memory::{Cold, TreeMemory, TreeSummary, WarmTree};
-pub use scan::{grep, grep_with_memory, FileFilter, GrepRequest, GrepStats, OutputKind, ScanAll};
+pub use request::{GrepRequest, OutputKind, Sort, SortBy};
+pub use scan::{grep, grep_with_memory, FileFilter, GrepStats, ScanAll, NOTHING_SEARCHED};
 pub use structural::{SgMatch, SgStats};
+pub use types::{type_list, TypeRule};
+
+/// Whether standard input holds something to search, as ripgrep decides when no path is
+/// given (grep-cli's heuristic: a pipe, a file or a socket; not a terminal, not /dev/null).
+pub fn stdin_is_readable() -> bool {
+    grep_cli::is_readable_stdin()
+}
 
 /// Each indexed file's state when its trigrams were taken: its id, size and modification
 /// time, by absolute path. Keyed by the path's bytes with a fast hash: grep looks up every

@@ -17,6 +17,10 @@
 //! the next run walks again. Files changed in place are not this module's concern: the caller
 //! stats every listed file anyway, for the index's "is this the file I indexed" check.
 //!
+//! A kept list also names the hidden files the walk skipped only for being hidden (no ignore
+//! rule names them): ripgrep lets such a file through when a selected type (`-t`) names it,
+//! and a typed search filters the kept list instead of walking again (see types.rs).
+//!
 //! No crate keeps a walk between processes; the format is a few length-prefixed byte strings,
 //! written to a temporary file and renamed into place.
 
@@ -26,9 +30,10 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, Result};
 use ignore::overrides::Override;
+use ignore::types::Types;
 use ignore::{WalkBuilder, WalkState};
 
-const MAGIC: &[u8] = b"quarry-listing 1\n";
+const MAGIC: &[u8] = b"quarry-listing 2\n";
 /// A folder or ignore file changed less than this before the walk started is not trusted.
 const RACY_NS: i64 = 2_000_000_000;
 /// The time recorded for a file that does not exist.
@@ -45,6 +50,20 @@ pub struct WalkRules {
     pub no_ignore: bool,
     /// Search binary files found by the walk as text (`--binary`, `-uuu`).
     pub binary: bool,
+    /// Follow symbolic links (`-L`).
+    #[serde(default)]
+    pub follow: bool,
+}
+
+/// A walked folder's files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FolderFiles {
+    /// What the walk gives (absolute, sorted).
+    pub files: Vec<PathBuf>,
+    /// The hidden files it skipped only for being hidden (absolute, sorted); `None` when the
+    /// walk did not record them (a walk with globs, types or other rules, which were applied
+    /// by the walk itself).
+    pub hidden: Option<Vec<PathBuf>>,
 }
 
 /// Threads for walking and searching: the CPUs this process may use, asked once (in a
@@ -55,32 +74,38 @@ pub(crate) fn threads() -> usize {
 }
 
 /// The files of one walked folder (`root` joined to each), sorted by path; `cache` is where
-/// lists are kept between runs (none: walk every time).
+/// lists are kept between runs (none: walk every time). Globs (`overrides`) and `types` are
+/// applied by the walk, as ripgrep's walk applies them.
 pub(crate) fn folder_files(
     root: &Path,
     overrides: Option<&Override>,
+    types: Option<&Types>,
     cache: Option<&Path>,
     rules: WalkRules,
-) -> Result<Vec<PathBuf>> {
-    // Globs can prune folders, other rules change the walk: the kept list, taken without
+) -> Result<FolderFiles> {
+    // Globs and types can prune the walk, other rules change it: the kept list, taken without
     // them, cannot answer.
-    let cache = cache.filter(|_| overrides.is_none() && rules == WalkRules::default());
-    let Some(cache) = cache else {
-        return Ok(under(root, walk(root, overrides, false, rules)?.files));
+    let plain = overrides.is_none() && types.is_none() && rules == WalkRules::default();
+    let Some(cache) = cache.filter(|_| plain) else {
+        let listing = walk(root, overrides, types, false, rules)?;
+        return Ok(FolderFiles {
+            files: under(root, listing.files),
+            hidden: None,
+        });
     };
     let key = Key::new(root);
     let file = key.file_in(cache);
     if let Some(listing) = Listing::read(&file, &key) {
         if listing.still_true(&key.root) {
-            return Ok(under(root, listing.files));
+            return Ok(listing.under(root));
         }
     }
-    let listing = walk(root, None, true, WalkRules::default())?;
+    let listing = walk(root, None, None, true, WalkRules::default())?;
     if !listing.racy {
         // A list that cannot be kept costs the next run a walk, never this one its answer.
         let _ = listing.write(&file, &key);
     }
-    Ok(under(root, listing.files))
+    Ok(listing.under(root))
 }
 
 fn under(root: &Path, files: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -92,8 +117,8 @@ fn under(root: &Path, files: Vec<PathBuf>) -> Vec<PathBuf> {
 pub(crate) struct WalkedTree {
     root: PathBuf,
     listing: Listing,
-    /// The files found (absolute), sorted.
-    pub files: Vec<PathBuf>,
+    /// The files found, and the hidden files skipped (absolute), sorted.
+    pub files: FolderFiles,
     /// The folders entered (absolute).
     pub folders: Vec<PathBuf>,
     /// Files outside those folders whose change, creation or removal changes the walk (the
@@ -110,8 +135,11 @@ impl WalkedTree {
 }
 
 pub(crate) fn walk_with_dependencies(root: &Path) -> Result<WalkedTree> {
-    let mut listing = walk(root, None, true, WalkRules::default())?;
-    let files = under(root, std::mem::take(&mut listing.files));
+    let mut listing = walk(root, None, None, true, WalkRules::default())?;
+    let files = FolderFiles {
+        files: under(root, std::mem::take(&mut listing.files)),
+        hidden: Some(under(root, std::mem::take(&mut listing.hidden))),
+    };
     let folders = listing
         .folders
         .iter()
@@ -135,7 +163,7 @@ pub(crate) fn walk_with_dependencies(root: &Path) -> Result<WalkedTree> {
 /// it need not walk).
 pub fn refresh(root: &Path, cache: &Path) -> Result<()> {
     let key = Key::new(root);
-    let listing = walk(root, None, true, WalkRules::default())?;
+    let listing = walk(root, None, None, true, WalkRules::default())?;
     if !listing.racy {
         listing.write(&key.file_in(cache), &key)?;
     }
@@ -181,6 +209,8 @@ struct Listing {
     /// Folders entered, relative to the root ("" is the root), with their time.
     folders: Vec<(PathBuf, i64)>,
     files: Vec<PathBuf>,
+    /// Hidden files skipped only for being hidden.
+    hidden: Vec<PathBuf>,
     /// Something changed too close to the walk for the list to be trusted later.
     racy: bool,
 }
@@ -193,6 +223,14 @@ fn stamp(path: &Path) -> (i64, u64) {
 }
 
 impl Listing {
+    /// Its files under `root`.
+    fn under(self, root: &Path) -> FolderFiles {
+        FolderFiles {
+            files: under(root, self.files),
+            hidden: Some(under(root, self.hidden)),
+        }
+    }
+
     /// True when every folder and ignore file is as it was.
     fn still_true(&self, root: &Path) -> bool {
         self.watched.iter().all(|(path, time, size)| {
@@ -230,6 +268,9 @@ impl Listing {
         for _ in 0..input.u64()? {
             listing.files.push(input.path()?);
         }
+        for _ in 0..input.u64()? {
+            listing.hidden.push(input.path()?);
+        }
         Some(listing)
     }
 
@@ -247,9 +288,11 @@ impl Listing {
             put_bytes(&mut out, path_bytes(path));
             out.extend((*time as u64).to_le_bytes());
         }
-        out.extend((self.files.len() as u64).to_le_bytes());
-        for path in &self.files {
-            put_bytes(&mut out, path_bytes(path));
+        for list in [&self.files, &self.hidden] {
+            out.extend((list.len() as u64).to_le_bytes());
+            for path in list {
+                put_bytes(&mut out, path_bytes(path));
+            }
         }
         write_atomically(file, &out)
     }
@@ -276,11 +319,13 @@ pub(crate) fn write_atomically(file: &Path, bytes: &[u8]) -> Result<()> {
     Ok(written?)
 }
 
-/// The walk ripgrep makes (its ignore rules, hidden files skipped, links not followed), in
-/// parallel; with `record`, also what it depended on.
+/// The walk ripgrep makes (its ignore rules, hidden files skipped, links not followed unless
+/// `rules` say so), in parallel; with `record`, also what it depended on and the hidden files
+/// it skipped only for being hidden.
 fn walk(
     root: &Path,
     overrides: Option<&Override>,
+    types: Option<&Types>,
     record: bool,
     rules: WalkRules,
 ) -> Result<Listing> {
@@ -290,17 +335,26 @@ fn walk(
     let mut builder = WalkBuilder::new(root);
     builder.threads(threads());
     builder.hidden(!rules.hidden);
+    builder.follow_links(rules.follow);
     if rules.no_ignore {
         // ripgrep's --no-ignore: no .gitignore, .ignore, .rgignore or global excludes.
         builder
             .ignore(false)
             .git_ignore(false)
-            .git_global(false)
             .git_exclude(false)
+            .git_global(false)
             .parents(false);
     }
     if let Some(overrides) = overrides {
         builder.overrides(overrides.clone());
+    }
+    if let Some(types) = types {
+        builder.types(types.clone());
+    } else if record && !rules.hidden {
+        // A type selecting every file lets hidden files through (types whitelist before the
+        // hidden rule, as for `-t`), and changes nothing else: ignore rules come first, and
+        // types never apply to folders. Those files are kept apart below.
+        builder.types(any_file());
     }
     let found = Mutex::new(Listing::default());
     builder.build_parallel().run(|| {
@@ -325,8 +379,15 @@ fn walk(
                         .extend(watched.into_iter().filter(|w| w.1 != ABSENT));
                 }
             } else if kind.is_file() {
+                let hidden = record
+                    && !rules.hidden
+                    && entry.depth() > 0
+                    && entry.file_name().as_encoded_bytes().starts_with(b".");
                 if let Ok(mut found) = found.lock() {
-                    found.files.push(relative.to_path_buf());
+                    match hidden {
+                        true => found.hidden.push(relative.to_path_buf()),
+                        false => found.files.push(relative.to_path_buf()),
+                    }
                 }
             }
             WalkState::Continue
@@ -352,9 +413,42 @@ fn walk(
             .watched
             .iter()
             .any(|(_, time, _)| *time > started - RACY_NS);
+        // A hidden file an ignore rule lets through (`!.env`) is walked by ripgrep: with a
+        // negated rule in any ignore file read, the plain walk says which hidden files it
+        // takes (rare; otherwise every hidden file found was skipped for being hidden).
+        if !listing.hidden.is_empty() && listing.watched.iter().any(|w| negates(&w.0)) {
+            let plain = walk(root, None, None, false, rules)?;
+            let taken: std::collections::HashSet<&PathBuf> = plain.files.iter().collect();
+            let (taken, skipped) = std::mem::take(&mut listing.hidden)
+                .into_iter()
+                .partition(|h| taken.contains(h));
+            listing.hidden = skipped;
+            listing.files.extend::<Vec<PathBuf>>(taken);
+        }
     }
     listing.files.sort();
+    listing.hidden.sort();
     Ok(listing)
+}
+
+/// A file type matcher that selects every file.
+fn any_file() -> Types {
+    static ANY: std::sync::OnceLock<Types> = std::sync::OnceLock::new();
+    ANY.get_or_init(|| {
+        let mut builder = ignore::types::TypesBuilder::new();
+        builder.add("any", "*").expect("a valid glob");
+        builder.select("any");
+        builder.build().expect("a valid type")
+    })
+    .clone()
+}
+
+/// Whether the ignore file `path` has a negated (whitelisting) rule.
+fn negates(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|text| {
+        text.split(|&b| b == b'\n')
+            .any(|line| line.trim_ascii_start().starts_with(b"!"))
+    })
 }
 
 /// `root` from the current folder, `.` components dropped (the index names its roots so, and
@@ -500,8 +594,9 @@ mod tests {
     }
 
     fn names(root: &Path, cache: &Path) -> Vec<String> {
-        folder_files(root, None, Some(cache), WalkRules::default())
+        folder_files(root, None, None, Some(cache), WalkRules::default())
             .unwrap()
+            .files
             .iter()
             .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
             .collect()
@@ -561,6 +656,47 @@ mod tests {
         assert_eq!(
             names(&root, cache.path()),
             ["a/hidden_from_list.py", "b/y.py"]
+        );
+    }
+
+    #[test]
+    fn hidden_files_skipped_only_for_being_hidden_are_kept_apart() {
+        let tree = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let root = tree.path().join("repo");
+        write(&root.join("a.py"), "");
+        write(&root.join(".b.py"), "");
+        write(&root.join("src/.c.py"), "");
+        write(&root.join(".hidden/d.py"), "");
+        write(&root.join(".e.log"), "");
+        write(&root.join(".ignore"), "*.log\n");
+        let hidden = |root: &Path| {
+            let found =
+                folder_files(root, None, None, Some(cache.path()), WalkRules::default()).unwrap();
+            let names = |files: &[PathBuf]| -> Vec<String> {
+                files
+                    .iter()
+                    .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+                    .collect()
+            };
+            (names(&found.files), names(&found.hidden.unwrap()))
+        };
+        // Ignored ones are not hidden ones; nothing in a hidden folder.
+        assert_eq!(
+            hidden(&root),
+            (
+                vec!["a.py".into()],
+                vec![".b.py".into(), ".ignore".into(), "src/.c.py".into()]
+            )
+        );
+        // A negated rule lets a hidden file through: it is walked, not kept apart.
+        write(&root.join(".ignore"), "*.log\n!.b.py\n");
+        assert_eq!(
+            hidden(&root),
+            (
+                vec![".b.py".into(), "a.py".into()],
+                vec![".ignore".into(), "src/.c.py".into()]
+            )
         );
     }
 

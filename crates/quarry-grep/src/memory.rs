@@ -14,6 +14,9 @@
 //! between the walk and the watch is caught there). A queue overflow, or a watch the kernel
 //! refuses (too many folders), forgets everything and the search runs cold.
 //!
+//! A list holds what the kept listing holds (listing.rs): the files walked, and the hidden
+//! files the walk skipped only for being hidden, which a typed search may take.
+//!
 //! What inotify does not see, and the cold path would: a file changed through a hard link
 //! outside the walked folders, or through a writable `mmap` with no `write`. Both are rare in
 //! source trees; `quarry daemon stop` returns to the cold path.
@@ -29,7 +32,7 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 
-use crate::listing;
+use crate::listing::{self, FolderFiles};
 use crate::state_key;
 
 /// A file's size and modification time, as the index's states hold them.
@@ -38,8 +41,13 @@ pub type Stamp = (u64, i64);
 /// What a search may take from memory instead of the file system.
 pub trait TreeMemory: Sync {
     /// The files of the folder `root` (absolute paths under it, sorted), as
-    /// `listing::folder_files` gives them.
-    fn files(&self, root: &Path, cache: Option<&Path>) -> Result<Vec<PathBuf>>;
+    /// `listing::folder_files` gives them for the default walk.
+    fn files(&self, root: &Path, cache: Option<&Path>) -> Result<FolderFiles>;
+    /// Whether [`TreeMemory::files`] answers without walking even with no cache folder (then
+    /// a typed search filters its lists rather than walking with the types).
+    fn keeps_lists(&self) -> bool {
+        false
+    }
     /// The remembered states of listed files (each `None` unless still true).
     fn stamps(&self, paths: &[&Path]) -> Vec<Option<Stamp>>;
     /// Remembers the states just read of listed files.
@@ -52,8 +60,8 @@ pub trait TreeMemory: Sync {
 pub struct Cold;
 
 impl TreeMemory for Cold {
-    fn files(&self, root: &Path, cache: Option<&Path>) -> Result<Vec<PathBuf>> {
-        listing::folder_files(root, None, cache, listing::WalkRules::default())
+    fn files(&self, root: &Path, cache: Option<&Path>) -> Result<FolderFiles> {
+        listing::folder_files(root, None, None, cache, listing::WalkRules::default())
     }
 
     fn stamps(&self, paths: &[&Path]) -> Vec<Option<Stamp>> {
@@ -79,7 +87,7 @@ struct Inner {
     /// Files outside the walked folders that decide a walk (see `WalkedTree::depends_on`),
     /// and folders on the way to one that does not exist yet.
     depends_on: HashSet<PathBuf>,
-    lists: HashMap<PathBuf, Vec<PathBuf>>,
+    lists: HashMap<PathBuf, FolderFiles>,
     /// By the path's bytes with `.` components dropped (`state_key`, as the index's states):
     /// events and walks may spell a path differently, and hashing `Path` by component costs
     /// more than the rest of a warm search.
@@ -255,9 +263,13 @@ impl TreeMemory for WarmTree {
         }
     }
 
-    fn files(&self, root: &Path, cache: Option<&Path>) -> Result<Vec<PathBuf>> {
+    fn keeps_lists(&self) -> bool {
+        true
+    }
+
+    fn files(&self, root: &Path, cache: Option<&Path>) -> Result<FolderFiles> {
         let Ok(mut inner) = self.inner.lock() else {
-            return listing::folder_files(root, None, cache, listing::WalkRules::default());
+            return listing::folder_files(root, None, None, cache, listing::WalkRules::default());
         };
         inner.catch_up();
         if let Some(files) = inner.lists.get(root) {
@@ -326,8 +338,16 @@ mod tests {
         }
     }
 
-    fn walked(root: &Path) -> Vec<PathBuf> {
-        listing::folder_files(root, None, None, listing::WalkRules::default()).unwrap()
+    fn walked(root: &Path) -> FolderFiles {
+        let cache = tempfile::tempdir().unwrap();
+        listing::folder_files(
+            root,
+            None,
+            None,
+            Some(cache.path()),
+            listing::WalkRules::default(),
+        )
+        .unwrap()
     }
 
     fn stamp_of(path: &Path) -> Stamp {
@@ -350,7 +370,7 @@ mod tests {
         let a = root.join("src/a.py");
 
         assert_eq!(tree.files(&root, None).unwrap(), walked(&root));
-        assert!(!walked(&root).contains(&root.join("run.log")));
+        assert!(!walked(&root).files.contains(&root.join("run.log")));
         assert_eq!(tree.summary().lists, 1, "an old tree is remembered");
         tree.keep(&[(&a, stamp_of(&a))]);
         assert_eq!(tree.stamps(&[&a]), [Some(stamp_of(&a))]);
@@ -375,6 +395,7 @@ mod tests {
         assert!(tree
             .files(&root, None)
             .unwrap()
+            .files
             .contains(&root.join("src/deep/c.py")));
 
         // An ignore file changed in place: the log file is listed again.
@@ -385,6 +406,7 @@ mod tests {
         assert!(tree
             .files(&root, None)
             .unwrap()
+            .files
             .contains(&root.join("run.log")));
 
         // A folder renamed: nothing under its old name is listed or remembered.
@@ -395,6 +417,7 @@ mod tests {
         fs::rename(root.join("src/deep"), root.join("src/moved")).unwrap();
         let now = tree.files(&root, None).unwrap();
         assert_eq!(now, walked(&root));
+        let now = now.files;
         assert!(now.contains(&root.join("src/moved/b.py")) && !now.contains(&b));
         assert_eq!(tree.stamps(&[&b]), [None]);
 

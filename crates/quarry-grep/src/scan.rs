@@ -2,97 +2,25 @@
 //! flags on the same tree give the same lines. What quarry adds is the [`FileFilter`]: files
 //! the index proves cannot match are never opened.
 //!
-//! Files are listed first (the walk in parallel, as ripgrep walks), sorted by path, searched
-//! in parallel into one buffer each, and written in path order: the output is deterministic,
-//! where ripgrep's parallel order is not.
+//! Files are listed first (targets.rs: the walk in parallel, as ripgrep walks), sorted by path,
+//! searched in parallel into one buffer each (file_search.rs, with the matcher matcher.rs
+//! builds), and written in path order: the output is deterministic, where ripgrep's parallel
+//! order is not. `--files` lists them and searches nothing.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::{anyhow, Result};
-use grep_printer::{ColorSpecs, JSONBuilder, StandardBuilder, SummaryBuilder, SummaryKind};
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
-use ignore::overrides::OverrideBuilder;
-use quarry_core::Language;
-use termcolor::Buffer;
+use anyhow::Result;
+use grep_cli::DecompressionReaderBuilder;
+use grep_matcher::Matcher;
 
-use crate::listing::{threads, WalkRules};
-use crate::literals::{requirement, PatternSyntax, Requirement};
+use crate::file_search::{searcher, FileSearch, Found};
+use crate::listing::threads;
+use crate::matcher::PatternMatcher;
 use crate::memory::{Cold, Stamp, TreeMemory};
-
-/// How matches are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum OutputKind {
-    /// Matching lines (ripgrep's default).
-    #[default]
-    Lines,
-    /// Only the paths of files with a match (`-l`).
-    FilesWithMatches,
-    /// The number of matching lines per file (`-c`).
-    Count,
-    /// The number of matches per file (`--count-matches`).
-    CountMatches,
-    /// Only the paths of files without a match (`--files-without-match`).
-    FilesWithoutMatch,
-    /// ripgrep's JSON lines (`begin`, `match`, `context`, `end` messages).
-    Json,
-}
-
-/// One `quarry grep`.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct GrepRequest {
-    /// Patterns; a line matches if any matches (`-e` repeated).
-    pub patterns: Vec<String>,
-    /// Files and folders to search; empty: the current folder, printed without `./`.
-    pub paths: Vec<PathBuf>,
-    pub fixed_strings: bool,
-    pub ignore_case: bool,
-    /// Match whole words only (`-w`).
-    pub word: bool,
-    /// Match whole lines only (`-x`).
-    #[serde(default)]
-    pub line_regexp: bool,
-    /// Case-insensitive unless a pattern has an upper-case letter (`-S`).
-    #[serde(default)]
-    pub smart_case: bool,
-    /// Lines that do not match (`-v`).
-    #[serde(default)]
-    pub invert_match: bool,
-    /// Print only the matched parts of lines (`-o`).
-    #[serde(default)]
-    pub only_matching: bool,
-    /// Print each match replaced by this (`-r`; `$1`, `$name` name capture groups).
-    #[serde(default)]
-    pub replace: Option<String>,
-    /// What the walk skips and reads (`--hidden`, `-u`, `--no-ignore`).
-    #[serde(default)]
-    pub walk: WalkRules,
-    /// Include or exclude paths (`-g`, `!` excludes), with ripgrep's glob rules.
-    pub globs: Vec<String>,
-    /// Only files of this language (quarry's detection by name).
-    pub language: Option<Language>,
-    pub line_number: bool,
-    pub before_context: usize,
-    pub after_context: usize,
-    pub output: OutputKind,
-    /// At most this many matching lines per file (`-m`).
-    pub max_count: Option<u64>,
-    /// At most this many files with matches (`-k`); the rest are not written.
-    pub max_files: Option<usize>,
-    /// Group matches under the file's name (a terminal's layout).
-    pub heading: bool,
-    pub color: bool,
-    /// Where folders' file lists are kept between runs (the workspace's cache), so that a
-    /// search need not walk the tree; none: walk every time.
-    pub listing_cache: Option<PathBuf>,
-    /// The folder `paths` (and globs) are relative to, and printed paths are relative to: the
-    /// caller's working directory when another process (the workspace daemon) searches for
-    /// it; none: this process's.
-    #[serde(default)]
-    pub base: Option<PathBuf>,
-}
+use crate::request::{GrepRequest, OutputKind};
+use crate::targets::{list_files, Target};
 
 /// Decides which files need not be read at all.
 pub trait FileFilter: Sync {
@@ -113,7 +41,7 @@ impl FileFilter for ScanAll {
 /// What a grep did.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct GrepStats {
-    /// Files the walk found (after ignore rules, globs and `--lang`).
+    /// Files the walk found (after ignore rules, globs, types and `--lang`).
     pub files: usize,
     /// Files the filter ruled out without reading them.
     pub ruled_out: usize,
@@ -126,76 +54,13 @@ pub struct GrepStats {
     /// Files not written because of `max_files`.
     pub files_left_out: usize,
     /// Paths given that could not be searched (missing, unreadable), each with why; the
-    /// others were searched (ripgrep's way: exit 2 after printing what was found).
+    /// others were searched (ripgrep's way: exit 2 after printing what was found). Also
+    /// ripgrep's [`NOTHING_SEARCHED`] when no path was given and no file was found.
     #[serde(default)]
     pub errors: Vec<String>,
     /// Time listing the files, and searching them (milliseconds).
     pub walk_ms: f64,
     pub search_ms: f64,
-}
-
-impl GrepRequest {
-    /// What the patterns require of a file's text (for the index's pre-filter).
-    pub fn requirement(&self) -> Requirement {
-        // Inverted, or listing the files without a match: a file with none of the pattern's
-        // text is an answer too, so the index can rule nothing out.
-        if self.invert_match || self.output == OutputKind::FilesWithoutMatch {
-            return Requirement::Anything;
-        }
-        let smart_insensitive = self.smart_case
-            && !self
-                .patterns
-                .iter()
-                .any(|p| p.chars().any(char::is_uppercase));
-        requirement(
-            &self.patterns,
-            PatternSyntax {
-                fixed_strings: self.fixed_strings,
-                case_insensitive: self.ignore_case || smart_insensitive,
-            },
-        )
-    }
-
-    fn matcher(&self) -> Result<RegexMatcher> {
-        if self.patterns.is_empty() {
-            return Err(anyhow!("no pattern: give one, or several with -e"));
-        }
-        // Each pattern checked as written: the builder joins them as `(?:a)|(?:b)`, and its
-        // errors quote that rewriting (`grep '\'` said "unclosed group").
-        if !self.fixed_strings {
-            for pattern in &self.patterns {
-                if let Err(e) = regex_syntax::ParserBuilder::new()
-                    .multi_line(true)
-                    .build()
-                    .parse(pattern)
-                {
-                    return Err(anyhow!("invalid pattern {pattern:?}:\n{e}"));
-                }
-            }
-        }
-        RegexMatcherBuilder::new()
-            .case_insensitive(self.ignore_case)
-            .case_smart(self.smart_case && !self.ignore_case)
-            .word(self.word)
-            .whole_line(self.line_regexp)
-            .fixed_strings(self.fixed_strings)
-            // As ripgrep builds it: `^`/`$` match at line ends, so the searcher can run the
-            // regex over a whole buffer instead of line by line (3× on an anchored pattern).
-            .multi_line(true)
-            .line_terminator(Some(b'\n'))
-            .build_many(&self.patterns)
-            .map_err(|e| anyhow!("invalid pattern: {e}"))
-    }
-}
-
-/// A file to search, with how it is printed.
-pub(crate) struct Target {
-    /// The path as printed: as given, or found under a folder given.
-    pub path: PathBuf,
-    /// The path to open: `path` under the request's base folder (`path` itself without one).
-    pub open: PathBuf,
-    /// Named on the command line (binary files are then searched, as ripgrep does).
-    pub explicit: bool,
 }
 
 /// Runs `request`, writing to `out`; the filter may rule files out unread.
@@ -215,11 +80,18 @@ pub fn grep_with_memory(
     memory: &dyn TreeMemory,
     out: &mut dyn Write,
 ) -> Result<GrepStats> {
-    let matcher = request.matcher()?;
+    if request.output == OutputKind::Files {
+        return list_only(request, memory, out);
+    }
+    let matcher = crate::matcher::build(request)?;
+    if !request.matches_possible() {
+        // ripgrep searches nothing, prints nothing, and finds nothing (`-m 0`).
+        return Ok(GrepStats::default());
+    }
     let started = std::time::Instant::now();
     memory.catch_up();
     let listed = list_files(request, memory)?;
-    let (targets, with_filename) = (listed.targets, listed.with_filename);
+    let targets = listed.targets;
     let walk_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = std::time::Instant::now();
     let mut stats = GrepStats {
@@ -228,9 +100,26 @@ pub fn grep_with_memory(
         errors: listed.errors,
         ..Default::default()
     };
-    let (results, ruled_out) = search_targets(&targets, filter, memory, |target| {
-        search_one(request, &matcher, target, with_filename)
-    })?;
+    // With -z a compressed file is searched decompressed: its indexed text (if any) is not
+    // what is searched, so the index never rules it out.
+    let decompress = request.search_zip.then(|| {
+        let mut builder = DecompressionReaderBuilder::new();
+        builder.async_stderr(true);
+        builder
+    });
+    let filter = ZipAware {
+        filter,
+        decompress: decompress.as_ref(),
+    };
+    let search = FileSearch {
+        request,
+        with_filename: listed.with_filename,
+        decompress: decompress.as_ref(),
+    };
+    let (results, ruled_out) = match &matcher {
+        PatternMatcher::Rust(m) => search_all(&targets, &filter, memory, &search, m)?,
+        PatternMatcher::Pcre2(m) => search_all(&targets, &filter, memory, &search, m)?,
+    };
     stats.ruled_out = ruled_out;
     stats.searched = stats.files - stats.ruled_out;
     // Context groups are separated by `--`, across files too (ripgrep prints every file with
@@ -244,7 +133,7 @@ pub fn grep_with_memory(
             stats.files_left_out += 1;
             continue;
         }
-        if stats.matched_files > 0 && request.output == OutputKind::Lines {
+        if stats.matched_files > 0 && request.output == OutputKind::Lines && !request.quiet {
             if request.heading {
                 out.write_all(b"\n")?;
             } else if separated {
@@ -259,7 +148,12 @@ pub fn grep_with_memory(
         stats.matched_lines += found.lines;
     }
     stats.search_ms = started.elapsed().as_secs_f64() * 1000.0;
-    if request.output == OutputKind::Json {
+    if request.paths.is_empty() && targets.is_empty() {
+        // ripgrep's words, and its exit status 2: with no path given, a walk that found no
+        // file at all most likely met a filter the user did not expect.
+        stats.errors.push(NOTHING_SEARCHED.to_string());
+    }
+    if request.output == OutputKind::Json && !request.quiet {
         // ripgrep's last message: the totals. Every file listed counts as a search, as
         // ripgrep 15 counts them (13 counted only files with a match) — those the index ruled
         // out too, whose search it answered; the printer's per-file stats only exist for
@@ -282,6 +176,75 @@ pub fn grep_with_memory(
     }
     out.flush()?;
     Ok(stats)
+}
+
+/// What ripgrep says when no path was given and its walk found no file to search.
+pub const NOTHING_SEARCHED: &str = "No files were searched, which means ripgrep probably applied a filter you didn't expect.\nRunning with --debug will show why files are being skipped.";
+
+/// Every target searched with `matcher` (those the filter allows), each one's output in
+/// target order, and how many were ruled out.
+fn search_all<M: Matcher + Sync>(
+    targets: &[Target],
+    filter: &dyn FileFilter,
+    memory: &dyn TreeMemory,
+    search: &FileSearch,
+    matcher: &M,
+) -> Result<(Vec<Option<Found>>, usize)> {
+    search_targets(targets, filter, memory, |target| {
+        search.one(matcher, target)
+    })
+}
+
+/// `--files`: the paths that would be searched, each ended by a line end (a NUL with `-0`);
+/// "matched" when there is one. Nothing is read, so the index has nothing to say.
+fn list_only(
+    request: &GrepRequest,
+    memory: &dyn TreeMemory,
+    out: &mut dyn Write,
+) -> Result<GrepStats> {
+    let started = std::time::Instant::now();
+    memory.catch_up();
+    let listed = list_files(request, memory)?;
+    let mut buffer = if request.color {
+        termcolor::Buffer::ansi()
+    } else {
+        termcolor::Buffer::no_color()
+    };
+    let mut printer = grep_printer::PathPrinterBuilder::new()
+        .color_specs(grep_printer::ColorSpecs::default_with_color())
+        .terminator(if request.null { b'\x00' } else { b'\n' })
+        .build(&mut buffer);
+    let shown = if request.quiet {
+        0
+    } else {
+        listed.targets.len()
+    };
+    for target in &listed.targets[..shown] {
+        printer.write(&target.path)?;
+    }
+    out.write_all(buffer.as_slice())?;
+    out.flush()?;
+    Ok(GrepStats {
+        files: listed.targets.len(),
+        matched_files: listed.targets.len(),
+        errors: listed.errors,
+        walk_ms: started.elapsed().as_secs_f64() * 1000.0,
+        ..Default::default()
+    })
+}
+
+/// The filter, except that with `-z` a file with a decompression command is always read.
+struct ZipAware<'a> {
+    filter: &'a dyn FileFilter,
+    decompress: Option<&'a DecompressionReaderBuilder>,
+}
+
+impl FileFilter for ZipAware<'_> {
+    fn rules_out(&self, path: &Path, size: u64, mtime_ns: i64) -> bool {
+        self.decompress
+            .is_none_or(|d| !d.get_matcher().has_command(path))
+            && self.filter.rules_out(path, size, mtime_ns)
+    }
 }
 
 /// Runs `work` on every target `filter` does not rule out; returns each target's outcome in
@@ -387,208 +350,6 @@ fn on_threads<T: Send>(items: &[usize], spread: usize, work: impl Fn(usize) -> T
     done.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
-/// Searches one file into a buffer; `None` when nothing matched (or it could not be read:
-/// ripgrep skips such files with a message, quarry's caller counts them as searched).
-fn search_one(
-    request: &GrepRequest,
-    matcher: &RegexMatcher,
-    target: &Target,
-    with_filename: bool,
-) -> Option<Found> {
-    let mut searcher = searcher(request, target.explicit);
-    let mut buffer = if request.color {
-        Buffer::ansi()
-    } else {
-        Buffer::no_color()
-    };
-    let (path, open) = (&target.path, &target.open);
-    let mut stats = None;
-    let lines = match request.output {
-        OutputKind::Lines => {
-            let mut printer = StandardBuilder::new()
-                .color_specs(ColorSpecs::default_with_color())
-                .heading(request.heading)
-                .path(with_filename)
-                .only_matching(request.only_matching)
-                .replacement(request.replace.as_ref().map(|r| r.as_bytes().to_vec()))
-                .build(&mut buffer);
-            let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, open, &mut sink).ok()?;
-            sink.match_count()
-        }
-        OutputKind::FilesWithMatches
-        | OutputKind::FilesWithoutMatch
-        | OutputKind::Count
-        | OutputKind::CountMatches => {
-            let kind = match request.output {
-                OutputKind::Count => SummaryKind::Count,
-                OutputKind::CountMatches => SummaryKind::CountMatches,
-                OutputKind::FilesWithoutMatch => SummaryKind::PathWithoutMatch,
-                _ => SummaryKind::PathWithMatch,
-            };
-            let mut printer = SummaryBuilder::new()
-                .kind(kind)
-                .color_specs(ColorSpecs::default_with_color())
-                .path(
-                    with_filename
-                        || matches!(
-                            kind,
-                            SummaryKind::PathWithMatch | SummaryKind::PathWithoutMatch
-                        ),
-                )
-                .build(&mut buffer);
-            let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, open, &mut sink).ok()?;
-            // For `--files-without-match`, "has a match" is already "printed": no match.
-            if !sink.has_match() {
-                return None;
-            }
-            // The summary sink does not count lines for `-l`; one match is enough to know.
-            1
-        }
-        OutputKind::Json => {
-            let mut printer = JSONBuilder::new().build(&mut buffer);
-            let mut sink = printer.sink_with_path(matcher, path);
-            searcher.search_path(matcher, open, &mut sink).ok()?;
-            stats = Some(sink.stats().clone());
-            sink.match_count()
-        }
-    };
-    (lines > 0).then(|| Found {
-        bytes: buffer.into_inner(),
-        lines,
-        stats,
-    })
-}
-
-/// One file's output and what it counted.
-struct Found {
-    bytes: Vec<u8>,
-    lines: u64,
-    /// For the final `summary` message of `--json`.
-    stats: Option<grep_printer::Stats>,
-}
-
-fn searcher(request: &GrepRequest, explicit: bool) -> Searcher {
-    let mut builder = SearcherBuilder::new();
-    builder
-        .line_number(request.line_number || request.output == OutputKind::Json)
-        .before_context(request.before_context)
-        .after_context(request.after_context)
-        // ripgrep: a file found by the walk stops at its first NUL byte (binary, skipped);
-        // a file named on the command line is searched, NULs shown as line ends.
-        .binary_detection(if request.walk.binary {
-            BinaryDetection::none()
-        } else if explicit {
-            BinaryDetection::convert(b'\x00')
-        } else {
-            BinaryDetection::quit(b'\x00')
-        })
-        .invert_match(request.invert_match)
-        .max_matches(request.max_count);
-    builder.build()
-}
-
-/// What to search.
-pub(crate) struct Listed {
-    /// The files, each folder's sorted by path.
-    pub targets: Vec<Target>,
-    /// Whether lines carry the file's name (they do unless the only thing searched is one
-    /// file named on the command line, as in ripgrep).
-    pub with_filename: bool,
-    /// Paths given that cannot be searched, with why.
-    pub errors: Vec<String>,
-}
-
-/// The files to search; a path given that does not exist is an error in the list, not the
-/// end of the search (ripgrep searches the others).
-pub(crate) fn list_files(request: &GrepRequest, memory: &dyn TreeMemory) -> Result<Listed> {
-    let implicit_root = request.paths.is_empty();
-    let roots: Vec<PathBuf> = if implicit_root {
-        vec![PathBuf::from(".")]
-    } else {
-        request.paths.clone()
-    };
-    // Paths are opened under the request's base folder (another process's working directory)
-    // and printed as given. Joined paths lose their `.` components (`/repo/.` is `/repo`):
-    // globs match a path relative to the base by stripping it as a prefix, and `/repo/./src/a`
-    // less `/repo` is `./src/a`, which `src/**` does not match.
-    let base = request.base.as_deref();
-    let open_of = |path: &Path| match base {
-        Some(base) => base.join(path).components().collect::<PathBuf>(),
-        None => path.to_path_buf(),
-    };
-    let mut overrides = None;
-    if !request.globs.is_empty() {
-        let mut builder = OverrideBuilder::new(match base {
-            Some(base) => base.to_path_buf(),
-            None => std::env::current_dir()?,
-        });
-        for glob in &request.globs {
-            builder
-                .add(glob)
-                .map_err(|e| anyhow!("invalid glob {glob:?}: {e}"))?;
-        }
-        overrides = Some(builder.build()?);
-    }
-    // Each path in the order given (as ripgrep takes them): a file as it is, a folder's files
-    // sorted by path (ripgrep's `--sort path`).
-    let mut targets = Vec::new();
-    let mut errors = Vec::new();
-    let mut any_folder = false;
-    for root in &roots {
-        let open_root = open_of(root);
-        let meta = match std::fs::metadata(&open_root) {
-            Ok(meta) => meta,
-            Err(e) => {
-                errors.push(format!("{}: {e}", root.display()));
-                continue;
-            }
-        };
-        if !meta.is_dir() {
-            targets.push(Target {
-                path: root.clone(),
-                open: open_root,
-                explicit: true,
-            });
-            continue;
-        }
-        any_folder = true;
-        // Globs prune the walk, other walk rules change it: no list kept for the default walk
-        // (in memory or in the cache) can answer.
-        let found = if overrides.is_some() || request.walk != WalkRules::default() {
-            crate::listing::folder_files(&open_root, overrides.as_ref(), None, request.walk)?
-        } else {
-            memory.files(&open_root, request.listing_cache.as_deref())?
-        };
-        let language = request.language;
-        let found = found
-            .into_iter()
-            .filter(|path| language.is_none_or(|l| Language::detect(path) == l))
-            .map(|open| {
-                let shown = match open.strip_prefix(&open_root) {
-                    Ok(relative) => root.join(relative),
-                    Err(_) => open.clone(),
-                };
-                let shown = match shown.strip_prefix("./") {
-                    Ok(stripped) if implicit_root => stripped.to_path_buf(),
-                    _ => shown,
-                };
-                (shown, open)
-            });
-        targets.extend(found.map(|(path, open)| Target {
-            path,
-            open,
-            explicit: false,
-        }));
-    }
-    Ok(Listed {
-        targets,
-        with_filename: roots.len() > 1 || any_folder,
-        errors,
-    })
-}
-
 /// One matching line, as the router returns it.
 #[derive(Debug, Clone)]
 pub struct LineMatch {
@@ -604,7 +365,7 @@ pub fn matching_lines(
     filter: &dyn FileFilter,
     limit: usize,
 ) -> Result<Vec<LineMatch>> {
-    let matcher = request.matcher()?;
+    let matcher = crate::matcher::rust(request)?;
     let targets = list_files(request, &Cold)?.targets;
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut found = Vec::new();

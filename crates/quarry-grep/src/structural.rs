@@ -18,7 +18,8 @@ use quarry_core::Language;
 use serde::Serialize;
 
 use crate::literals::Requirement;
-use crate::scan::{FileFilter, GrepRequest};
+use crate::request::GrepRequest;
+use crate::scan::FileFilter;
 
 /// One of quarry's languages, as ast-grep-core sees it.
 #[derive(Clone)]
@@ -221,7 +222,7 @@ pub fn search(
         listing_cache: listing_cache.map(Path::to_path_buf),
         ..Default::default()
     };
-    let listed = crate::scan::list_files(&request, &crate::Cold)?;
+    let listed = crate::targets::list_files(&request, &crate::Cold)?;
     if let Some(error) = listed.errors.first() {
         anyhow::bail!("{error}");
     }
