@@ -336,15 +336,16 @@ pub(crate) fn grep(dir: &Path, args: GrepArgs) -> Result<()> {
         base: Some(std::env::current_dir()?),
         ..request.clone()
     };
+    // It writes into this process's standard output itself (nothing is buffered in `out` yet).
     let answered = match request.reads_stdin() {
         true => None,
-        false => quarry_daemon::client::grep(dir, &asked)?,
+        false => {
+            use std::os::fd::AsFd;
+            quarry_daemon::client::grep(dir, &asked, std::io::stdout().as_fd())?
+        }
     };
     let (stats, filter) = match answered {
-        Some((output, stats, filter)) => {
-            out.write_all(&output)?;
-            (stats, filter)
-        }
+        Some(answer) => answer,
         None => exact::grep(dir, &request, &mut out)?,
     };
     out.flush()?;

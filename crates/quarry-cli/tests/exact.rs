@@ -456,6 +456,27 @@ fn grep_prints_what_ripgrep_prints_for_the_same_flags() {
             "exit status of {args:?} (daemon {policy})"
         );
     }
+    // A reader that went away (`| head`) is a normal end, the daemon writing or not.
+    for policy in ["off", "require"] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_quarry"))
+            .env("QUARRY_DAEMON", policy)
+            .arg("--index-dir")
+            .arg(env.index_dir())
+            .args(["grep", "parse_expr"])
+            .current_dir(env.repo.path())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "daemon {policy}: {stderr}");
+        assert!(
+            !stderr.to_lowercase().contains("pipe"),
+            "daemon {policy}: {stderr}"
+        );
+    }
     // The changed and the added file were read although the index predates them.
     let (changed, _) = quarry_grep(&env, &["-l", "evaluate=False"], true);
     assert!(

@@ -6,7 +6,7 @@
 //! `QUARRY_DAEMON` overrides: `off` never asks or starts one; `require` makes every failure an
 //! error (tests and benchmarks use it to be sure an answer came from the daemon).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -97,12 +97,17 @@ fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
 }
 
 /// `quarry grep` run by the workspace's daemon when one runs (its file lists and index are
-/// warm there): the output bytes, the stats and the filter's report. A grep never starts a
-/// daemon (it needs no model); `request.base` must be the caller's working directory.
+/// warm there), writing its output into `output` (the caller's standard output, passed to the
+/// daemon: fd_passing.rs) as the caller would have; the stats and the filter's report. `None`:
+/// nothing was written, answer in-process. A grep never starts a daemon (it needs no model);
+/// `request.base` must be the caller's working directory. A reader that closed `output` is
+/// an `io::ErrorKind::BrokenPipe` error, as the in-process write would give.
+#[cfg(unix)]
 pub fn grep(
     dir: &Path,
     request: &GrepRequest,
-) -> Result<Option<(Vec<u8>, GrepStats, FilterReport)>> {
+    output: std::os::fd::BorrowedFd<'_>,
+) -> Result<Option<(GrepStats, FilterReport)>> {
     let policy = policy();
     if policy == Policy::Off || !Place::of(dir).socket.exists() {
         return match policy {
@@ -113,18 +118,37 @@ pub fn grep(
     let call = Call::Grep {
         request: request.clone(),
     };
-    match ask_with_tail(dir, call) {
-        Ok((
-            Reply::Grep {
-                output_len,
-                stats,
-                filter,
-            },
-            output,
-        )) if output.len() as u64 == output_len => Ok(Some((output, stats, filter))),
+    match ask_writing_into(dir, call, output) {
+        Ok(Reply::Grep { stats, filter, .. }) => Ok(Some((stats, filter))),
+        // It may have written part of the output: say what went wrong, never search again.
+        Ok(Reply::GrepStopped { closed: true, .. }) => {
+            Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into())
+        }
+        Ok(Reply::GrepStopped { error, .. }) => bail!("{error}"),
         other if policy == Policy::Require => bail!("the daemon did not answer: {other:?}"),
         _ => Ok(None),
     }
+}
+
+/// One request, with `output` passed along for the daemon to write into, and one answer.
+#[cfg(unix)]
+fn ask_writing_into(dir: &Path, call: Call, output: std::os::fd::BorrowedFd<'_>) -> Result<Reply> {
+    use std::os::unix::net::UnixStream;
+    let place = Place::of(dir);
+    let stream = UnixStream::connect(&place.socket)?;
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+    stream.set_write_timeout(Some(ANSWER_TIMEOUT))?;
+    let envelope = Envelope {
+        protocol: PROTOCOL,
+        build: build_id(),
+        call,
+    };
+    let mut line = serde_json::to_vec(&envelope)?;
+    line.push(b'\n');
+    crate::fd_passing::send_with_fd(&stream, &line, output)?;
+    let mut answer = String::new();
+    BufReader::new(&stream).read_line(&mut answer)?;
+    Ok(serde_json::from_str(&answer)?)
 }
 
 /// The running daemon's status, if one answers.
@@ -141,13 +165,8 @@ pub fn stop(dir: &Path) -> bool {
 }
 
 /// One request, one answer.
-fn ask(dir: &Path, call: Call) -> Result<Reply> {
-    ask_with_tail(dir, call).map(|(reply, _)| reply)
-}
-
-/// One request, one answer, and the bytes that follow the answer's line (a grep's output).
 #[cfg(unix)]
-fn ask_with_tail(dir: &Path, call: Call) -> Result<(Reply, Vec<u8>)> {
+fn ask(dir: &Path, call: Call) -> Result<Reply> {
     use std::os::unix::net::UnixStream;
     let place = Place::of(dir);
     let mut stream = UnixStream::connect(&place.socket)?;
@@ -162,18 +181,12 @@ fn ask_with_tail(dir: &Path, call: Call) -> Result<(Reply, Vec<u8>)> {
     line.push(b'\n');
     stream.write_all(&line)?;
     let mut answer = String::new();
-    let mut reader = BufReader::new(&stream);
-    reader.read_line(&mut answer)?;
-    let reply = serde_json::from_str(&answer)?;
-    let mut tail = Vec::new();
-    if matches!(reply, Reply::Grep { .. }) {
-        reader.read_to_end(&mut tail)?;
-    }
-    Ok((reply, tail))
+    BufReader::new(&stream).read_line(&mut answer)?;
+    Ok(serde_json::from_str(&answer)?)
 }
 
 #[cfg(not(unix))]
-fn ask_with_tail(_dir: &Path, _call: Call) -> Result<(Reply, Vec<u8>)> {
+fn ask(_dir: &Path, _call: Call) -> Result<Reply> {
     bail!("the daemon needs Unix sockets")
 }
 

@@ -10,11 +10,14 @@
 //! - place.rs: where the socket, lock and build id are, and the folder's permissions
 //! - server.rs: the daemon itself (`quarry daemon run`)
 //! - client.rs: asking it, with the in-process fallback, and starting it on demand
+//! - fd_passing.rs: a grep's standard output handed to the daemon, which writes into it
 //!
 //! The same searches run on both sides (`Workspace::search_as` with the caller's `SearchCall`),
 //! so an answer from the daemon is the answer the client would have computed.
 
 pub mod client;
+#[cfg(unix)]
+mod fd_passing;
 pub mod place;
 pub mod protocol;
 #[cfg(unix)]

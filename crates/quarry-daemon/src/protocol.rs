@@ -10,7 +10,7 @@ use quarry_engine::CommitQuery;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a request or answer changes shape.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// Longest request line the daemon reads (a query is at most 32,768 characters).
 pub const MAX_REQUEST_BYTES: usize = 1 << 20;
@@ -55,13 +55,18 @@ pub enum Reply {
     Commits {
         found: CommitSearch,
     },
-    /// What `quarry grep` did; what it prints follows the line, byte for byte (`output_len`
-    /// bytes, then the daemon closes the connection): a megabyte of matches costs a copy, not
-    /// a JSON string built and parsed.
+    /// What `quarry grep` did; its output went into the descriptor the client passed with
+    /// the request (its standard output, fd_passing.rs), as the client would have written it.
     Grep {
-        output_len: u64,
         stats: GrepStats,
         filter: FilterReport,
+    },
+    /// A grep writing into the client's descriptor failed, maybe after writing some of its
+    /// output: the client reports it rather than search again (`closed`: the reader went
+    /// away, as `| head` does — a normal end).
+    GrepStopped {
+        error: String,
+        closed: bool,
     },
     Status {
         status: DaemonStatus,

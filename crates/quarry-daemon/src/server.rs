@@ -200,8 +200,15 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
     state.touch();
     state.requests.fetch_add(1, Ordering::Relaxed);
     let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
+    // The request's first bytes may carry a descriptor (a grep's standard output).
+    let mut first = vec![0u8; 64 * 1024];
+    let Ok((read, passed_fd)) = crate::fd_passing::recv_with_fd(stream, &mut first) else {
+        return;
+    };
+    first.truncate(read);
+    let rest = MAX_REQUEST_BYTES.saturating_sub(read) as u64;
     let mut line = String::new();
-    let mut reader = BufReader::new(stream.take(MAX_REQUEST_BYTES as u64));
+    let mut reader = BufReader::new(std::io::Cursor::new(first).chain(stream.take(rest)));
     if reader.read_line(&mut line).is_err() {
         return;
     }
@@ -230,31 +237,13 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
     let answer = match envelope.call {
         Call::Search { request, how } => search(state, &request, &how),
         Call::Log { text, query, mode } => log(state, &text, query, mode),
-        Call::Grep { request } => {
-            let mut output = Vec::new();
-            match quarry_engine::exact::grep_kept(
-                state.service.dir(),
-                &request,
-                &state.exact,
-                &mut output,
-            ) {
-                Ok((stats, filter)) => {
-                    let header = Reply::Grep {
-                        output_len: output.len() as u64,
-                        stats,
-                        filter,
-                    };
-                    if reply(stream, &header).is_ok() {
-                        let mut stream = stream;
-                        let _ = stream.write_all(&output);
-                    }
-                    return;
-                }
-                Err(e) => Reply::Failed {
-                    error: format!("{e:#}"),
-                },
-            }
+        Call::Grep { request } if passed_fd.is_some() => {
+            let fd = passed_fd.expect("checked");
+            return grep_into(state, &request, fd, stream);
         }
+        Call::Grep { .. } => Reply::Refused {
+            why: "a grep comes with the client's standard output to write into".into(),
+        },
         Call::Status => Reply::Status {
             status: status(state),
         },
@@ -338,6 +327,35 @@ fn status(state: &State) -> DaemonStatus {
             .and_then(|ws| ws.embedder().map(|e| e.fingerprint())),
         tree: state.exact.tree_summary(),
     }
+}
+
+/// A grep whose output goes into the client's own standard output (`fd`), as its in-process
+/// run would write it; the answer line carries only the stats.
+fn grep_into(
+    state: &State,
+    request: &quarry_engine::exact::GrepRequest,
+    fd: std::os::fd::OwnedFd,
+    stream: &UnixStream,
+) {
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, std::fs::File::from(fd));
+    let done =
+        quarry_engine::exact::grep_kept(state.service.dir(), request, &state.exact, &mut out)
+            .and_then(|answer| {
+                out.flush()?;
+                Ok(answer)
+            });
+    let answer = match done {
+        Ok((stats, filter)) => Reply::Grep { stats, filter },
+        Err(e) => Reply::GrepStopped {
+            closed: e.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }),
+            error: format!("{e:#}"),
+        },
+    };
+    let _ = reply(stream, &answer);
 }
 
 fn reply(mut stream: &UnixStream, answer: &Reply) -> std::io::Result<()> {

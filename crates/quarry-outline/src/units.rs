@@ -17,6 +17,11 @@ use std::collections::HashMap;
 /// that is one `namespace Slim;` or `module Sinatra` would otherwise be one unit whose classes'
 /// methods go first when the budget bites (`App 34 (+10 nested)`).
 pub(crate) fn units(items: &[OutlineItem], language: Language) -> Vec<Vec<OutlineItem>> {
+    if !language.is_code() || language == Language::Pdf {
+        // Documents and notebooks nest by heading level, which their depths already say
+        // (a notebook's code sits under the heading above it, whatever its name).
+        return by_position(items);
+    }
     let mut parents = parents(items);
     let transparent = |item: &OutlineItem| {
         item.kind == "namespace" || (item.kind == "module" && language != Language::Rust)
@@ -50,6 +55,18 @@ pub(crate) fn units(items: &[OutlineItem], language: Language) -> Vec<Vec<Outlin
             stack.extend(children[i].iter().rev().map(|&c| (c, depth + 1)));
         }
         units.push(unit);
+    }
+    units
+}
+
+/// Each item with the items after it that are deeper, as the depths say.
+fn by_position(items: &[OutlineItem]) -> Vec<Vec<OutlineItem>> {
+    let mut units: Vec<Vec<OutlineItem>> = Vec::new();
+    for item in items {
+        match units.last_mut() {
+            Some(unit) if item.depth > 0 => unit.push(item.clone()),
+            _ => units.push(vec![item.clone()]),
+        }
     }
     units
 }
