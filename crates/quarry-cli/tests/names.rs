@@ -211,15 +211,37 @@ fn a_type_answers_before_its_impl_and_a_method_with_its_own_lines() {
     let r = &json["results"][0];
     assert_eq!(
         (r["start_line"].as_u64(), r["end_line"].as_u64()),
-        (Some(12), Some(14)),
-        "the method's own lines, not its impl's: {json}"
+        (Some(11), Some(14)),
+        "the method's own lines with its doc, not its impl's: {json}"
     );
     assert!(
         r["text"]
             .as_str()
             .unwrap()
             .trim_start()
-            .starts_with("pub fn exit_code(&self) -> i32 {"),
+            .starts_with("/// The process's exit code.\n    pub fn exit_code(&self) -> i32 {"),
         "{json}"
     );
+    // Two same-named definitions in one chunk: each with its own lines.
+    env.write(
+        "lib/base.rb",
+        "class Base\n  # Class-level settings.\n  def self.settings\n    self\n  end\n\n  # Instance settings.\n  def settings\n    self.class.settings\n  end\nend\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let json = env.json(&["search", "settings", "--lang", "ruby"]);
+    let lines: Vec<(u64, u64)> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(2)
+        .map(|r| {
+            (
+                r["start_line"].as_u64().unwrap(),
+                r["end_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(sorted, [(2, 5), (7, 10)], "{json}");
 }

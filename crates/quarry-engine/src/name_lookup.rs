@@ -147,26 +147,28 @@ impl Workspace {
     }
 }
 
-/// The chunk as the definition's own result: the chunk itself when it is the definition
-/// (with the comments above it), else only the definition's lines cut out of it — a method
-/// inside an `impl` or class chunk too small to split answers with the method's lines, not
-/// the whole block's.
+/// The chunk as the definition's own result: the chunk itself when it holds only the
+/// definition (and the comments and attributes right above it), else the definition's lines cut
+/// out of it with those comments — a method inside an `impl` or class chunk too small to split
+/// answers with the method's lines, not the whole block's, and two same-named definitions in
+/// one chunk (Ruby's `def self.settings` and `def settings`) each with its own.
 fn own_lines(chunk: &ChunkHit, d: &SymbolRef) -> ChunkHit {
-    let own =
-        chunk.symbol.as_deref() == Some(d.qualified_name.as_str()) && chunk.end_line <= d.end_line;
-    let (start, end) = (
-        d.start_line.max(chunk.start_line),
-        d.end_line.min(chunk.end_line),
-    );
-    if own || chunk.page.is_some() || chunk.cell.is_some() || start > end {
+    let lines: Vec<&str> = chunk.text.split('\n').collect();
+    let line = |n: u32| lines.get((n - chunk.start_line) as usize).copied();
+    let end = d.end_line.min(chunk.end_line);
+    let mut start = d.start_line.max(chunk.start_line);
+    while start > chunk.start_line && line(start - 1).is_some_and(is_comment_or_attribute) {
+        start -= 1;
+    }
+    let whole = start == chunk.start_line && end == chunk.end_line;
+    if whole || chunk.page.is_some() || chunk.cell.is_some() || start > end {
         return chunk.clone();
     }
-    let skip = (start - chunk.start_line) as usize;
-    let text: Vec<&str> = chunk
-        .text
-        .split('\n')
-        .skip(skip)
+    let text: Vec<&str> = lines
+        .iter()
+        .skip((start - chunk.start_line) as usize)
         .take((end - start + 1) as usize)
+        .copied()
         .collect();
     ChunkHit {
         start_line: start,
@@ -176,6 +178,14 @@ fn own_lines(chunk: &ChunkHit, d: &SymbolRef) -> ChunkHit {
         kind: d.kind.clone(),
         ..chunk.clone()
     }
+}
+
+/// A line that belongs to the definition below it: a comment, an attribute or decorator.
+fn is_comment_or_attribute(line: &str) -> bool {
+    let t = line.trim_start();
+    ["//", "#", "/*", "*", "--", "@", "\"\"\"", "'''"]
+        .iter()
+        .any(|mark| t.starts_with(mark))
 }
 
 /// The innermost chunk holding `line` (not a PDF page's: its lines are the page's).
