@@ -134,11 +134,10 @@ impl quarry_engine::Progress for Bars {
             bar.finish_and_clear();
         }
         if let Some(plain) = self.plain.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // The phase's own summary line says what was done; this says it is over.
             eprintln!(
-                "quarry: {}: {}/{} in {:.1} s",
+                "quarry: {}: done in {:.1} s",
                 plain.label,
-                plain.done,
-                plain.total,
                 plain.started.elapsed().as_secs_f64()
             );
         }
