@@ -118,7 +118,7 @@ pub fn grep(
     let call = Call::Grep {
         request: request.clone(),
     };
-    match ask_writing_into(dir, call, output) {
+    match ask_passing(dir, call, Some(output)) {
         Ok(Reply::Grep { stats, filter, .. }) => Ok(Some((stats, filter))),
         // It may have written part of the output: say what went wrong, never search again.
         Ok(Reply::GrepStopped { closed: true, .. }) => {
@@ -128,27 +128,6 @@ pub fn grep(
         other if policy == Policy::Require => bail!("the daemon did not answer: {other:?}"),
         _ => Ok(None),
     }
-}
-
-/// One request, with `output` passed along for the daemon to write into, and one answer.
-#[cfg(unix)]
-fn ask_writing_into(dir: &Path, call: Call, output: std::os::fd::BorrowedFd<'_>) -> Result<Reply> {
-    use std::os::unix::net::UnixStream;
-    let place = Place::of(dir);
-    let stream = UnixStream::connect(&place.socket)?;
-    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
-    stream.set_write_timeout(Some(ANSWER_TIMEOUT))?;
-    let envelope = Envelope {
-        protocol: PROTOCOL,
-        build: build_id(),
-        call,
-    };
-    let mut line = serde_json::to_vec(&envelope)?;
-    line.push(b'\n');
-    crate::fd_passing::send_with_fd(&stream, &line, output)?;
-    let mut answer = String::new();
-    BufReader::new(&stream).read_line(&mut answer)?;
-    Ok(serde_json::from_str(&answer)?)
 }
 
 /// The running daemon's status, if one answers.
@@ -167,6 +146,17 @@ pub fn stop(dir: &Path) -> bool {
 /// One request, one answer.
 #[cfg(unix)]
 fn ask(dir: &Path, call: Call) -> Result<Reply> {
+    ask_passing(dir, call, None)
+}
+
+/// One request, one answer; `output`, when given, travels with the request for the daemon
+/// to write into (a grep's standard output, fd_passing.rs).
+#[cfg(unix)]
+fn ask_passing(
+    dir: &Path,
+    call: Call,
+    output: Option<std::os::fd::BorrowedFd<'_>>,
+) -> Result<Reply> {
     use std::os::unix::net::UnixStream;
     let place = Place::of(dir);
     let mut stream = UnixStream::connect(&place.socket)?;
@@ -179,7 +169,10 @@ fn ask(dir: &Path, call: Call) -> Result<Reply> {
     };
     let mut line = serde_json::to_vec(&envelope)?;
     line.push(b'\n');
-    stream.write_all(&line)?;
+    match output {
+        Some(fd) => crate::fd_passing::send_with_fd(&stream, &line, fd)?,
+        None => stream.write_all(&line)?,
+    }
     let mut answer = String::new();
     BufReader::new(&stream).read_line(&mut answer)?;
     Ok(serde_json::from_str(&answer)?)

@@ -52,15 +52,7 @@ impl std::error::Error for LockBusy {}
 impl WriteLock {
     /// Takes the lock in `dir`, waiting up to `wait` for another writer to finish.
     pub fn acquire(dir: &Path, wait: Duration) -> Result<WriteLock> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join("index.lock");
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        let file = open_lock_file(dir, "index.lock")?;
         let mut lock = WriteLock {
             file,
             dir: dir.to_path_buf(),
@@ -94,12 +86,9 @@ impl WriteLock {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 Err(TryLockError::WouldBlock) => {
-                    let mut holder = String::new();
-                    let _ = self.file.seek(SeekFrom::Start(0));
-                    let _ = self.file.read_to_string(&mut holder);
                     return Err(LockBusy {
                         dir: self.dir.clone(),
-                        holder: holder.trim().to_string(),
+                        holder: holder_of(&mut self.file),
                         waited: wait,
                     }
                     .into());
@@ -112,19 +101,45 @@ impl WriteLock {
             }
         }
         self.held = true;
-        let args: Vec<String> = std::env::args().collect();
-        self.file.set_len(0)?;
-        self.file.seek(SeekFrom::Start(0))?;
-        write!(
-            self.file,
-            "pid {}, `{}`, since {}",
-            std::process::id(),
-            args.join(" "),
-            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        )?;
-        self.file.flush()?;
-        Ok(())
+        write_holder(&mut self.file)
     }
+}
+
+/// The lock file `name` in `dir` (made with the folder when missing).
+fn open_lock_file(dir: &Path, name: &str) -> Result<File> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(name);
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open lock file {}", path.display()))
+}
+
+/// Who holds a lock just taken, written into its file for whoever waits on it next.
+fn write_holder(file: &mut File) -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    write!(
+        file,
+        "pid {}, `{}`, since {}",
+        std::process::id(),
+        args.join(" "),
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+    )?;
+    file.flush()?;
+    Ok(())
+}
+
+/// What a lock file says of its holder ("" when it cannot be read).
+fn holder_of(file: &mut File) -> String {
+    let mut holder = String::new();
+    let _ = file.seek(SeekFrom::Start(0));
+    let _ = file.read_to_string(&mut holder);
+    holder.trim().to_string()
 }
 
 /// Held while a process embeds a workspace's waiting texts (chunks or commits). Embedding a
@@ -145,27 +160,17 @@ impl EmbedLock {
         waiting: &dyn Fn(&str),
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Option<EmbedLock>> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join("embed.lock");
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open lock file {}", path.display()))?;
+        let mut file = open_lock_file(dir, "embed.lock")?;
         let mut told = false;
         loop {
             match file.try_lock() {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) => {
                     if !told {
-                        let mut holder = String::new();
-                        let _ = file.seek(SeekFrom::Start(0));
-                        let _ = file.read_to_string(&mut holder);
+                        let holder = holder_of(&mut file);
                         waiting(&format!(
                             "waiting for another quarry process that is embedding this workspace ({}); then this run embeds whatever is left",
-                            if holder.trim().is_empty() { "unknown holder" } else { holder.trim() }
+                            if holder.is_empty() { "unknown holder" } else { &holder }
                         ));
                         told = true;
                     }
@@ -175,21 +180,13 @@ impl EmbedLock {
                     std::thread::sleep(Duration::from_millis(200));
                 }
                 Err(TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+                    return Err(e).with_context(|| {
+                        format!("cannot lock {}", dir.join("embed.lock").display())
+                    });
                 }
             }
         }
-        let args: Vec<String> = std::env::args().collect();
-        file.set_len(0)?;
-        file.seek(SeekFrom::Start(0))?;
-        write!(
-            file,
-            "pid {}, `{}`, since {}",
-            std::process::id(),
-            args.join(" "),
-            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        )?;
-        file.flush()?;
+        write_holder(&mut file)?;
         Ok(Some(EmbedLock { _file: file }))
     }
 }
