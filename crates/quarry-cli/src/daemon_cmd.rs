@@ -59,6 +59,8 @@ pub fn daemon(dir: &Path, args: DaemonArgs) -> Result<()> {
         DaemonAction::Stop => {
             if client::stop(dir) {
                 eprintln!("quarry daemon: stopped");
+            } else if let Some(hung) = unresponsive(dir) {
+                anyhow::bail!("{hung}");
             } else {
                 eprintln!("quarry daemon: none was running for {}", dir.display());
             }
@@ -84,13 +86,24 @@ pub fn daemon(dir: &Path, args: DaemonArgs) -> Result<()> {
                 }
                 Ok(())
             }
-            None => {
-                eprintln!("quarry daemon: not running for {}", dir.display());
-                std::process::exit(crate::output::exit_code::NOTHING_FOUND);
-            }
+            None => match unresponsive(dir) {
+                Some(hung) => anyhow::bail!("{hung}"),
+                None => {
+                    eprintln!("quarry daemon: not running for {}", dir.display());
+                    std::process::exit(crate::output::exit_code::NOTHING_FOUND);
+                }
+            },
         },
         DaemonAction::Run { idle } => run(dir, idle),
     }
+}
+
+/// A daemon that holds the workspace but did not answer (stopped with SIGSTOP, or hung).
+fn unresponsive(dir: &Path) -> Option<client::Unresponsive> {
+    let place = quarry_daemon::place::Place::of(dir);
+    place.is_held().then(|| client::Unresponsive {
+        pid: place.holder_pid(),
+    })
 }
 
 #[cfg(unix)]

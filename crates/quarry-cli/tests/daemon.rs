@@ -375,6 +375,72 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
 }
 
 /// `Command::output` on a thread of its own.
+/// A daemon stopped with SIGSTOP (or hung) holds the workspace and says nothing: searches and
+/// greps answer in-process after a moment and say why, `daemon status` names it at once, and a
+/// grep given up on is never written later by the daemon once it is resumed.
+#[test]
+fn a_stopped_daemon_is_passed_over_at_once_and_named() {
+    let env = Env::new();
+    indexed(&env);
+    let search = ["search", "--json", "how are settings read from a file"];
+    let expected = stdout_json(
+        &with_daemon(&env, "off", &search).output().unwrap(),
+        "alone",
+    );
+    env.ok(&["daemon", "start"]);
+    let pid = daemon_status(&env).unwrap()["pid"].as_u64().unwrap();
+    let signal = |which: &str| {
+        Command::new("kill")
+            .args([which, &pid.to_string()])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let out = with_daemon(&env, "auto", &search).output().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(stdout_json(&out, "stopped daemon"), expected);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("daemon (pid {pid}) did not answer")) && said.contains("-CONT"),
+        "{said}"
+    );
+    // The deadline is the request's acceptance, not its work: a debug build answering on its
+    // own takes the rest.
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    let started = Instant::now();
+    let status = with_daemon(&env, "auto", &["daemon", "status"])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(!status.status.success());
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("stopped or hung"),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    // A grep into a file while the daemon is stopped: answered here, once.
+    let file = env.home.path().join("grep.out");
+    let out = with_daemon(&env, "auto", &["grep", "-n", "def "])
+        .current_dir(env.repo.path())
+        .stdout(std::fs::File::create(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let alone = with_daemon(&env, "off", &["grep", "-n", "def "])
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    signal("-CONT");
+    // Resumed, it finds the requests it was sent and the clients gone: it writes nothing.
+    eventually("the resumed daemon answers", || {
+        daemon_status(&env).is_some()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(std::fs::read(&file).unwrap(), alone.stdout);
+    env.ok(&["daemon", "stop"]);
+}
+
 trait SpawnOutput {
     fn spawn_output(self) -> std::thread::JoinHandle<Output>;
 }

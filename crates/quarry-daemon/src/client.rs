@@ -18,9 +18,50 @@ use quarry_engine::{CommitQuery, SearchRequest};
 use crate::place::{build_id, Place};
 use crate::protocol::{Call, DaemonStatus, Envelope, Reply, SearchCall, PROTOCOL};
 
-/// How long a client waits for an answer before answering in-process (an issue text embeds in
-/// well under a second; a daemon stuck longer than this is not worth waiting for).
+/// How long a client waits for the daemon to take its request (`Reply::Accepted`, sent before
+/// any work) or to answer a status: a daemon that is stopped (SIGSTOP) or hung says nothing,
+/// and the client answers in-process after this instead of after the work's deadline.
+pub const ACCEPT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How long a client waits for the answer to a request the daemon took (an issue text embeds
+/// in well under a second; a daemon stuck longer than this is not worth waiting for).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The workspace's daemon holds it but did not take a request within `ACCEPT_TIMEOUT`.
+#[derive(Debug)]
+pub struct Unresponsive {
+    pub pid: Option<u32>,
+}
+
+impl std::fmt::Display for Unresponsive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = ACCEPT_TIMEOUT.as_millis();
+        match self.pid {
+            Some(pid) => write!(
+                f,
+                "the workspace daemon (pid {pid}) did not answer within {ms} ms: it is stopped or hung (`kill -CONT {pid}` resumes it, `kill {pid}` ends it)"
+            ),
+            None => write!(
+                f,
+                "the workspace daemon did not answer within {ms} ms: it is stopped or hung (`quarry daemon stop` ends it)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Unresponsive {}
+
+/// Says once per process that the daemon did not answer and the answer is this process's.
+fn tell_unresponsive(e: &anyhow::Error) -> bool {
+    static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let Some(hung) = e.downcast_ref::<Unresponsive>() else {
+        return false;
+    };
+    if !TOLD.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        eprintln!("quarry: {hung}; answering in-process");
+    }
+    true
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Policy {
@@ -81,6 +122,8 @@ fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
     match ask(dir, call) {
         Ok(reply @ (Reply::Search { .. } | Reply::Commits { .. })) => Ok(Some(reply)),
         other => {
+            let hung =
+                matches!(&other, Err(e) if policy != Policy::Require && tell_unresponsive(e));
             let why = match other {
                 Ok(Reply::Refused { why }) => why,
                 Ok(Reply::Failed { error }) => error,
@@ -90,7 +133,9 @@ fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
             if policy == Policy::Require {
                 bail!("the daemon did not answer: {why}");
             }
-            start_if_wanted(dir);
+            if !hung {
+                start_if_wanted(dir);
+            }
             Ok(None)
         }
     }
@@ -126,6 +171,10 @@ pub fn grep(
         }
         Ok(Reply::GrepStopped { error, .. }) => bail!("{error}"),
         other if policy == Policy::Require => bail!("the daemon did not answer: {other:?}"),
+        Err(e) => {
+            tell_unresponsive(&e);
+            Ok(None)
+        }
         _ => Ok(None),
     }
 }
@@ -160,8 +209,8 @@ fn ask_passing(
     use std::os::unix::net::UnixStream;
     let place = Place::of(dir);
     let mut stream = UnixStream::connect(&place.socket)?;
-    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
-    stream.set_write_timeout(Some(ANSWER_TIMEOUT))?;
+    stream.set_read_timeout(Some(ACCEPT_TIMEOUT))?;
+    stream.set_write_timeout(Some(ACCEPT_TIMEOUT))?;
     let envelope = Envelope {
         protocol: PROTOCOL,
         build: build_id(),
@@ -169,13 +218,40 @@ fn ask_passing(
     };
     let mut line = serde_json::to_vec(&envelope)?;
     line.push(b'\n');
+    let unresponsive = |e: std::io::Error| -> anyhow::Error {
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Unresponsive {
+                pid: place.holder_pid(),
+            }
+            .into(),
+            _ => e.into(),
+        }
+    };
     match output {
-        Some(fd) => crate::fd_passing::send_with_fd(&stream, &line, fd)?,
-        None => stream.write_all(&line)?,
+        Some(fd) => crate::fd_passing::send_with_fd(&stream, &line, fd),
+        None => stream.write_all(&line),
     }
+    .map_err(unresponsive)?;
+    let mut reader = BufReader::new(&stream);
+    let first = read_reply(&mut reader).map_err(unresponsive)?;
+    if !matches!(first, Reply::Accepted) {
+        return Ok(first);
+    }
+    // Taken: now the work's own deadline; a grep's daemon waits for the word to write.
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+    stream.set_write_timeout(Some(ANSWER_TIMEOUT))?;
+    if output.is_some() {
+        (&stream).write_all(&[crate::protocol::GO])?;
+    }
+    Ok(read_reply(&mut reader)?)
+}
+
+/// One answer line.
+#[cfg(unix)]
+fn read_reply(reader: &mut impl BufRead) -> std::io::Result<Reply> {
     let mut answer = String::new();
-    BufReader::new(&stream).read_line(&mut answer)?;
-    Ok(serde_json::from_str(&answer)?)
+    reader.read_line(&mut answer)?;
+    serde_json::from_str(&answer).map_err(std::io::Error::other)
 }
 
 #[cfg(not(unix))]

@@ -45,6 +45,16 @@ impl Place {
             .open(&self.lock)
     }
 
+    /// The pid the daemon holding the lock wrote into it (the last one to run, when none
+    /// holds it now).
+    pub fn holder_pid(&self) -> Option<u32> {
+        std::fs::read_to_string(&self.lock)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
     /// Whether a daemon holds the lock now (running, or starting).
     pub fn is_held(&self) -> bool {
         let Ok(file) = self.open_lock() else {

@@ -10,7 +10,11 @@ use quarry_engine::CommitQuery;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a request or answer changes shape.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
+
+/// The byte a grep's client sends once the request is accepted: it still waits for the
+/// output (see `Reply::Accepted`).
+pub const GO: u8 = b'g';
 
 /// Longest request line the daemon reads (a query is at most 32,768 characters).
 pub const MAX_REQUEST_BYTES: usize = 1 << 20;
@@ -49,6 +53,11 @@ pub enum Call {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum Reply {
+    /// The request was read and is being worked on: the first line of every answer to a
+    /// search, log or grep, sent at once. A client that does not get it within a moment
+    /// (`client::ACCEPT_TIMEOUT`) is talking to a stopped or hung daemon, and answers
+    /// in-process instead of waiting for the work's own deadline.
+    Accepted,
     Search {
         response: SearchResponse,
     },

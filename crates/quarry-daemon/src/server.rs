@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use quarry_engine::Service;
 
 use crate::place::{build_id, Place};
-use crate::protocol::{Call, DaemonStatus, Envelope, Reply, MAX_REQUEST_BYTES, PROTOCOL};
+use crate::protocol::{Call, DaemonStatus, Envelope, Reply, GO, MAX_REQUEST_BYTES, PROTOCOL};
 
 /// Requests answered at once; more are refused (the client answers in-process).
 const MAX_CLIENTS: usize = 16;
@@ -74,6 +74,10 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         // Another daemon runs (or starts) for this workspace.
         return Ok(());
     }
+    // Who holds it, for a client that finds the daemon not answering.
+    let _ = lock
+        .set_len(0)
+        .and_then(|_| (&lock).write_all(std::process::id().to_string().as_bytes()));
     // Nothing else holds the lock, so a socket file left here is stale.
     let _ = std::fs::remove_file(&place.socket);
     let listener = UnixListener::bind(&place.socket)
@@ -234,10 +238,23 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
         );
         step_down(socket);
     }
+    if matches!(
+        envelope.call,
+        Call::Search { .. } | Call::Log { .. } | Call::Grep { .. }
+    ) && reply(stream, &Reply::Accepted).is_err()
+    {
+        return;
+    }
     let answer = match envelope.call {
         Call::Search { request, how } => search(state, &request, &how),
         Call::Log { text, query, mode } => log(state, &text, query, mode),
         Call::Grep { request } if passed_fd.is_some() => {
+            // The client says it still waits (it may have given up on a daemon that was
+            // stopped when the request came): only then is its output written into.
+            let mut go = [0u8; 1];
+            if !matches!((&*stream).read(&mut go), Ok(1) if go[0] == GO) {
+                return;
+            }
             let fd = passed_fd.expect("checked");
             return grep_into(state, &request, fd, stream);
         }
