@@ -121,10 +121,32 @@ fn second_writer_waits_then_names_the_holder() {
     let started = std::time::Instant::now();
     let err = env.fails(&["index", env.repo_path(), "--lock-wait", "0.5"]);
     assert!(started.elapsed() >= Duration::from_millis(500));
+    // The file names a quarry writer long gone; the lock is this test's, which is no quarry
+    // process: the holder named is the one holding it now.
     assert!(
-        err.contains("pid 4242") && err.contains("another quarry process"),
+        err.contains(&format!("pid {},", std::process::id()))
+            && err.contains("not a quarry process")
+            && !err.contains("4242"),
         "{err}"
     );
+    holder.unlock().unwrap();
+    // Another program holding it (util-linux's flock; `-o`: only flock holds it, not the
+    // command it runs) is named by its command line.
+    let mut child = std::process::Command::new("flock")
+        .arg("-o")
+        .arg(&lock_path)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let err = env.fails(&["index", env.repo_path(), "--lock-wait", "0.2"]);
+    assert!(
+        err.contains("flock") && err.contains("not a quarry process"),
+        "{err}"
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    holder.lock().unwrap();
     // Readers are not blocked by a writer.
     let json = env.json(&["search", "parse config"]);
     assert_eq!(json["results"][0]["path"], "src/config.rs");

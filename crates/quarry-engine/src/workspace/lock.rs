@@ -34,7 +34,7 @@ impl std::fmt::Display for LockBusy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the index in {} is being written by another quarry process ({}); waited {:.1} s. \
+            "the index in {} is being written by another process ({}); waited {:.1} s. \
              Let it finish, or stop it, then try again",
             self.dir.display(),
             if self.holder.is_empty() {
@@ -134,12 +134,58 @@ fn write_holder(file: &mut File) -> Result<()> {
     Ok(())
 }
 
-/// What a lock file says of its holder ("" when it cannot be read).
+/// Who holds the lock on `file`: what the file says of its last quarry holder, checked
+/// against the process that holds the lock now (another program — a backup tool, an editor —
+/// may hold it, and the file then names a quarry process long gone).
 fn holder_of(file: &mut File) -> String {
-    let mut holder = String::new();
+    let mut recorded = String::new();
     let _ = file.seek(SeekFrom::Start(0));
-    let _ = file.read_to_string(&mut holder);
-    holder.trim().to_string()
+    let _ = file.read_to_string(&mut recorded);
+    let recorded = recorded.trim().to_string();
+    match holder_now(file) {
+        None => recorded,
+        Some((pid, _)) if recorded.starts_with(&format!("pid {pid},")) => recorded,
+        Some((pid, command)) if command.contains("quarry") => format!("pid {pid}, `{command}`"),
+        Some((pid, command)) => format!("pid {pid}, `{command}`, not a quarry process"),
+    }
+}
+
+/// The process holding an OS lock on `file` now and its command line, from the kernel's
+/// table of locks (Linux's /proc/locks; `None` elsewhere or when none is found). Read by hand:
+/// no crate reads that table.
+fn holder_now(file: &File) -> Option<(u32, String)> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = file.metadata().ok()?;
+        let dev = meta.dev();
+        // glibc's major()/minor() of a dev_t; /proc/locks prints them in hex.
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+        let table = std::fs::read_to_string("/proc/locks").ok()?;
+        // "1: FLOCK  ADVISORY  WRITE 8656 fe:00:10011021 0 EOF" (waiters have "->": skipped).
+        let pid = table.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.len() >= 6 && fields[1] == "FLOCK" && fields[5] == wanted)
+                .then(|| fields[4].parse::<u32>().ok())
+                .flatten()
+        })?;
+        let command = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|raw| {
+                String::from_utf8_lossy(&raw)
+                    .replace('\0', " ")
+                    .trim()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Some((pid, command))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
 }
 
 /// Held while a process embeds a workspace's waiting texts (chunks or commits). Embedding a
