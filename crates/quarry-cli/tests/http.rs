@@ -212,12 +212,17 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             .unwrap();
         held.lock().unwrap();
         held.set_len(0).unwrap();
-        write!(held, "pid 4242, `quarry index big-repo`").unwrap();
+        // The holder as a quarry writer writes itself down (this process holds the lock).
+        let me = std::process::id();
+        write!(held, "pid {me}, `quarry index big-repo`").unwrap();
         let started = std::time::Instant::now();
         let (status, busy) = post(&server, "/api/code-files/sync", "");
         assert_eq!(status, 409, "{busy}");
         assert!(
-            busy["error"].as_str().unwrap().contains("pid 4242"),
+            busy["error"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("pid {me}, `quarry index big-repo`")),
             "{busy}"
         );
         assert!(started.elapsed() < std::time::Duration::from_secs(3));
