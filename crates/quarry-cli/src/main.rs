@@ -644,16 +644,18 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         return Ok(());
     }
     if args.check && store_url.is_none() {
-        let problem = if args.deep {
+        let checked = if args.deep {
             Workspace::check_deep(dir)
         } else {
             Workspace::check(dir)
         };
-        if let Some(problem) = problem {
-            bail!(
+        match checked {
+            quarry_engine::Checked::Sound => {}
+            quarry_engine::Checked::Damaged(problem) => bail!(
                 "the index file {} is damaged ({problem}); `quarry index --rebuild PATH` moves it aside and builds a new one",
                 file.display()
-            );
+            ),
+            quarry_engine::Checked::Busy(why) => bail!("cannot check: {why}"),
         }
     }
     let ws = Workspace::open_existing(dir)?;

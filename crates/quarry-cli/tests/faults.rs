@@ -385,3 +385,152 @@ fn fifos_minified_files_and_odd_names_neither_hang_nor_break_the_output() {
     let json = env.json(&["search", "oddly_named_function", "-k", "1"]);
     assert_eq!(json["results"][0]["path"], "odd\nname.py");
 }
+
+/// A process holding an SQLite lock on the index (Python's sqlite3, as a shell's `sqlite3` or
+/// a backup tool would); it prints "held" once it holds it.
+fn hold_index(file: &std::path::Path, sql: &str) -> std::process::Child {
+    let script = format!(
+        "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n{}\nprint('held', flush=True)\ntime.sleep(120)\n",
+        sql.lines()
+            .map(|s| format!("c.execute({s:?})"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &script])
+        .arg(file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "held");
+    child
+}
+
+fn moved_aside(env: &Env) -> usize {
+    std::fs::read_dir(env.index_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.contains(".damaged-") && !name.ends_with("-wal") && !name.ends_with("-shm")
+        })
+        .count()
+}
+
+#[test]
+fn a_healthy_index_is_never_called_damaged_nor_moved_aside() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let file = env.index_dir().join("index.sqlite");
+
+    // Another connection writing (a transaction held open): the checks read only.
+    let mut holder = hold_index(&file, "BEGIN IMMEDIATE");
+    let status = env.json(&["status", "--check", "--deep"]);
+    assert_eq!(status["check"], "ok (deep)", "{status}");
+    holder.kill().unwrap();
+    let _ = holder.wait();
+
+    // Held exclusively (`locking_mode=EXCLUSIVE`): the check cannot read it, says who holds
+    // it and that it is not damage; a rebuild leaves it where it is.
+    let mut holder = hold_index(&file, "PRAGMA locking_mode=EXCLUSIVE\nBEGIN EXCLUSIVE");
+    let check = env.run(&["status", "--check"]);
+    let said = stderr_of(&check);
+    assert!(!check.status.success());
+    assert!(
+        said.contains("not damage")
+            && said.contains(&format!("pid {}", holder.id()))
+            && said.contains("python3")
+            && !said.contains("is damaged"),
+        "{said}"
+    );
+    let rebuild = env.run(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+    assert!(!rebuild.status.success());
+    assert_eq!(moved_aside(&env), 0, "{}", stderr_of(&rebuild));
+    holder.kill().unwrap();
+    let _ = holder.wait();
+    assert_eq!(env.json(&["status", "--check"])["repos"][0]["files"], 5);
+
+    // A read-only index: checked as it is read, nothing written.
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    let mut perms = std::fs::metadata(&file).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&file, perms.clone()).unwrap();
+    let status = env.json(&["status", "--check", "--deep"]);
+    assert_eq!(status["check"], "ok (deep)", "{status}");
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&file, perms).unwrap();
+
+    // A file that was an index and is now empty is damage, not an empty workspace.
+    std::fs::write(&file, b"").unwrap();
+    let check = env.run(&["status", "--check"]);
+    let said = stderr_of(&check);
+    assert_eq!(check.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("empty (0 bytes)") && said.contains("--rebuild"),
+        "{said}"
+    );
+    let search = env.run(&["search", "parse_config_file"]);
+    let said = stderr_of(&search);
+    assert_eq!(search.status.code(), Some(2), "{said}");
+    assert!(said.contains("empty (0 bytes)"), "{said}");
+    env.ok(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+    assert_eq!(moved_aside(&env), 1);
+    assert_eq!(env.json(&["status", "--check"])["repos"][0]["files"], 5);
+}
+
+#[test]
+fn a_changed_byte_in_a_stored_text_is_found_named_and_answered_around() {
+    let env = Env::new();
+    sample_repo(&env);
+    env.write(
+        "src/marker.py",
+        "def distinctive_marker_function():\n    \"\"\"Quokkas collect zeppelins quietly.\"\"\"\n    return 1\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let file = env.index_dir().join("index.sqlite");
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let bytes = std::fs::read(&file).unwrap();
+        let needle = b"Quokkas collect zeppelins";
+        let at = bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("the chunk's text is in the file");
+        let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.seek(SeekFrom::Start(at as u64 + 2)).unwrap();
+        f.write_all(&[0xFF]).unwrap();
+    }
+    // The page checks pass; the texts' checksums do not.
+    let check = env.run(&["status", "--check", "--deep"]);
+    let said = stderr_of(&check);
+    assert_eq!(check.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("no longer matches its checksum") && said.contains("src/marker.py"),
+        "{said}"
+    );
+    // A search meeting it answers, with the text's bad byte replaced, and names the damage.
+    let found = env.json(&["search", "distinctive_marker_function"]);
+    assert_eq!(found["results"][0]["path"], "src/marker.py", "{found}");
+    let warned = found["warnings"].to_string();
+    assert!(
+        warned.contains("damaged") && warned.contains("--rebuild"),
+        "{found}"
+    );
+    let rebuilt = env.run(&["index", "--rebuild", env.repo_path(), "--no-embed"]);
+    assert!(rebuilt.status.success(), "{}", stderr_of(&rebuilt));
+    assert_eq!(moved_aside(&env), 1);
+    assert_eq!(
+        env.json(&["status", "--check", "--deep"])["check"],
+        "ok (deep)"
+    );
+}

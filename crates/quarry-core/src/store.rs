@@ -370,6 +370,12 @@ pub trait Store: crate::history::HistoryStore {
     fn search_vector(&self, query: &VectorQuery) -> anyhow::Result<Vec<ChunkHit>>;
     /// Bytes the store occupies (for `quarry status`).
     fn size_bytes(&self) -> u64;
+    /// Damage met while answering since the last call (a stored text that is no longer what
+    /// was written, shown with its bad bytes replaced), as a sentence naming the command that
+    /// repairs it; `None` when none was met.
+    fn damage_noted(&self) -> Option<String> {
+        None
+    }
     /// The files whose exact text can satisfy `required` (the others certainly cannot), read
     /// in one transaction with the generation of the indexed files; the files themselves too,
     /// unless `known_generation` is still the generation (the caller kept them).

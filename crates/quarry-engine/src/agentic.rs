@@ -43,14 +43,20 @@ impl Workspace {
         how: &SearchCall,
         config: &Config,
     ) -> Result<SearchResponse> {
-        match how {
+        let mut response = match how {
             SearchCall::Ranked => self.search(request),
             SearchCall::Routed { rerank } => self.search_with_settings(request, config, *rerank),
             SearchCall::Agentic { mode } => {
                 let model = follow_up_model(config, *mode)?;
                 self.search_agentic(request, model.as_deref())
             }
+        }?;
+        // Damage met on the way (a stored text no longer what was written) is named with the
+        // command that repairs it; the answer stands on the rest.
+        if let Some(damage) = self.store().damage_noted() {
+            response.warnings.push(damage);
         }
+        Ok(response)
     }
 
     /// `request`, then follow-up rounds (`model`'s, or offline ones without a model), fused.

@@ -42,6 +42,8 @@ pub use quarry_sources::pdf::PdfLimits;
 pub use quarry_sources::DiscoverOptions;
 /// Vectors kept in memory between searches, for a long-lived process (the workspace daemon).
 pub use quarry_store::keep_vectors_in_memory;
+/// What a check of the index file found (`status --check`).
+pub use quarry_store::Checked;
 pub use request::SearchRequest;
 pub use rerank::{language_model, write_json_atomically};
 pub use service::Service;

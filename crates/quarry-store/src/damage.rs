@@ -8,85 +8,195 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+/// What a check of an index file found. Only `Damaged` is damage: a file another connection
+/// holds locked past the wait (`sqlite3` in a shell, a backup tool, a writer in exclusive mode)
+/// is `Busy`, and nothing is ever moved aside for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checked {
+    Sound,
+    /// What is wrong, as the check found it.
+    Damaged(String),
+    /// Why the check could not read the file (who holds it, when that can be told).
+    Busy(String),
+}
+
+impl Checked {
+    pub fn is_damaged(&self) -> bool {
+        matches!(self, Checked::Damaged(_))
+    }
+
+    /// An error met by a check: busy or locked is `Busy` (naming the holders), the rest
+    /// `Damaged`.
+    fn from_error(path: &Path, e: &rusqlite::Error) -> Checked {
+        if is_busy(e) {
+            Checked::Busy(busy_message(path))
+        } else {
+            Checked::Damaged(e.to_string())
+        }
+    }
+}
+
+/// How long a check (and any reader) waits for a lock another connection holds.
+pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether SQLite says the file is busy or locked (another connection's lock), not bad.
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(code, _)
+            if matches!(code.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// "locked by another connection", with the processes holding locks on the file now.
+pub(crate) fn busy_message(path: &Path) -> String {
+    let holders = crate::holders::lock_holders(path);
+    let named = if holders.is_empty() {
+        String::from("another connection")
+    } else {
+        holders
+            .iter()
+            .map(|(pid, command)| format!("pid {pid} `{command}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "the index {} is locked by {named} past {} s; that is not damage: let it finish or close it, then try again",
+        path.display(),
+        BUSY_WAIT.as_secs()
+    )
+}
+
+/// A file that was an index and is now empty: not an empty workspace (an empty workspace has
+/// no file, or a file holding the schema).
+fn emptied(path: &Path) -> Option<String> {
+    std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file() && m.len() == 0)
+        .then(|| "the file is empty (0 bytes): it held an index and lost it".to_string())
+}
+
 /// `PRAGMA quick_check` of the index at `path`, then its schema against the digest recorded
-/// when it was written: `None` when it is sound, else what is wrong (the first problems
-/// SQLite lists). Reads the whole file: run it on error paths and on
-/// request (`status --check`, `index --rebuild`), not on every open.
-pub fn check_file(path: &Path) -> Option<String> {
+/// when it was written. Reads the whole file, and writes nothing: run it on error paths and
+/// on request (`status --check`, `index --rebuild`), not on every open.
+pub fn check_file(path: &Path) -> Checked {
+    if let Some(problem) = emptied(path) {
+        return Checked::Damaged(problem);
+    }
     // Opened as a reader opens it: a WAL file that nobody may write (no shared-memory file,
     // a read-only folder) is read as immutable, not reported as damaged.
     let conn = match open_reader(path) {
         Ok(c) => c,
-        Err(e) => return Some(e.to_string()),
+        Err(e) => return Checked::from_error(path, &e),
     };
     let rows = conn.prepare("PRAGMA quick_check(5)").and_then(|mut stmt| {
         stmt.query_map([], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<String>>>()
     });
     match rows {
-        Ok(rows) if rows == ["ok"] => {
-            crate::schema::problem(&conn).unwrap_or_else(|e| Some(e.to_string()))
-        }
-        Ok(rows) => Some(rows.join("; ")),
-        Err(e) => Some(e.to_string()),
+        Ok(rows) if rows == ["ok"] => match crate::schema::problem(&conn) {
+            Ok(None) => Checked::Sound,
+            Ok(Some(problem)) => Checked::Damaged(problem),
+            Err(e) => Checked::from_error(path, &e),
+        },
+        Ok(rows) => Checked::Damaged(rows.join("; ")),
+        Err(e) => Checked::from_error(path, &e),
     }
 }
 
 /// [`check_file`], then what a page-level check cannot see: SQLite's full integrity check
-/// (indexes against their tables), each full-text index's own integrity check, and every
-/// stored vector (its length a whole number of floats, all of one dimension, every value
-/// finite, unit length as the embedder stores them). Small damage inside a page's payload —
-/// a few bytes of an FTS segment or of a vector — passes the quick check and changes
-/// answers; this finds it. Reads everything: seconds on a large index.
-pub fn check_file_deep(path: &Path) -> Option<String> {
-    if let Some(problem) = check_file(path) {
-        return Some(problem);
+/// (indexes against their tables), each full-text index's own integrity check, every stored
+/// vector (its length a whole number of floats, all of one dimension, every value finite, unit
+/// length as the embedder stores them) and every stored text against its checksum. Small
+/// damage inside a page's payload — a few bytes of an FTS segment, of a vector or of a chunk's
+/// text — passes the quick check and changes answers; this finds it. Reads everything
+/// (seconds on a large index) and writes nothing to the index: the full-text checks, which
+/// SQLite runs as writes, run on a private copy.
+pub fn check_file_deep(path: &Path) -> Checked {
+    let quick = check_file(path);
+    if quick != Checked::Sound {
+        return quick;
     }
     let conn = match open_reader(path) {
         Ok(c) => c,
-        Err(e) => return Some(e.to_string()),
+        Err(e) => return Checked::from_error(path, &e),
     };
     let integrity: rusqlite::Result<Vec<String>> = conn
         .prepare("PRAGMA integrity_check(5)")
         .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect());
     match integrity {
         Ok(rows) if rows == ["ok"] => {}
-        Ok(rows) => return Some(rows.join("; ")),
-        Err(e) => return Some(e.to_string()),
+        Ok(rows) => return Checked::Damaged(rows.join("; ")),
+        Err(e) => return Checked::from_error(path, &e),
     }
-    for table in ["chunks_fts", "files_fts", "commits_fts", "file_trigrams"] {
-        let exists = conn
-            .query_row(
+    for table in ["embeddings", "commit_vectors"] {
+        if let Some(problem) = check_vectors(&conn, table) {
+            return Checked::Damaged(problem);
+        }
+    }
+    if let Some(problem) = crate::checksums::check_texts(&conn) {
+        return Checked::Damaged(problem);
+    }
+    check_full_text_on_a_copy(path, &conn)
+}
+
+/// Each full-text index's own integrity check, on a consistent copy of the file (SQLite's
+/// backup, in a read transaction): FTS5 runs its check as an INSERT, which would need the write
+/// lock (and fail on a read-only index, or wait on a locked one) if run on the index itself.
+fn check_full_text_on_a_copy(path: &Path, conn: &Connection) -> Checked {
+    let tables: Vec<&str> = ["chunks_fts", "files_fts", "commits_fts", "file_trigrams"]
+        .into_iter()
+        .filter(|table| {
+            conn.query_row(
                 "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
                 [table],
                 |_| Ok(()),
             )
-            .is_ok();
-        if !exists {
-            continue;
+            .is_ok()
+        })
+        .collect();
+    if tables.is_empty() {
+        return Checked::Sound;
+    }
+    // Beside the index (same disk, the user's), else in the temporary folder.
+    let scratch = path
+        .parent()
+        .and_then(|dir| {
+            tempfile::Builder::new()
+                .prefix(".check-")
+                .tempdir_in(dir)
+                .ok()
+        })
+        .or_else(|| {
+            tempfile::Builder::new()
+                .prefix("quarry-check-")
+                .tempdir()
+                .ok()
+        });
+    let Some(scratch) = scratch else {
+        return Checked::Busy("no folder to copy the index into for its full-text checks".into());
+    };
+    let copy_path = scratch.path().join("index.sqlite");
+    let copied = Connection::open(&copy_path).and_then(|mut copy| {
+        {
+            let backup = rusqlite::backup::Backup::new(conn, &mut copy)?;
+            backup.run_to_completion(1024, std::time::Duration::ZERO, None)?;
         }
-        // Read-only: FTS5 checks its index without writing (the INSERT is its command form,
-        // run in a transaction that is rolled back).
-        let checked = conn
-            .execute_batch("BEGIN")
-            .and_then(|()| {
-                conn.execute(
-                    &format!("INSERT INTO {table}({table}) VALUES('integrity-check')"),
-                    [],
-                )
-            })
-            .map(|_| ());
-        let _ = conn.execute_batch("ROLLBACK");
+        Ok(copy)
+    });
+    let copy = match copied {
+        Ok(copy) => copy,
+        Err(e) => return Checked::from_error(path, &e),
+    };
+    for table in tables {
+        let checked = copy.execute(
+            &format!("INSERT INTO {table}({table}) VALUES('integrity-check')"),
+            [],
+        );
         if let Err(e) = checked {
-            return Some(format!("the full-text index {table}: {e}"));
+            return Checked::Damaged(format!("the full-text index {table}: {e}"));
         }
     }
-    for table in ["embeddings", "commit_vectors"] {
-        if let Some(problem) = check_vectors(&conn, table) {
-            return Some(problem);
-        }
-    }
-    None
+    Checked::Sound
 }
 
 /// Every vector of `table` (a `vector` blob column) well formed and of unit length.
@@ -138,16 +248,25 @@ fn check_vectors(conn: &Connection, table: &str) -> Option<String> {
 /// SQL error that is not already "damaged" triggers a quick check of the file, and a file
 /// that fails it turns the error into [`CorruptIndex`] (whose message says what works).
 pub fn diagnose(path: &Path, err: anyhow::Error) -> anyhow::Error {
-    let from_sqlite = err.chain().any(|e| e.is::<rusqlite::Error>());
-    if is_corrupt(&err) || !from_sqlite || !path.is_file() {
+    let sqlite = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<rusqlite::Error>());
+    let Some(sqlite) = sqlite else {
+        return err;
+    };
+    if is_busy(sqlite) {
+        // Not damage: say who holds it.
+        return err.context(busy_message(path));
+    }
+    if is_corrupt(&err) || !path.is_file() {
         return err;
     }
     match check_file(path) {
-        Some(problem) => anyhow::Error::new(CorruptIndex {
+        Checked::Damaged(problem) => anyhow::Error::new(CorruptIndex {
             path: path.to_path_buf(),
             detail: format!("{problem}; met as: {err:#}"),
         }),
-        None => err,
+        Checked::Sound | Checked::Busy(_) => err,
     }
 }
 
@@ -207,13 +326,16 @@ pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
     let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
     let dir_writable = path.parent().is_none_or(writable);
     if writable(path) && dir_writable {
-        return Connection::open_with_flags(
+        let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        );
+        )?;
+        conn.busy_timeout(BUSY_WAIT)?;
+        return Ok(conn);
     }
     let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, read_only)?;
+    conn.busy_timeout(BUSY_WAIT)?;
     // A WAL file read without write access needs its shared-memory file; without one,
     // read the file as immutable (no writer can be at work where nobody may write).
     if conn

@@ -8,17 +8,22 @@
 //! Every index batch is one transaction, so a run killed at any moment leaves a consistent
 //! file: the next run sees which files are stored with which hash and finishes the job.
 
+mod checksums;
 mod commit_rows;
 mod damage;
 mod graph;
 mod history;
 mod history_vectors;
+mod holders;
 mod schema;
 mod search;
 mod vectors;
 mod weighted_bm25;
 
-pub use damage::{check_file, check_file_deep, diagnose, is_corrupt, move_aside, CorruptIndex};
+pub use damage::{
+    check_file, check_file_deep, diagnose, is_corrupt, move_aside, Checked, CorruptIndex,
+};
+pub use holders::lock_holders;
 
 use anyhow::{Context, Result};
 use quarry_core::store::{IndexBatch, SkipCounts};
@@ -129,6 +134,24 @@ impl SqliteStore {
     /// transaction); a reader needs the file to exist with the current schema (else
     /// [`SchemaPending`]) and opens it read-only when it may not write it.
     pub fn open_with(path: &Path, access: Access) -> Result<SqliteStore> {
+        // An index file is empty only while its first writer creates it (the schema is its
+        // first transaction): a reader waits for that writer (`SchemaPending`); a writer — who
+        // holds the write lock, so no other is at work — finds one that lost its content, no
+        // empty workspace to build on.
+        if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            return Err(match access {
+                Access::Read => SchemaPending {
+                    path: path.to_path_buf(),
+                    found: 0,
+                }
+                .into(),
+                Access::Write => CorruptIndex {
+                    path: path.to_path_buf(),
+                    detail: "the file is empty (0 bytes): it held an index and lost it".into(),
+                }
+                .into(),
+            });
+        }
         let conn = match access {
             Access::Write => {
                 if let Some(dir) = path.parent() {
@@ -187,6 +210,7 @@ impl SqliteStore {
         // Read pages straight from the OS page cache instead of copying them into SQLite's:
         // the kNN scan reads every stored vector, and copying was a third of its time.
         self.conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
+        checksums::register(&self.conn)?;
         weighted_bm25::register(&self.conn)
     }
 
@@ -234,8 +258,8 @@ impl SqliteStore {
             let mut insert_trigrams =
                 tx.prepare_cached("INSERT INTO file_trigrams(rowid, text) VALUES (?1, ?2)")?;
             let mut insert_chunk = tx.prepare_cached(
-                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash, language, page, cell)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash, language, page, cell, text_sum)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?;
             let mut insert_fts = tx.prepare_cached(
                 "INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
@@ -306,7 +330,8 @@ impl SqliteStore {
                         embed_hash,
                         (chunk.language != file.language).then(|| chunk.language.name()),
                         chunk.page,
-                        chunk.cell
+                        chunk.cell,
+                        checksums::text_sum(chunk.text.as_bytes())
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
                     insert_fts.execute(params![
@@ -618,6 +643,15 @@ impl Store for SqliteStore {
         query: &quarry_core::VectorQuery,
     ) -> Result<Vec<quarry_core::ChunkHit>> {
         vectors::search(&self.conn, query).map_err(|e| self.err(e))
+    }
+
+    fn damage_noted(&self) -> Option<String> {
+        checksums::take_noted().map(|place| {
+            format!(
+                "the index file {} is damaged: {place}; its answers show the text with the bad bytes replaced. `quarry status --check --deep` finds all such damage, `quarry index --rebuild PATH` repairs it",
+                self.path.display()
+            )
+        })
     }
 
     fn size_bytes(&self) -> u64 {

@@ -199,6 +199,12 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX commit_vectors_by_commit ON commit_vectors(commit_id);
     "#,
+    // 13: a checksum of every chunk's text, verified by the deep check (checksums.rs): a few
+    // changed bytes of a text pass the page checks and change answers.
+    r#"
+    ALTER TABLE chunks ADD COLUMN text_sum INTEGER;
+    UPDATE chunks SET text_sum = quarry_text_sum(text);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -103,16 +103,22 @@ pub(crate) fn hit_from_row(
     score_at: Option<usize>,
 ) -> rusqlite::Result<ChunkHit> {
     let language: String = r.get(7)?;
+    let (id, path, start_line, end_line): (i64, String, u32, u32) =
+        (r.get(0)?, r.get(2)?, r.get(3)?, r.get(4)?);
+    // Read as bytes: a text damaged into invalid UTF-8 is shown replaced, and noted.
+    let text = crate::checksums::text_of(r.get_ref(8)?, || {
+        format!("the stored text of chunk {id} ({path}:{start_line}-{end_line}) is not what was written")
+    });
     Ok(ChunkHit {
-        id: r.get(0)?,
+        id,
         repo: r.get(1)?,
-        path: r.get(2)?,
-        start_line: r.get(3)?,
-        end_line: r.get(4)?,
+        path,
+        start_line,
+        end_line,
         symbol: r.get(5)?,
         kind: r.get(6)?,
         language: Language::from_name(&language).unwrap_or(Language::Text),
-        text: r.get(8)?,
+        text,
         page: r.get(9)?,
         cell: r.get(10)?,
         score: match score_at {

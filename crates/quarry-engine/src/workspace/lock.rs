@@ -88,7 +88,7 @@ impl WriteLock {
                 Err(TryLockError::WouldBlock) => {
                     return Err(LockBusy {
                         dir: self.dir.clone(),
-                        holder: holder_of(&mut self.file),
+                        holder: holder_of(&mut self.file, &self.dir.join("index.lock")),
                         waited: wait,
                     }
                     .into());
@@ -134,57 +134,19 @@ fn write_holder(file: &mut File) -> Result<()> {
     Ok(())
 }
 
-/// Who holds the lock on `file`: what the file says of its last quarry holder, checked
-/// against the process that holds the lock now (another program — a backup tool, an editor —
-/// may hold it, and the file then names a quarry process long gone).
-fn holder_of(file: &mut File) -> String {
+/// Who holds the lock on `file` (at `path`): what the file says of its last quarry holder,
+/// checked against the process that holds the lock now (another program — a backup tool, an
+/// editor — may hold it, and the file then names a quarry process long gone).
+fn holder_of(file: &mut File, path: &Path) -> String {
     let mut recorded = String::new();
     let _ = file.seek(SeekFrom::Start(0));
     let _ = file.read_to_string(&mut recorded);
     let recorded = recorded.trim().to_string();
-    match holder_now(file) {
+    match quarry_store::lock_holders(path).into_iter().next() {
         None => recorded,
         Some((pid, _)) if recorded.starts_with(&format!("pid {pid},")) => recorded,
         Some((pid, command)) if command.contains("quarry") => format!("pid {pid}, `{command}`"),
         Some((pid, command)) => format!("pid {pid}, `{command}`, not a quarry process"),
-    }
-}
-
-/// The process holding an OS lock on `file` now and its command line, from the kernel's
-/// table of locks (Linux's /proc/locks; `None` elsewhere or when none is found). Read by hand:
-/// no crate reads that table.
-fn holder_now(file: &File) -> Option<(u32, String)> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let meta = file.metadata().ok()?;
-        let dev = meta.dev();
-        // glibc's major()/minor() of a dev_t; /proc/locks prints them in hex.
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-        let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
-        let table = std::fs::read_to_string("/proc/locks").ok()?;
-        // "1: FLOCK  ADVISORY  WRITE 8656 fe:00:10011021 0 EOF" (waiters have "->": skipped).
-        let pid = table.lines().find_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.len() >= 6 && fields[1] == "FLOCK" && fields[5] == wanted)
-                .then(|| fields[4].parse::<u32>().ok())
-                .flatten()
-        })?;
-        let command = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|raw| {
-                String::from_utf8_lossy(&raw)
-                    .replace('\0', " ")
-                    .trim()
-                    .to_string()
-            })
-            .unwrap_or_default();
-        Some((pid, command))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = file;
-        None
     }
 }
 
@@ -213,7 +175,7 @@ impl EmbedLock {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) => {
                     if !told {
-                        let holder = holder_of(&mut file);
+                        let holder = holder_of(&mut file, &dir.join("embed.lock"));
                         waiting(&format!(
                             "waiting for another quarry process that is embedding this workspace ({}); then this run embeds whatever is left",
                             if holder.is_empty() { "unknown holder" } else { &holder }

@@ -15,7 +15,7 @@ pub mod lock;
 use anyhow::{bail, Result};
 use lock::WriteLock;
 use quarry_core::{Embedder, RepoInfo, Store};
-use quarry_store::{Access, SqliteStore};
+use quarry_store::{Access, Checked, SqliteStore};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,14 +61,15 @@ impl Workspace {
         dir.join("cache").join("listing")
     }
 
-    /// SQLite's quick check of the workspace's index: `None` when sound, else the problems.
-    pub fn check(dir: &Path) -> Option<String> {
+    /// SQLite's quick check of the workspace's index (reading only): sound, damaged (what is
+    /// wrong), or busy (locked by another connection: not damage).
+    pub fn check(dir: &Path) -> Checked {
         quarry_store::check_file(&Self::index_file(dir))
     }
 
     /// [`Workspace::check`] and what a page check cannot see: full integrity, the full-text
-    /// indexes' own checks, every stored vector (`status --check --deep`).
-    pub fn check_deep(dir: &Path) -> Option<String> {
+    /// indexes' own checks, every stored vector and text (`status --check --deep`).
+    pub fn check_deep(dir: &Path) -> Checked {
         quarry_store::check_file_deep(&Self::index_file(dir))
     }
 
@@ -175,9 +176,10 @@ impl Workspace {
     }
 
     /// Opens the workspace for writing: takes the write lock (waiting up to `wait`), then
-    /// creates or upgrades the index. On `rebuild`, an index that is damaged — unreadable, or
-    /// failing SQLite's quick check — is moved aside (kept for inspection, named in
-    /// `moved_aside`) and a new one is started.
+    /// creates or upgrades the index. On `rebuild`, an index that a check proves damaged is
+    /// moved aside (kept for inspection, named in `moved_aside`) and a new one is started; a
+    /// busy one (another connection holds it locked) or one that only fails to open is never
+    /// moved: the error says why.
     pub fn open_for_writing(
         dir: &Path,
         wait: Duration,
@@ -187,9 +189,9 @@ impl Workspace {
         let file = Self::index_file(dir);
         let mut moved_aside = None;
         let ws = match Self::with_store(dir, Access::Write) {
-            // A rebuild never needs the old file: whatever keeps it from opening for writing
-            // (damage in the header, a write version that makes SQLite open it read-only, a
-            // schema of another build) sends it aside, unless the file itself is read-only.
+            // A rebuild never needs a damaged file: when the file does not open for writing
+            // and a check proves it damaged (header, pages, a schema not the one written), it
+            // goes aside; a read-only or busy one stays, and the error says so.
             Err(e) if rebuild && file.exists() && !lock::is_lock_busy(&e) => {
                 if std::fs::metadata(&file).is_ok_and(|m| m.permissions().readonly()) {
                     bail!(
@@ -197,16 +199,25 @@ impl Workspace {
                         file.display()
                     );
                 }
+                match quarry_store::check_file(&file) {
+                    Checked::Damaged(_) => {}
+                    Checked::Busy(why) => bail!("{why}"),
+                    Checked::Sound => return Err(e),
+                }
                 moved_aside = Some(quarry_store::move_aside(&file)?);
                 Self::with_store(dir, Access::Write)?
             }
-            // The deep check: damage inside pages (a vector, an FTS segment) would survive a
-            // rebuild that keeps the file (vectors are reused by their text's hash).
-            Ok(ws) if rebuild && quarry_store::check_file_deep(&file).is_some() => {
-                drop(ws);
-                moved_aside = Some(quarry_store::move_aside(&file)?);
-                Self::with_store(dir, Access::Write)?
-            }
+            // The deep check: damage inside pages (a vector, an FTS segment, a text) would
+            // survive a rebuild that keeps the file (vectors are reused by their text's hash).
+            Ok(ws) if rebuild => match quarry_store::check_file_deep(&file) {
+                Checked::Damaged(_) => {
+                    drop(ws);
+                    moved_aside = Some(quarry_store::move_aside(&file)?);
+                    Self::with_store(dir, Access::Write)?
+                }
+                Checked::Busy(why) => bail!("{why}"),
+                Checked::Sound => ws,
+            },
             other => other?,
         };
         Ok((Workspace { moved_aside, ..ws }, lock))
