@@ -459,6 +459,12 @@ pub(crate) fn sg(dir: &Path, args: SgArgs) -> Result<()> {
                 stats.left_out, args.limit
             );
         }
+        if stats.text_budget_spent {
+            eprintln!(
+                "quarry sg: the matches' text passed {} MiB; later matches show their first lines only (their line ranges are whole)",
+                quarry_grep::structural::MAX_ANSWER_TEXT >> 20
+            );
+        }
     }
     if !found {
         std::process::exit(exit_code::NOTHING_FOUND);

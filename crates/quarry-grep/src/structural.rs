@@ -142,16 +142,49 @@ pub struct SgMatch {
 /// nested braces made matches of 10 GB.
 pub const MAX_MATCH_TEXT: usize = 64 << 10;
 
-/// `text` cut to [`MAX_MATCH_TEXT`] bytes at a character boundary; whether it was cut.
-fn bounded(text: &str) -> (String, bool) {
-    if text.len() <= MAX_MATCH_TEXT {
-        return (text.to_string(), false);
+/// Bytes of match text (texts and captures together) one answer carries: past them, each
+/// match keeps a head of [`HEAD_TEXT`] bytes. The answer's memory is then bounded by bytes, not
+/// by the count a client asks for (`sg -k 10000` of `{ $$$A }` over 100,000 nested braces had
+/// taken 1.3 GB, 64 KB a match).
+pub const MAX_ANSWER_TEXT: usize = 4 << 20;
+
+/// What a match's text (or capture) keeps once the answer's budget is spent: its first line
+/// or so, enough to say which match it is (its lines say where the whole one is).
+pub const HEAD_TEXT: usize = 240;
+
+/// The bytes of text an answer has left, shared by the threads that build its matches.
+struct TextBudget(std::sync::atomic::AtomicUsize);
+
+impl TextBudget {
+    fn new() -> Self {
+        TextBudget(std::sync::atomic::AtomicUsize::new(MAX_ANSWER_TEXT))
     }
-    let mut end = MAX_MATCH_TEXT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+
+    /// `text` cut to what the budget grants (at most [`MAX_MATCH_TEXT`], at least a head of
+    /// [`HEAD_TEXT`]) at a character boundary; whether it was cut.
+    fn cut(&self, text: &str) -> (String, bool) {
+        use std::sync::atomic::Ordering;
+        let wanted = text.len().min(MAX_MATCH_TEXT);
+        let before = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                Some(left.saturating_sub(wanted))
+            })
+            .unwrap_or(0);
+        let keep = wanted.min(before).max(HEAD_TEXT.min(text.len()));
+        if keep >= text.len() {
+            return (text.to_string(), false);
+        }
+        let mut end = keep;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        (text[..end].to_string(), true)
     }
-    (text[..end].to_string(), true)
+
+    fn spent(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) == 0
+    }
 }
 
 /// What an `sg` search did.
@@ -163,6 +196,10 @@ pub struct SgStats {
     pub matches: usize,
     /// Matches not returned because of the limit.
     pub left_out: usize,
+    /// The answer's text budget ([`MAX_ANSWER_TEXT`]) was spent: later matches carry only
+    /// the head of their text (`truncated`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub text_budget_spent: bool,
     /// What is wrong with a pattern that compiled but may not mean what it says (it does not
     /// parse as whole code of its language), as ast-grep warns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,9 +264,10 @@ pub fn search(
         anyhow::bail!("{error}");
     }
     let targets = listed.targets;
+    let budget = TextBudget::new();
     let (found, ruled_out) =
         crate::scan::search_targets(&targets, filter, &crate::Cold, |target| {
-            let (matches, count) = match_file(&target.path, &compiled, &lang, limit);
+            let (matches, count) = match_file(&target.path, &compiled, &lang, limit, &budget);
             (count > 0).then_some((matches, count))
         })?;
     let mut stats = SgStats {
@@ -251,6 +289,7 @@ pub fn search(
     }
     stats.left_out = stats.matches.saturating_sub(limit);
     matches.truncate(limit);
+    stats.text_budget_spent = budget.spent();
     Ok((matches, stats))
 }
 
@@ -262,6 +301,7 @@ fn match_file(
     pattern: &Pattern,
     lang: &SgLanguage,
     limit: usize,
+    budget: &TextBudget,
 ) -> (Vec<SgMatch>, usize) {
     let Ok(bytes) = std::fs::read(path) else {
         return (Vec::new(), 0);
@@ -288,24 +328,25 @@ fn match_file(
                     ast_grep_core::meta_var::MetaVariable::MultiCapture(name) => name,
                     _ => continue,
                 };
-                let text = match env.get_match(&name) {
-                    Some(node) => node.text().into_owned(),
+                // Borrowed from the source: only what the budget keeps is copied.
+                let range = match env.get_match(&name) {
+                    Some(node) => Some(node.range()),
                     None => {
                         let nodes = env.get_multiple_matches(&name);
                         match (nodes.first(), nodes.last()) {
-                            (Some(first), Some(last)) => source
-                                .get(first.range().start..last.range().end)
-                                .unwrap_or_default()
-                                .to_string(),
-                            _ => String::new(),
+                            (Some(first), Some(last)) => {
+                                Some(first.range().start..last.range().end)
+                            }
+                            _ => None,
                         }
                     }
                 };
-                let (text, cut) = bounded(&text);
+                let text = range.and_then(|r| source.get(r)).unwrap_or_default();
+                let (text, cut) = budget.cut(text);
                 truncated |= cut;
                 captures.insert(name, text);
             }
-            let (text, cut) = bounded(&m.text());
+            let (text, cut) = budget.cut(&m.text());
             SgMatch {
                 path: path.display().to_string(),
                 start_line: m.start_pos().line() + 1,
@@ -354,6 +395,27 @@ mod tests {
             && m.captures.values().all(|c| c.len() <= MAX_MATCH_TEXT)));
         // The outermost block is cut, and says so; a small match is whole.
         assert!(matches[0].truncated);
+        // However many matches are asked for, the answer's text is bounded by bytes: the
+        // budget, then a head per match.
+        let (many, stats) = search(
+            "{ $$$A }",
+            Language::Rust,
+            &[dir.path().join("deep.rs")],
+            &crate::ScanAll,
+            10_000,
+            None,
+        )
+        .unwrap();
+        assert_eq!(many.len(), 10_000);
+        assert!(stats.text_budget_spent);
+        let bytes: usize = many
+            .iter()
+            .map(|m| m.text.len() + m.captures.values().map(String::len).sum::<usize>())
+            .sum();
+        assert!(
+            bytes <= MAX_ANSWER_TEXT + 10_000 * 2 * HEAD_TEXT,
+            "{bytes} bytes of text"
+        );
         let small = dir.path().join("small.rs");
         std::fs::write(&small, "fn g() { let x = 1; }\n").unwrap();
         let (matches, _) = search(
