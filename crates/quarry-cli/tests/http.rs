@@ -464,7 +464,18 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
         ],
     );
     let addr = server.base.trim_start_matches("http://").to_string();
-    // Four slow clients hold every slot; a fifth connection is closed unanswered.
+    let raw = |request: &[u8]| -> String {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let _ = s.write_all(request);
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer);
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let probe = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    // Four slow clients that have just come hold every slot: a fifth is told to come back
+    // (503, Retry-After), not closed bare.
     let slow: Vec<_> = (0..4)
         .map(|_| {
             let mut s = std::net::TcpStream::connect(&addr).unwrap();
@@ -472,20 +483,19 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
             s
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    let mut fifth = std::net::TcpStream::connect(&addr).unwrap();
-    fifth
-        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
-        .unwrap();
-    let _ = fifth.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
-    let mut answer = Vec::new();
-    let _ = fifth.read_to_end(&mut answer);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let answer = raw(probe);
     assert!(
-        answer.is_empty(),
-        "over the cap: {}",
-        String::from_utf8_lossy(&answer)
+        answer.starts_with("HTTP/1.1 503") && answer.contains("Retry-After: 1\r\n"),
+        "over the cap: {answer}"
     );
-    // The slow ones are dropped after the header timeout, and the server answers again.
+    // Idle a moment, they give way to a new request, which is answered.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        raw(probe).starts_with("HTTP/1.1 200"),
+        "an idle one gave way"
+    );
+    // The slow ones are dropped (given way, or after the header timeout).
     for mut s in slow {
         s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
             .unwrap();
@@ -495,6 +505,35 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
         assert!(started.elapsed() < std::time::Duration::from_secs(4));
     }
     assert_eq!(get(&server, "/healthz", None).0, 200);
+    // Bodies trickled a byte at a time fill every slot: stalled, they give way too, and a
+    // trickled body is answered 408 when its time is up.
+    let trickling: Vec<_> = (0..4)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"POST /api/search/code HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    assert!(
+        raw(probe).starts_with("HTTP/1.1 200"),
+        "a stalled one gave way"
+    );
+    let answered: Vec<String> = trickling
+        .into_iter()
+        .map(|mut s| {
+            s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                .unwrap();
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
+            String::from_utf8_lossy(&rest).into_owned()
+        })
+        .collect();
+    assert!(
+        answered.iter().any(|a| a.starts_with("HTTP/1.1 408")),
+        "{answered:?}"
+    );
 
     // A flood of searches, on a server with room for the connections and one turn at work:
     // each gets 200 or 503 with Retry-After (64 may wait), none waits forever.

@@ -5,12 +5,15 @@
 //! refused (DNS rebinding). Bodies and query strings are bounded, paths never leave a repo's root
 //! (the service resolves them), and every error is JSON with a status code.
 //!
-//! Bounded under load: at most `max_connections` connections are held (more are closed at
-//! once), a client that has not sent its headers within `header_timeout` is dropped (idle
-//! keep-alive connections too), and at most `max_concurrent` requests do work at a time; a
-//! few more wait briefly for a turn, the rest are answered 503 with `Retry-After` — so a
-//! flood of searches costs queue slots, not memory.
+//! Bounded under load: at most `max_connections` connections are held — when full, the one
+//! idle or stalled longest gives way to a new one, a connection at work never does, and one
+//! nothing can make room for is answered 503 with `Retry-After` (connections.rs) — a client
+//! that has not sent its headers within `header_timeout` is dropped (idle keep-alive
+//! connections too), a body must come whole within the same time, and at most
+//! `max_concurrent` requests do work at a time; a few more wait briefly for a turn, the rest
+//! are answered 503 with `Retry-After` — so a flood of searches costs queue slots, not memory.
 
+mod connections;
 pub mod openapi;
 
 use openapi::Health;
@@ -55,7 +58,7 @@ pub struct Limits {
     /// Connections open at once; another is closed when accepted.
     pub max_connections: usize,
     /// Time a connection may take to send a request's headers (and may sit idle between
-    /// requests).
+    /// requests), and a request's body after them.
     pub header_timeout: std::time::Duration,
     /// Requests doing work at once (searches, summaries, syncs).
     pub max_concurrent: usize,
@@ -90,6 +93,8 @@ struct App {
     work: Arc<tokio::sync::Semaphore>,
     waiting: Arc<std::sync::atomic::AtomicUsize>,
     max_queued: usize,
+    /// How long a request's body may take to come, whole.
+    body_timeout: std::time::Duration,
 }
 
 struct ApiError(StatusCode, String);
@@ -382,7 +387,37 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
             .into_response();
         }
     }
-    next.run(request).await
+    // The body, whole, within its time (a client trickling it is dropped, not waited for);
+    // then the request is at work, and its connection no longer gives way to another.
+    let place = request.extensions().get::<connections::Place>().cloned();
+    let (parts, body) = request.into_parts();
+    let within = app.body_timeout;
+    let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, MAX_BODY_BYTES)).await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return ApiError(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
+            )
+            .into_response()
+        }
+        Err(_) => {
+            return ApiError(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not come within {:.1} s",
+                    within.as_secs_f64()
+                ),
+            )
+            .into_response()
+        }
+    };
+    if let Some(place) = &place {
+        place.doing(connections::Doing::Working);
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 /// `localhost`, `127.0.0.1`, `[::1]` (and other loopback addresses), with or without a port.
@@ -430,6 +465,7 @@ pub fn router(
         work: Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent.max(1))),
         waiting: Arc::default(),
         max_queued: limits.max_queued,
+        body_timeout: limits.header_timeout,
     };
     Router::new()
         .route("/healthz", get(healthz))
@@ -482,17 +518,16 @@ pub fn serve(dir: &Path, opts: ServeOptions) -> Result<()> {
 
 /// Serves connections until Ctrl-C, each bounded as `limits` says. axum's own `serve` has no
 /// header-read timeout and no connection cap, so connections are served with hyper's
-/// builder directly.
+/// builder directly; which connection gives way at the cap is connections.rs's.
 async fn accept(listener: tokio::net::TcpListener, app: Router, limits: Limits) -> Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::service::TowerToHyperService;
-    let open = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let held = connections::Registry::new(limits.max_connections);
     let stop = tokio::signal::ctrl_c();
     tokio::pin!(stop);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 // Out of descriptors, most often: wait for connections to close.
                 Err(_) => {
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -501,19 +536,57 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, limits: Limits) 
             },
             _ = &mut stop => return Ok(()),
         };
-        // Over the cap: closed at once, so the connections held stay within it.
-        let Ok(slot) = open.clone().try_acquire_owned() else {
-            drop(stream);
+        let Some((place, give_way)) = held.admit(peer.ip()) else {
+            // Full of connections at work: told so, to come back.
+            tokio::spawn(refuse(stream));
             continue;
         };
-        let service = TowerToHyperService::new(app.clone());
+        let app = app.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let leave = connections::Leave(place.clone());
+            let service =
+                hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                    place.doing(connections::Doing::Reading);
+                    request.extensions_mut().insert(place.clone());
+                    let place = place.clone();
+                    let answered = tower::ServiceExt::oneshot(app.clone(), request);
+                    async move {
+                        let response = answered.await;
+                        place.doing(connections::Doing::Idle);
+                        response
+                    }
+                });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
                 .serve_connection(TokioIo::new(stream), service);
-            let _ = connection.await;
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                _ = give_way.notified() => {
+                    // Idle or stalled, and another connection needs the place.
+                    connection.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), connection).await;
+                }
+            }
+            drop(leave);
         });
     }
+}
+
+/// Answers a connection the server has no place for: 503 with `Retry-After`, then closes.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = json!({"error": "the server holds as many connections as it may, all at work: retry in a moment"})
+        .to_string();
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        stream.write_all(response.as_bytes()),
+    )
+    .await;
+    let _ = stream.shutdown().await;
 }
