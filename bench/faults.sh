@@ -10,6 +10,11 @@
 #      of schema text (refused as damaged or answered as clean); then abuse (sg
 #      on 100k nested braces, 600 pipelined MCP calls, 400 concurrent HTTP searches) with the
 #      peak memory of each;
+#   3d-3g. a healthy index held by another connection, read-only or emptied (never called
+#      damaged, never moved aside; the emptied one named); memory of requests asking for many
+#      matches (sg -k 10,000 and 100,000, search -k 1000, concurrent HTTP, pipelined MCP);
+#      connections that never give their turn back (1,100 idle, 256 trickling bodies) while
+#      probes ask; a daemon stopped with SIGSTOP;
 #   4. writers (index, sync) and readers (search, status) at once: errors other than "another
 #      process is writing" are failures;
 #   5. the property tests (chunker, planner, MCP guard) with PROPTEST_CASES cases.
@@ -182,6 +187,137 @@ codes=$(seq 400 | xargs -P 400 -I{} curl -s -o /dev/null -w '%{http_code}\n' 'ht
 echo "abuse HTTP (400 concurrent commit searches): $codes; peak $(( $(awk '/VmHWM/ {print $2}' /proc/$server/status) / 1024 )) MiB"
 kill $server
 
+# 3d. a healthy index: held by another connection (a write transaction; exclusive locking),
+# read-only, or emptied. Checks must call none of the healthy ones damaged, nothing healthy is
+# moved aside, and the emptied one is named as damage.
+HEALTHY="$WORK/healthy"
+rm -rf "$HEALTHY" && cp -r "$CLEAN" "$HEALTHY"
+hold() { # SQL... : a python3 sqlite3 connection holding the index until killed
+    python3 -c 'import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+for s in sys.argv[2:]: c.execute(s)
+print("held", flush=True); time.sleep(600)' "$HEALTHY/index.sqlite" "$@" >"$WORK/hold.out" &
+    holder=$!
+    for _ in $(seq 50); do grep -q held "$WORK/hold.out" 2>/dev/null && break; sleep 0.1; done
+}
+healthy_damaged=0
+hold "BEGIN IMMEDIATE"
+"$Q" --index-dir "$HEALTHY" status --check --deep >/dev/null 2>"$WORK/err" || { healthy_damaged=$((healthy_damaged + 1)); echo "  writing connection: $(head -c 200 "$WORK/err")"; }
+kill "$holder"; wait "$holder" 2>/dev/null || true
+hold "PRAGMA locking_mode=EXCLUSIVE" "BEGIN EXCLUSIVE"
+"$Q" --index-dir "$HEALTHY" status --check --deep >/dev/null 2>"$WORK/err" || true
+grep -q "not damage" "$WORK/err" || { healthy_damaged=$((healthy_damaged + 1)); echo "  exclusive: $(head -c 200 "$WORK/err")"; }
+"$Q" --index-dir "$HEALTHY" index --rebuild "$REPO" --no-embed >/dev/null 2>&1 || true
+kill "$holder"; wait "$holder" 2>/dev/null || true
+rm -f "$HEALTHY/index.sqlite-wal" "$HEALTHY/index.sqlite-shm"
+chmod a-w "$HEALTHY/index.sqlite"
+"$Q" --index-dir "$HEALTHY" status --check --deep >/dev/null 2>"$WORK/err" || { healthy_damaged=$((healthy_damaged + 1)); echo "  read-only: $(head -c 200 "$WORK/err")"; }
+chmod u+w "$HEALTHY/index.sqlite"
+moved=$(find "$HEALTHY" -name 'index.sqlite.damaged-*' ! -name '*-wal' ! -name '*-shm' | wc -l)
+kept=$(counts "$HEALTHY")
+: >"$HEALTHY/index.sqlite"
+"$Q" --index-dir "$HEALTHY" status --check >/dev/null 2>"$WORK/err" || true
+empty_named=0; grep -q "empty (0 bytes)" "$WORK/err" && empty_named=1
+echo "healthy index: held by a writing connection, held exclusively, read-only: called damaged $healthy_damaged of 3, moved aside $moved; counts after $kept (want $want); emptied file named as damage: $empty_named"
+
+# 3e. memory a request's size cannot grow: sg on 100k nested braces with -k 10,000 and
+# 100,000; a structural search of them with -k 1000; 4 concurrent HTTP structural searches with
+# limit=200; 8 pipelined MCP ones. Peak resident memory of each.
+NESTED="$WORK/nested"
+mkdir -p "$NESTED" && cp "$WORK/deep.rs" "$NESTED/"
+"$Q" --index-dir "$WORK/nested-ws" index "$NESTED" --no-embed >/dev/null 2>&1
+for k in 10000 100000; do
+    /usr/bin/time -f "%M %e" -o "$WORK/sg.kb" "$Q" --index-dir "$WORK/nested-ws" sg '{ $$$A }' --lang rust -k "$k" "$NESTED" >/dev/null 2>&1 || true
+    read -r kb secs <"$WORK/sg.kb"
+    echo "memory sg -k $k (100k nested braces): peak $((kb / 1024)) MiB, $secs s"
+done
+(cd "$NESTED" && /usr/bin/time -f "%M %e" -o "$WORK/search.kb" "$Q" --index-dir "$WORK/nested-ws" search '{ $$$A }' -k 1000 --json >/dev/null 2>&1) || true
+read -r kb secs <"$WORK/search.kb"
+echo "memory search '{ \$\$\$A }' -k 1000: peak $((kb / 1024)) MiB, $secs s"
+"$Q" --index-dir "$WORK/nested-ws" serve --addr 127.0.0.1:7798 2>/dev/null &
+server=$!
+sleep 1
+seq 4 | xargs -P 4 -I{} curl -s -o /dev/null 'http://127.0.0.1:7798/api/search/code?query=%7B%20%24%24%24A%20%7D&limit=200'
+echo "memory HTTP (4 concurrent structural searches, limit=200): peak $(( $(awk '/VmHWM/ {print $2}' /proc/$server/status) / 1024 )) MiB"
+kill $server
+python3 - "$Q" "$WORK/nested-ws" <<'PY'
+import json, subprocess, sys, time
+q, ws = sys.argv[1], sys.argv[2]
+lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "1"}}}),
+         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+lines += [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "{ $$$A }", "limit": 200}}}) for i in range(1, 9)]
+p = subprocess.Popen([q, "--index-dir", ws, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+p.stdin.write("\n".join(lines) + "\n"); p.stdin.flush()
+answered, peak, started = 0, 0, time.time()
+while answered < 9 and time.time() - started < 300:
+    line = p.stdout.readline()
+    if not line: break
+    answered += 1
+    with open(f"/proc/{p.pid}/status") as f:
+        peak = max(peak, next(int(l.split()[1]) for l in f if l.startswith("VmHWM")))
+p.kill()
+print(f"memory MCP (8 pipelined structural searches, limit 200): {answered - 1} answered, peak {peak // 1024} MiB")
+PY
+
+# 3f. connections that never give their turn back: 1,100 idle connections reopened as they
+# close, and 256 clients trickling a body at a byte a second, while 22 probes ask /healthz.
+ulimit -n 4096 2>/dev/null || true
+"$Q" --index-dir "$CLEAN" serve --addr 127.0.0.1:7797 2>/dev/null &
+server=$!
+sleep 1
+python3 - <<'PY'
+import socket, threading, time
+ADDR = ("127.0.0.1", 7797)
+stop = time.time() + 30
+def idle():
+    held = []
+    while time.time() < stop:
+        try:
+            s = socket.create_connection(ADDR, timeout=2); held.append(s)
+        except OSError:
+            time.sleep(0.01)
+        if len(held) > 1100:
+            held.pop(0).close()
+def trickle():
+    while time.time() < stop:
+        try:
+            s = socket.create_connection(ADDR, timeout=2)
+            s.sendall(b"POST /api/search/code HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n")
+            while time.time() < stop:
+                s.sendall(b"x"); time.sleep(1)
+        except OSError:
+            time.sleep(0.1)
+threads = [threading.Thread(target=idle, daemon=True)] + [threading.Thread(target=trickle, daemon=True) for _ in range(256)]
+for t in threads: t.start()
+time.sleep(3)
+served = 0
+for _ in range(22):
+    try:
+        s = socket.create_connection(ADDR, timeout=10)
+        s.settimeout(10)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        answer = s.recv(64)
+        served += answer.startswith(b"HTTP/1.1 200") or answer.startswith(b"HTTP/1.1 503")
+        s.close()
+    except OSError:
+        pass
+    time.sleep(1)
+print(f"connections (1,100 idle reopened, 256 trickling bodies): {served} of 22 probes answered (200 or 503)")
+PY
+kill $server
+
+# 3g. a daemon stopped with SIGSTOP: a grep answers in-process after the acceptance deadline,
+# and `daemon status` names it at once.
+"$Q" --index-dir "$CLEAN" daemon start >/dev/null 2>&1
+dpid=$("$Q" --index-dir "$CLEAN" daemon status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+kill -STOP "$dpid"
+(cd "$REPO" && /usr/bin/time -f %e -o "$WORK/grep.s" "$Q" --index-dir "$CLEAN" grep -l handler_17 >/dev/null 2>&1) || true
+grep_s=$(cat "$WORK/grep.s")
+/usr/bin/time -f %e -o "$WORK/status.s" "$Q" --index-dir "$CLEAN" daemon status >/dev/null 2>"$WORK/err" || true
+status_s=$(tail -n 1 "$WORK/status.s")
+kill -CONT "$dpid"; "$Q" --index-dir "$CLEAN" daemon stop >/dev/null 2>&1 || true
+echo "stopped daemon: grep answered in ${grep_s} s, daemon status in ${status_s} s ($(head -c 90 "$WORK/err"))"
+
 # 4. concurrent writers and readers
 LOAD="$WORK/load"
 cp -r "$CLEAN" "$LOAD"
@@ -210,7 +346,7 @@ while ((SECONDS < end)); do
 done
 wait
 # stderr also holds progress notes; failures are error lines and failed readers.
-load_errors=$(grep -e '^quarry: error' -e '^reader failed' "$WORK/load.err" | grep -c -v 'being written by another quarry process' || true)
+load_errors=$(grep -e '^quarry: error' -e '^reader failed' "$WORK/load.err" | grep -c -v 'being written by another' || true)
 echo "load: ${SECONDS_LOAD}s, $ops reader commands beside a re-indexing writer and a syncing writer; errors other than lock waits: $load_errors"
 [ "$load_errors" = 0 ] || grep -e '^quarry: error' -e '^reader failed' "$WORK/load.err" | grep -v 'being written' | head -5
 
