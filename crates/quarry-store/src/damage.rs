@@ -133,7 +133,10 @@ pub fn check_file_deep(path: &Path) -> Checked {
             return Checked::Damaged(problem);
         }
     }
-    if let Some(problem) = crate::checksums::check_texts(&conn) {
+    if let Some(problem) = crate::checksums::check_rows(&conn) {
+        return Checked::Damaged(problem);
+    }
+    if let Some(problem) = crate::checksums::check_fts(&conn) {
         return Checked::Damaged(problem);
     }
     check_full_text_on_a_copy(path, &conn)

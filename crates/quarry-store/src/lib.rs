@@ -258,8 +258,8 @@ impl SqliteStore {
             let mut insert_trigrams =
                 tx.prepare_cached("INSERT INTO file_trigrams(rowid, text) VALUES (?1, ?2)")?;
             let mut insert_chunk = tx.prepare_cached(
-                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash, language, page, cell, text_sum)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, parent, signature, text, embed_hash, language, page, cell)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?;
             let mut insert_fts = tx.prepare_cached(
                 "INSERT INTO chunks_fts(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)",
@@ -330,8 +330,7 @@ impl SqliteStore {
                         embed_hash,
                         (chunk.language != file.language).then(|| chunk.language.name()),
                         chunk.page,
-                        chunk.cell,
-                        checksums::text_sum(chunk.text.as_bytes())
+                        chunk.cell
                     ])?;
                     let chunk_id = tx.last_insert_rowid();
                     insert_fts.execute(params![
@@ -536,6 +535,8 @@ impl Store for SqliteStore {
         let _ = self
             .conn
             .execute_batch("INSERT INTO file_trigrams(file_trigrams) VALUES ('optimize');");
+        // What the code's full-text indexes now hold, for the deep check (checksums.rs).
+        checksums::record_fts_digest(&self.conn).map_err(|e| self.err(e))?;
         // Fold the WAL back so the file on disk is the whole index (cheap after a run).
         let _ = self
             .conn

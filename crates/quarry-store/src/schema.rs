@@ -199,11 +199,57 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX commit_vectors_by_commit ON commit_vectors(commit_id);
     "#,
-    // 13: a checksum of every chunk's text, verified by the deep check (checksums.rs): a few
-    // changed bytes of a text pass the page checks and change answers.
+    // 13: a checksum of every row answers are read from (chunks, files, symbols), kept by
+    // triggers in the writing transaction, and a digest of the code's full-text indexes that
+    // any write of theirs drops (the same triggers) until an index run records it anew;
+    // the deep check verifies both (checksums.rs). A few changed bytes inside a page pass
+    // SQLite's checks and change answers. The triggers follow `checksums::SUMMED`.
     r#"
-    ALTER TABLE chunks ADD COLUMN text_sum INTEGER;
-    UPDATE chunks SET text_sum = quarry_text_sum(text);
+    CREATE TABLE row_sums(
+        tbl TEXT NOT NULL, key NOT NULL, sum INTEGER NOT NULL, PRIMARY KEY (tbl, key)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER chunks_sum_insert AFTER INSERT ON chunks BEGIN
+        INSERT OR REPLACE INTO row_sums VALUES ('chunks', new.rowid, quarry_sum(new.file_id, new.start_line, new.end_line, new.symbol, new.kind, new.parent, new.signature, new.text, new.embed_hash, new.language, new.page, new.cell));
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    CREATE TRIGGER chunks_sum_update AFTER UPDATE ON chunks BEGIN
+        DELETE FROM row_sums WHERE tbl = 'chunks' AND key = old.rowid;
+        INSERT OR REPLACE INTO row_sums VALUES ('chunks', new.rowid, quarry_sum(new.file_id, new.start_line, new.end_line, new.symbol, new.kind, new.parent, new.signature, new.text, new.embed_hash, new.language, new.page, new.cell));
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    CREATE TRIGGER chunks_sum_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM row_sums WHERE tbl = 'chunks' AND key = old.rowid;
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    INSERT INTO row_sums SELECT 'chunks', t.rowid, quarry_sum(t.file_id, t.start_line, t.end_line, t.symbol, t.kind, t.parent, t.signature, t.text, t.embed_hash, t.language, t.page, t.cell) FROM chunks t;
+    CREATE TRIGGER files_sum_insert AFTER INSERT ON files BEGIN
+        INSERT OR REPLACE INTO row_sums VALUES ('files', new.rowid, quarry_sum(new.repo_id, new.path, new.language, new.hash, new.size, new.mtime_ns, new.stem, new.trigrams));
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    CREATE TRIGGER files_sum_update AFTER UPDATE ON files BEGIN
+        DELETE FROM row_sums WHERE tbl = 'files' AND key = old.rowid;
+        INSERT OR REPLACE INTO row_sums VALUES ('files', new.rowid, quarry_sum(new.repo_id, new.path, new.language, new.hash, new.size, new.mtime_ns, new.stem, new.trigrams));
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    CREATE TRIGGER files_sum_delete AFTER DELETE ON files BEGIN
+        DELETE FROM row_sums WHERE tbl = 'files' AND key = old.rowid;
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    INSERT INTO row_sums SELECT 'files', t.rowid, quarry_sum(t.repo_id, t.path, t.language, t.hash, t.size, t.mtime_ns, t.stem, t.trigrams) FROM files t;
+    CREATE TRIGGER symbols_sum_insert AFTER INSERT ON symbols BEGIN
+        INSERT OR REPLACE INTO row_sums VALUES ('symbols', new.rowid, quarry_sum(new.file_id, new.name, new.kind, new.parent, new.start_line, new.end_line, new.signature));
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    CREATE TRIGGER symbols_sum_update AFTER UPDATE ON symbols BEGIN
+        DELETE FROM row_sums WHERE tbl = 'symbols' AND key = old.rowid;
+        INSERT OR REPLACE INTO row_sums VALUES ('symbols', new.rowid, quarry_sum(new.file_id, new.name, new.kind, new.parent, new.start_line, new.end_line, new.signature));
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    CREATE TRIGGER symbols_sum_delete AFTER DELETE ON symbols BEGIN
+        DELETE FROM row_sums WHERE tbl = 'symbols' AND key = old.rowid;
+        DELETE FROM meta WHERE key = 'fts_digest';
+    END;
+    INSERT INTO row_sums SELECT 'symbols', t.rowid, quarry_sum(t.file_id, t.name, t.kind, t.parent, t.start_line, t.end_line, t.signature) FROM symbols t;
     "#,
 ];
 

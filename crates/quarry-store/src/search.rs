@@ -102,23 +102,27 @@ pub(crate) fn hit_from_row(
     r: &rusqlite::Row,
     score_at: Option<usize>,
 ) -> rusqlite::Result<ChunkHit> {
-    let language: String = r.get(7)?;
-    let (id, path, start_line, end_line): (i64, String, u32, u32) =
-        (r.get(0)?, r.get(2)?, r.get(3)?, r.get(4)?);
-    // Read as bytes: a text damaged into invalid UTF-8 is shown replaced, and noted.
-    let text = crate::checksums::text_of(r.get_ref(8)?, || {
-        format!("the stored text of chunk {id} ({path}:{start_line}-{end_line}) is not what was written")
-    });
+    let (id, start_line, end_line): (i64, u32, u32) = (r.get(0)?, r.get(3)?, r.get(4)?);
+    // Texts read as bytes: one damaged into invalid UTF-8 is shown replaced, and noted.
+    let place = |what: &str| {
+        format!("the stored {what} of chunk {id} (lines {start_line}-{end_line}) is not what was written")
+    };
+    let text_at = |i: usize, what: &str| -> rusqlite::Result<Option<String>> {
+        let value = r.get_ref(i)?;
+        Ok((value != rusqlite::types::ValueRef::Null)
+            .then(|| crate::checksums::text_of(value, || place(what))))
+    };
+    let language = text_at(7, "language")?.unwrap_or_default();
     Ok(ChunkHit {
         id,
-        repo: r.get(1)?,
-        path,
+        repo: text_at(1, "repo name")?.unwrap_or_default(),
+        path: text_at(2, "path")?.unwrap_or_default(),
         start_line,
         end_line,
-        symbol: r.get(5)?,
-        kind: r.get(6)?,
+        symbol: text_at(5, "symbol")?,
+        kind: text_at(6, "kind")?.unwrap_or_default(),
         language: Language::from_name(&language).unwrap_or(Language::Text),
-        text,
+        text: text_at(8, "text")?.unwrap_or_default(),
         page: r.get(9)?,
         cell: r.get(10)?,
         score: match score_at {
