@@ -228,16 +228,16 @@ mkdir -p "$NESTED" && cp "$WORK/deep.rs" "$NESTED/"
 "$Q" --index-dir "$WORK/nested-ws" index "$NESTED" --no-embed >/dev/null 2>&1
 for k in 10000 100000; do
     /usr/bin/time -f "%M %e" -o "$WORK/sg.kb" "$Q" --index-dir "$WORK/nested-ws" sg '{ $$$A }' --lang rust -k "$k" "$NESTED" >/dev/null 2>&1 || true
-    read -r kb secs <"$WORK/sg.kb"
+    read -r kb secs < <(tail -n 1 "$WORK/sg.kb")
     echo "memory sg -k $k (100k nested braces): peak $((kb / 1024)) MiB, $secs s"
 done
-(cd "$NESTED" && /usr/bin/time -f "%M %e" -o "$WORK/search.kb" "$Q" --index-dir "$WORK/nested-ws" search '{ $$$A }' -k 1000 --json >/dev/null 2>&1) || true
-read -r kb secs <"$WORK/search.kb"
-echo "memory search '{ \$\$\$A }' -k 1000: peak $((kb / 1024)) MiB, $secs s"
+(cd "$NESTED" && /usr/bin/time -f "%M %e" -o "$WORK/search.kb" "$Q" --index-dir "$WORK/nested-ws" search '{ $$$A }' --lang rust -k 1000 --json >/dev/null 2>&1) || true
+read -r kb secs < <(tail -n 1 "$WORK/search.kb")
+echo "memory search '{ \$\$\$A }' --lang rust -k 1000: peak $((kb / 1024)) MiB, $secs s"
 "$Q" --index-dir "$WORK/nested-ws" serve --addr 127.0.0.1:7798 2>/dev/null &
 server=$!
 sleep 1
-seq 4 | xargs -P 4 -I{} curl -s -o /dev/null 'http://127.0.0.1:7798/api/search/code?query=%7B%20%24%24%24A%20%7D&limit=200'
+seq 4 | xargs -P 4 -I{} curl -s -o /dev/null 'http://127.0.0.1:7798/api/search/code?query=%7B%20%24%24%24A%20%7D&language=rust&limit=200'
 echo "memory HTTP (4 concurrent structural searches, limit=200): peak $(( $(awk '/VmHWM/ {print $2}' /proc/$server/status) / 1024 )) MiB"
 kill $server
 python3 - "$Q" "$WORK/nested-ws" <<'PY'
@@ -245,7 +245,7 @@ import json, subprocess, sys, time
 q, ws = sys.argv[1], sys.argv[2]
 lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "1"}}}),
          json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
-lines += [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "{ $$$A }", "limit": 200}}}) for i in range(1, 9)]
+lines += [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "{ $$$A }", "language": "rust", "limit": 200}}}) for i in range(1, 9)]
 p = subprocess.Popen([q, "--index-dir", ws, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 p.stdin.write("\n".join(lines) + "\n"); p.stdin.flush()
 answered, peak, started = 0, 0, time.time()
