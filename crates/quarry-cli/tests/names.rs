@@ -245,3 +245,19 @@ fn a_type_answers_before_its_impl_and_a_method_with_its_own_lines() {
     sorted.sort();
     assert_eq!(sorted, [(2, 5), (7, 10)], "{json}");
 }
+
+#[test]
+fn a_structural_pattern_that_names_no_language_is_read_in_the_repos_own() {
+    // `{ $$$A }` says nothing of its language: in a Rust repo it is Rust's blocks.
+    let env = Env::new();
+    env.write(
+        "src/lib.rs",
+        "pub fn f() {\n    let x = 1;\n}\n\npub fn g() {\n    let y = 2;\n}\n",
+    );
+    env.write("README.md", "# Blocks\n\nSome text.\n");
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let json = env.json(&["search", "{ $$$A }"]);
+    assert_eq!(json["route"]["route"], "structural", "{json}");
+    assert!(json["route"]["note"].is_null(), "{json}");
+    assert_eq!(result_paths(&json)[0], "src/lib.rs", "{json}");
+}

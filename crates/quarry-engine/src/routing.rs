@@ -4,6 +4,7 @@
 //! and issue texts go to ranked search. An exact engine that finds nothing hands the query to
 //! ranked search, saying so. `--mode` bypasses the router.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -103,6 +104,25 @@ impl Workspace {
             .into_iter()
             .filter(|r| request.repos.is_empty() || request.repos.contains(&r.name))
             .collect())
+    }
+
+    /// The code language most of the searched repos' files are in (a pattern that names none,
+    /// `{ $$$A }`, is read in it; Python when the repos hold no code).
+    fn most_common_language(&self, request: &SearchRequest) -> Result<Language> {
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for repo in self.store().stats()? {
+            if request.repos.is_empty() || request.repos.contains(&repo.repo.name) {
+                for (language, files) in repo.languages {
+                    *counts.entry(language).or_default() += files;
+                }
+            }
+        }
+        Ok(counts
+            .into_iter()
+            .filter_map(|(name, files)| Some((Language::from_name(&name)?, files)))
+            .filter(|(language, _)| language.is_code())
+            .max_by_key(|&(language, files)| (files, std::cmp::Reverse(language.name())))
+            .map_or(Language::Python, |(language, _)| language))
     }
 
     /// The searched repos' roots, by name.
@@ -305,9 +325,10 @@ impl Workspace {
     /// ast-grep over the searched repos, in `--lang`'s files or the language the pattern
     /// looks written in.
     fn structural_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
-        let language = request
-            .language
-            .unwrap_or_else(|| guess_language(&request.query));
+        let language = match request.language.or_else(|| guess_language(&request.query)) {
+            Some(language) => language,
+            None => self.most_common_language(request)?,
+        };
         let pattern = request.query.trim();
         let roots = self.searched_roots(request)?;
         let admitted = PathFilter::new(request)?;
@@ -418,15 +439,17 @@ fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult 
 }
 
 /// The language a structural pattern is written in, by its keywords (Python by default).
-fn guess_language(pattern: &str) -> Language {
+fn guess_language(pattern: &str) -> Option<Language> {
     let has = |s: &str| pattern.contains(s);
     if has("fn ") || has("::") || has(".unwrap()") || has("let ") || has("impl ") {
-        Language::Rust
+        Some(Language::Rust)
     } else if has("console.") || has("function ") || has("=>") || has("const ") {
-        Language::JavaScript
+        Some(Language::JavaScript)
     } else if has("func ") || has(":=") {
-        Language::Go
+        Some(Language::Go)
+    } else if has("def ") || has("self.") || pattern.trim_end().ends_with(':') {
+        Some(Language::Python)
     } else {
-        Language::Python
+        None
     }
 }
