@@ -19,6 +19,10 @@ pub(crate) struct EvalArgs {
     /// Score agentic search's offline variant (a follow-up from the top results' names).
     #[arg(long)]
     agentic: bool,
+    /// Sync each repository's history as it stood at the query's commit (never a later
+    /// commit), so that ranking takes past changes as evidence.
+    #[arg(long)]
+    history: bool,
     /// Answer each query as `quarry search` does: through the router (a name's definitions,
     /// a path's files, grep, ast-grep), ranked search for the rest.
     #[arg(long)]
@@ -148,6 +152,7 @@ pub(crate) fn evaluate(dir: &std::path::Path, args: EvalArgs) -> Result<()> {
         max_queries: args.max_queries,
         weights: args.weights.unwrap_or_default(),
         agentic: args.agentic,
+        history: args.history,
         route: args.route,
         judge: match &args.judge_model {
             Some(path) => Some(quarry_eval::Judge {

@@ -157,6 +157,11 @@ fn mention(m: &quarry_engine::answer::Mention) -> String {
         NamedFile { name, files, .. } => format!("named after {name} (1 of {files})"),
         Callee { name, via, files } => format!("defines {name}, called by {via} (1 of {files})"),
         Caller { name, files } => format!("calls {name} (1 of {files})"),
+        Changed { share, commits } => format!(
+            "changed by past commits like the query ({:.2} of the best file's votes: {})",
+            share,
+            commits.join(", ")
+        ),
     }
 }
 

@@ -99,3 +99,88 @@ fn eval_scores_a_document_corpus() {
     let missing = env.fails(&["eval", "/no/such/queries.jsonl"]);
     assert!(missing.contains("/no/such/queries.jsonl"), "{missing}");
 }
+
+/// `quarry eval --history` lays each query's history out as it stood at the query's commit:
+/// past changes are there to vote, the later fix never is.
+#[test]
+fn eval_history_holds_only_what_the_query_commit_reaches() {
+    use common::git::{commit, head, init};
+    let env = Env::new();
+    let repo = env.repo.path().join("widgets");
+    std::fs::create_dir_all(&repo).unwrap();
+    init(&repo);
+    write_file(
+        &repo,
+        "core/widgets.py",
+        b"def render_widget(widget, palette):\n    return palette[widget.color]\n",
+    );
+    write_file(
+        &repo,
+        "core/colors.py",
+        b"def lookup_color(palette, name):\n    return palette[name]\n",
+    );
+    commit(
+        &repo,
+        "Add widgets and colors",
+        "Ann",
+        "2025-01-01T00:00:00Z",
+    );
+    write_file(&repo, "core/widgets.py", b"def render_widget(widget, palette):\n    color = palette.get(widget.color)\n    return color\n");
+    commit(
+        &repo,
+        "Render widgets with a missing palette colour as none",
+        "Ann",
+        "2025-01-02T00:00:00Z",
+    );
+    write_file(&repo, "README.md", b"# Widgets\n");
+    commit(&repo, "Add a readme", "Bob", "2025-01-03T00:00:00Z");
+    let base = head(&repo);
+    write_file(&repo, "core/widgets.py", b"def render_widget(widget, palette):\n    if not palette:\n        return None\n    return palette.get(widget.color)\n");
+    commit(
+        &repo,
+        "Fix crash when the palette is empty in widget rendering",
+        "Cid",
+        "2025-01-04T00:00:00Z",
+    );
+
+    let dir = env.home.path();
+    let query = serde_json::json!({
+        "id": "w1",
+        "query": "Crash when the palette is empty\n\nRendering a widget with an empty palette raises KeyError instead of drawing nothing.\nSteps: render_widget(w, {})",
+        "repo": "acme/widgets",
+        "commit": base,
+        "relevant": ["core/widgets.py"],
+    });
+    write_file(dir, "history.jsonl", (query.to_string() + "\n").as_bytes());
+    let work = dir.join("historywork");
+    let report = env.json(&[
+        "eval",
+        dir.join("history.jsonl").to_str().unwrap(),
+        "--repos",
+        env.repo.path().to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--mode",
+        "lexical",
+        "--history",
+        "--set",
+        "search.history_weight=0.5",
+    ]);
+    assert_eq!(report["reports"][0]["metrics"]["hit_at_1"], 1.0, "{report}");
+    // The evaluation workspace holds the three commits the base reaches, not the fix.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .env("QUARRY_DAEMON", "off")
+        .arg("--index-dir")
+        .arg(work.join("workspace"))
+        .args(["log", "--all-repos", "-k", "10", "--json"])
+        .output()
+        .unwrap();
+    let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let subjects = common::git::subjects(&log);
+    assert_eq!(subjects.len(), 3, "{log}");
+    assert!(
+        subjects.contains(&"Render widgets with a missing palette colour as none".to_string())
+            && !subjects.iter().any(|s| s.starts_with("Fix crash")),
+        "{subjects:?}"
+    );
+}

@@ -119,6 +119,65 @@ impl Workspace {
                 interrupted: false,
             });
         };
+        self.ingest(
+            &repo,
+            info,
+            head,
+            reachable,
+            keep_incomplete,
+            progress,
+            notes,
+            started,
+        )
+    }
+
+    /// The history of the stored repo `name` as it stood at commit `tip`, read from the git
+    /// folder `git_dir`: commits `tip` does not reach are dropped, the others stored. An
+    /// evaluation lays each query's tree out at the query's commit and its history so, so
+    /// that no later commit (the fix, above all) is ever evidence (`quarry eval --history`).
+    pub fn sync_history_at(
+        &mut self,
+        git_dir: &Path,
+        name: &str,
+        tip: &str,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport> {
+        let started = Instant::now();
+        let repo = quarry_history::GitRepo::open(git_dir)?;
+        let info = self
+            .store()
+            .repos()?
+            .into_iter()
+            .find(|r| r.name == name)
+            .with_context(|| format!("no repo named `{name}` to sync the history of"))?;
+        let Some((head, reachable)) = repo.reachable_from(Some(tip))? else {
+            bail!("{tip} reaches no commits in {}", git_dir.display());
+        };
+        self.ingest(
+            &repo,
+            info,
+            head,
+            reachable,
+            true,
+            progress,
+            Vec::new(),
+            started,
+        )
+    }
+
+    /// Stores the commits of `reachable` not stored yet and drops the stored ones it lacks.
+    #[allow(clippy::too_many_arguments)]
+    fn ingest(
+        &mut self,
+        repo: &quarry_history::GitRepo,
+        info: RepoInfo,
+        head: String,
+        reachable: Vec<String>,
+        keep_incomplete: bool,
+        progress: &dyn Progress,
+        mut notes: Vec<String>,
+        started: Instant,
+    ) -> Result<SyncReport> {
         let known = self.store().known_commits(info.id)?;
         let reachable_set: HashSet<&String> = reachable.iter().collect();
         let gone: Vec<String> = known

@@ -13,6 +13,7 @@ mod filter;
 mod freshness;
 pub mod graph;
 pub mod history;
+mod history_evidence;
 mod index;
 mod name_lookup;
 mod progress;

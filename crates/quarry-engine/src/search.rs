@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use quarry_core::{tokens, ChunkHit, LexicalQuery, VectorQuery};
 use quarry_rank::fusion::{self, FusionConfig, ScoreParts};
 use quarry_rank::plan::QueryPlan;
-use quarry_rank::{FileCandidate, RankedFile};
+use quarry_rank::{FileCandidate, Mention, RankedFile};
 use std::collections::HashMap;
 
 /// Query vectors for the kNN side: the whole query, and for an issue text also its title and
@@ -316,6 +316,16 @@ impl Workspace {
                 continue;
             }
             entry(&mut candidates, &repo, &path).mentions = list;
+        }
+        // Past changes like the issue vote for the files they changed (synced history only).
+        if plan.issue.is_some() && request.fusion.files.history_weight > 0.0 {
+            for ((repo, path), (share, commits)) in self.history_votes(request)? {
+                if filter.admits_path(&path) {
+                    entry(&mut candidates, &repo, &path)
+                        .mentions
+                        .push(Mention::Changed { share, commits });
+                }
+            }
         }
         Ok(quarry_rank::files::rank_files(
             candidates.into_values().collect(),

@@ -60,6 +60,7 @@ fn a_judge_is_scored_beside_the_first_stage_and_cached() {
         variants: Vec::new(),
         embedder: None,
         agentic: false,
+        history: false,
         route: false,
         judge: Some(Judge {
             scorer: judge.clone(),

@@ -69,6 +69,9 @@ pub struct EvalOptions {
     pub embedder: Option<std::sync::Arc<dyn quarry_core::Embedder>>,
     /// Score agentic search's offline variant (follow-ups from the top results' names).
     pub agentic: bool,
+    /// Sync each git corpus's history as it stood at the query's commit (commits that commit
+    /// reaches, never a later one), so that ranking may take past changes as evidence.
+    pub history: bool,
     /// Answer each query through the router, as `quarry search` does.
     pub route: bool,
     /// A local model that judges each search's top results (the pointwise second stage),
@@ -241,6 +244,22 @@ pub fn run(
         ws.index_repo(&tree, &index_opts, &quarry_engine::NoProgress)?;
         if needs_vectors {
             ws.embed_pending(progress, &[])?;
+        }
+        // The history as it stood at the query's commit: no later commit (the fix) is there.
+        if opts.history {
+            if let corpus::Source::Git {
+                git_dir: Some(git_dir),
+                commit,
+                ..
+            } = &group.source
+            {
+                ws.sync_history_at(
+                    git_dir,
+                    &group.repo_name,
+                    commit,
+                    &quarry_engine::NoProgress,
+                )?;
+            }
         }
         index_time += started.elapsed();
 

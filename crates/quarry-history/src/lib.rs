@@ -4,7 +4,7 @@
 
 mod git;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use quarry_core::history::{ChangedFile, CommitRecord};
 use std::path::Path;
 
@@ -35,10 +35,21 @@ impl GitRepo {
     /// HEAD's commit and every commit it reaches, newest first; `None` for a repository with
     /// no commits yet.
     pub fn reachable(&self) -> Result<Option<(String, Vec<String>)>> {
-        let head = match self.history.head_commit_id() {
-            Ok(id) => id,
-            Err(git::IngestError::EmptyRepository) => return Ok(None),
-            Err(e) => bail!("{e}"),
+        self.reachable_from(None)
+    }
+
+    /// As [`GitRepo::reachable`], from the commit `tip` names (a full SHA) instead of HEAD:
+    /// the history as it stood at that commit (an evaluation's view of the past, which must
+    /// never hold a later commit).
+    pub fn reachable_from(&self, tip: Option<&str>) -> Result<Option<(String, Vec<String>)>> {
+        let head = match tip {
+            Some(sha) => gix::ObjectId::from_hex(sha.as_bytes())
+                .with_context(|| format!("`{sha}` is not a full commit SHA"))?,
+            None => match self.history.head_commit_id() {
+                Ok(id) => id,
+                Err(git::IngestError::EmptyRepository) => return Ok(None),
+                Err(e) => bail!("{e}"),
+            },
         };
         let repo = self.history.repo();
         let walk = repo

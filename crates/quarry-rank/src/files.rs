@@ -54,6 +54,9 @@ pub struct FileRankConfig {
     pub caller_weight: f64,
     /// Names defined in more files than this are no evidence.
     pub max_definitions: usize,
+    /// A file past commits like the query changed (whole issue texts, synced history), times
+    /// its share of the votes (history_evidence.rs in the engine).
+    pub history_weight: f64,
     /// Role priors: a file of that role scores this times its evidence, unless the query
     /// names the role.
     pub prior_test: f64,
@@ -102,6 +105,7 @@ impl Default for FileRankConfig {
             callee_weight: 0.0,
             caller_weight: 0.0,
             max_definitions: 20,
+            history_weight: 0.0,
             prior_test: 0.5,
             prior_docs: 0.4,
             prior_changelog: 0.2,
@@ -136,6 +140,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.callee_weight", "added to a file defining what a definition the query names calls, divided by the number of files defining it"),
     ("search.caller_weight", "added to a file calling a definition the query names, divided by the number of files that do"),
     ("search.max_definitions", "names defined in more files than this are no evidence"),
+    ("search.history_weight", "added to a file that past commits like the query changed, times its share of their votes (whole issue texts, synced history)"),
     ("search.prior_test", "score factor of test files, unless the query asks for tests"),
     ("search.prior_docs", "score factor of documentation, unless the query asks for docs"),
     ("search.prior_changelog", "score factor of changelogs and release notes"),
@@ -173,6 +178,7 @@ impl FileRankConfig {
             "search.file_name_weight" => &mut self.file_name_weight,
             "search.callee_weight" => &mut self.callee_weight,
             "search.caller_weight" => &mut self.caller_weight,
+            "search.history_weight" => &mut self.history_weight,
             "search.prior_test" => &mut self.prior_test,
             "search.prior_docs" => &mut self.prior_docs,
             "search.prior_changelog" => &mut self.prior_changelog,
@@ -280,6 +286,10 @@ pub enum Mention {
     },
     /// The file calls `name`, a definition the query names; `files` files do.
     Caller { name: String, files: usize },
+    /// Past commits whose words are like the query's changed the file: `share` of the best
+    /// file's votes (each commit's match over the best one's, divided by the files it
+    /// changed), `commits` the first that voted.
+    Changed { share: f64, commits: Vec<String> },
 }
 
 /// Everything known about one candidate file.
@@ -325,6 +335,7 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
     let mut defs = 0.0;
     let mut named_file: f64 = 0.0;
     let mut graph = 0.0;
+    let mut history: f64 = 0.0;
     for m in mentions {
         match m {
             Mention::Frame { innermost, .. } => {
@@ -353,6 +364,7 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
             }
             Mention::Callee { files, .. } => graph += cfg.callee_weight / (*files).max(1) as f64,
             Mention::Caller { files, .. } => graph += cfg.caller_weight / (*files).max(1) as f64,
+            Mention::Changed { share, .. } => history = history.max(cfg.history_weight * share),
         }
     }
     // Names are many small pieces of evidence; their sum is capped so a file that defines
@@ -361,6 +373,7 @@ fn named_score(mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
         + path
         + module
         + named_file
+        + history
         + defs.min(cfg.definition_weight * 2.0)
         + graph.min(cfg.callee_weight.max(cfg.caller_weight) * 2.0)
 }
