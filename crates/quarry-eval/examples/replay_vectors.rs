@@ -235,6 +235,7 @@ fn main() -> Result<()> {
         variants: sweep(&config)?,
         embedder: Some(embedder),
         agentic: false,
+        history: false,
         route: false,
         judge: None,
     };
