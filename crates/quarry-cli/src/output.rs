@@ -157,11 +157,32 @@ fn mention(m: &quarry_engine::answer::Mention) -> String {
         NamedFile { name, files, .. } => format!("named after {name} (1 of {files})"),
         Callee { name, via, files } => format!("defines {name}, called by {via} (1 of {files})"),
         Caller { name, files } => format!("calls {name} (1 of {files})"),
-        Changed { share, commits } => format!(
-            "changed by past commits like the query ({:.2} of the best file's votes: {})",
+        Changed {
             share,
-            commits.join(", ")
-        ),
+            commits,
+            definitions,
+        } => {
+            let mut defs: Vec<_> = definitions.iter().collect();
+            defs.sort_by(|a, b| b.share.total_cmp(&a.share));
+            let named: Vec<String> = defs
+                .iter()
+                .take(3)
+                .map(|d| match &d.symbol {
+                    Some(s) => format!("{s} :{}", d.start_line),
+                    None => format!(":{}-{}", d.start_line, d.end_line),
+                })
+                .collect();
+            format!(
+                "changed by past commits like the query ({:.2} of the best file's votes: {}){}",
+                share,
+                commits.join(", "),
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!("; in {}", named.join(", "))
+                }
+            )
+        }
     }
 }
 

@@ -539,3 +539,5 @@ fn patches_carry_gits_hunk_headers_with_their_function_context() {
 
 #[path = "history/issue_texts.rs"]
 mod issue_texts;
+#[path = "history/votes.rs"]
+mod votes;

@@ -29,6 +29,24 @@ fn query_texts(query: &str, plan: &QueryPlan, passages: usize) -> Vec<String> {
 /// Candidate files (from whole-file BM25) beside those the chunk lists bring.
 const FILE_CANDIDATES: usize = 100;
 
+/// The line spans of the definitions past commits like the query changed in `file`, the
+/// best-voted first (at most two: the evidence names a place, not the whole file).
+fn changed_definitions(file: &quarry_rank::RankedFile) -> Vec<(u32, u32)> {
+    let mut defs: Vec<&quarry_rank::ChangedDefinition> = file
+        .mentions
+        .iter()
+        .flat_map(|m| match m {
+            quarry_rank::Mention::Changed { definitions, .. } => definitions.as_slice(),
+            _ => &[],
+        })
+        .collect();
+    defs.sort_by(|a, b| b.share.total_cmp(&a.share));
+    defs.into_iter()
+        .take(2)
+        .map(|d| (d.start_line, d.end_line))
+        .collect()
+}
+
 /// For a file ranked without any chunk among the candidates (found by whole-file BM25 or a
 /// stack frame), the chunk to show: the one holding a frame's line, else the one defining a
 /// name the query uses, else the one with most query terms.
@@ -196,17 +214,33 @@ impl Workspace {
                     lexical_share,
                 )?;
                 let mut chunks = fused;
-                // Files ranked high without a chunk among the candidates get their best one.
+                // Files ranked high without a chunk among the candidates get their best one;
+                // a definition past commits like the query changed joins its file's chunks.
                 for file in ranked.iter().take(request.limit.max(10)) {
-                    if chunks
+                    let changed = changed_definitions(file);
+                    let have: Vec<(u32, u32)> = chunks
                         .iter()
-                        .any(|(h, _)| h.repo == file.repo && h.path == file.path)
-                    {
+                        .filter(|(h, _)| h.repo == file.repo && h.path == file.path)
+                        .map(|(h, _)| (h.start_line, h.end_line))
+                        .collect();
+                    let missing: Vec<(u32, u32)> = changed
+                        .into_iter()
+                        .filter(|span| !have.contains(span))
+                        .collect();
+                    if !have.is_empty() && missing.is_empty() {
                         continue;
                     }
                     let all = self.store().file_chunks(&file.repo, &file.path)?;
-                    if let Some(c) = representative_chunk(all, file, &query_plan) {
-                        chunks.push((ChunkHit { score: 0.0, ..c }, ScoreParts::default()));
+                    if have.is_empty() && missing.is_empty() {
+                        if let Some(c) = representative_chunk(all, file, &query_plan) {
+                            chunks.push((ChunkHit { score: 0.0, ..c }, ScoreParts::default()));
+                        }
+                        continue;
+                    }
+                    for c in all {
+                        if missing.contains(&(c.start_line, c.end_line)) {
+                            chunks.push((ChunkHit { score: 0.0, ..c }, ScoreParts::default()));
+                        }
                     }
                 }
                 let ordered = quarry_rank::files::order_chunks(chunks, &ranked, &cfg.files);
@@ -319,11 +353,15 @@ impl Workspace {
         }
         // Past changes like the issue vote for the files they changed (synced history only).
         if plan.issue.is_some() && request.fusion.files.history_weight > 0.0 {
-            for ((repo, path), (share, commits)) in self.history_votes(request)? {
+            for ((repo, path), votes) in self.history_votes(request)? {
                 if filter.admits_path(&path) {
                     entry(&mut candidates, &repo, &path)
                         .mentions
-                        .push(Mention::Changed { share, commits });
+                        .push(Mention::Changed {
+                            share: votes.share,
+                            commits: votes.commits,
+                            definitions: votes.definitions,
+                        });
                 }
             }
         }

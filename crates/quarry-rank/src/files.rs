@@ -57,6 +57,10 @@ pub struct FileRankConfig {
     /// A file past commits like the query changed (whole issue texts, synced history), times
     /// its share of the votes (history_evidence.rs in the engine).
     pub history_weight: f64,
+    /// Days after which a past commit's vote counts half (0: every commit alike).
+    pub history_half_life_days: f64,
+    /// Chunk evidence of a definition that past commits like the query changed.
+    pub history_definition_weight: f64,
     /// Role priors: a file of that role scores this times its evidence, unless the query
     /// names the role.
     pub prior_test: f64,
@@ -106,6 +110,8 @@ impl Default for FileRankConfig {
             caller_weight: 0.0,
             max_definitions: 20,
             history_weight: 0.0,
+            history_half_life_days: 0.0,
+            history_definition_weight: 1.0,
             prior_test: 0.5,
             prior_docs: 0.4,
             prior_changelog: 0.2,
@@ -141,6 +147,8 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("search.caller_weight", "added to a file calling a definition the query names, divided by the number of files that do"),
     ("search.max_definitions", "names defined in more files than this are no evidence"),
     ("search.history_weight", "added to a file that past commits like the query changed, times its share of their votes (whole issue texts, synced history)"),
+    ("search.history_half_life_days", "a past commit's vote halves with every this many days between it and the newest voting commit (0: no decay)"),
+    ("search.history_definition_weight", "chunk evidence of a definition that voting commits changed (their added lines still stand in it), times its share"),
     ("search.prior_test", "score factor of test files, unless the query asks for tests"),
     ("search.prior_docs", "score factor of documentation, unless the query asks for docs"),
     ("search.prior_changelog", "score factor of changelogs and release notes"),
@@ -179,6 +187,8 @@ impl FileRankConfig {
             "search.callee_weight" => &mut self.callee_weight,
             "search.caller_weight" => &mut self.caller_weight,
             "search.history_weight" => &mut self.history_weight,
+            "search.history_half_life_days" => &mut self.history_half_life_days,
+            "search.history_definition_weight" => &mut self.history_definition_weight,
             "search.prior_test" => &mut self.prior_test,
             "search.prior_docs" => &mut self.prior_docs,
             "search.prior_changelog" => &mut self.prior_changelog,
@@ -288,8 +298,25 @@ pub enum Mention {
     Caller { name: String, files: usize },
     /// Past commits whose words are like the query's changed the file: `share` of the best
     /// file's votes (each commit's match over the best one's, divided by the files it
-    /// changed), `commits` the first that voted.
-    Changed { share: f64, commits: Vec<String> },
+    /// changed), `commits` the first that voted; `definitions` the file's definitions their
+    /// added lines still stand in.
+    Changed {
+        share: f64,
+        commits: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        definitions: Vec<ChangedDefinition>,
+    },
+}
+
+/// A definition (an indexed chunk's lines) that past commits like the query changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChangedDefinition {
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// Its votes over the best definition's (0..1, across all files).
+    pub share: f64,
 }
 
 /// Everything known about one candidate file.
@@ -442,7 +469,7 @@ pub fn rank_files(
 /// How directly the file's evidence names this chunk (0..1): it holds a stack frame's line,
 /// or it defines a name the query uses (weighed like file evidence: by how few files define
 /// it, half for names only the query's code uses).
-fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention]) -> f64 {
+fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention], cfg: &FileRankConfig) -> f64 {
     let own = hit
         .symbol
         .as_deref()
@@ -462,6 +489,13 @@ fn chunk_evidence(hit: &ChunkHit, mentions: &[Mention]) -> f64 {
                 code_only,
             } if own == Some(name.as_str()) => {
                 e += if *code_only { 0.5 } else { 1.0 } / (*files).max(1) as f64;
+            }
+            Mention::Changed { definitions, .. } => {
+                for d in definitions {
+                    if hit.start_line <= d.end_line && d.start_line <= hit.end_line {
+                        e = e.max(cfg.history_definition_weight * d.share);
+                    }
+                }
             }
             _ => {}
         }
@@ -505,7 +539,7 @@ pub fn order_chunks<P>(
             };
             let named = mentions
                 .get(&key)
-                .map_or(0.0, |m| chunk_evidence(&hit, m) * cfg.chunk_evidence_weight);
+                .map_or(0.0, |m| chunk_evidence(&hit, m, cfg) * cfg.chunk_evidence_weight);
             (
                 file + cfg.chunk_share * (hit.score / best_chunk + named),
                 (hit, parts),

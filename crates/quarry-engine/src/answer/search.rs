@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use quarry_core::{ChunkHit, Coverage, Language};
 /// The parts of an answer quarry-rank defines: how a score was made, the query plan, the file
 /// ranking with each file's evidence.
-pub use quarry_rank::{FileRole, FileScoreParts, Mention, QueryPlan, RankedFile, ScoreParts};
+pub use quarry_rank::{
+    ChangedDefinition, FileRole, FileScoreParts, Mention, QueryPlan, RankedFile, ScoreParts,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
