@@ -19,6 +19,7 @@
 
 mod calls;
 mod dialect;
+pub mod highlight;
 mod languages;
 mod macros;
 mod markdown;

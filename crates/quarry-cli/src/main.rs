@@ -135,6 +135,9 @@ struct ServeArgs {
     /// Requests at work at once [default: two per CPU]; a few more wait, the rest get 503.
     #[arg(long)]
     max_concurrent: Option<usize>,
+    /// Open the search page in the default browser once the server listens.
+    #[arg(long)]
+    open: bool,
 }
 
 #[derive(Args)]
@@ -448,6 +451,7 @@ fn run(cli: Cli) -> Result<()> {
                 addr: args.addr,
                 token: args.token,
                 allow_remote: args.allow_remote,
+                open: args.open,
                 limits: quarry_http::Limits {
                     max_connections: args.max_connections,
                     header_timeout: std::time::Duration::from_secs_f64(

@@ -86,6 +86,7 @@ fn indexed_repo(env: &Env) {
 fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
     let env = Env::new();
     indexed_repo(&env);
+    let sha = common::git::head(env.repo.path());
     let server = start(&env, &[]);
 
     let (status, doc) = get(&server, "/api/openapi.json", None);
@@ -103,6 +104,7 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
                     let name = p["name"].as_str().unwrap();
                     let value = match name {
                         "file" | "path" => "app/users.py",
+                        "sha" => &sha[..10],
                         _ => "user",
                     };
                     query.push(format!("{name}={value}"));
@@ -150,6 +152,8 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             "/api/summary?file=app/users.py&mode=extract",
         ),
         ("/api/touches", "/api/touches?path=app/users.py"),
+        ("/api/impact", "/api/impact?name=getUserName&depth=2"),
+        ("/api/file", "/api/file?path=src/config.rs&repo="),
     ] {
         let (status, body) = get(&server, target, None);
         assert_eq!(status, 200, "{target}: {body}");

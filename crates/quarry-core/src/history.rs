@@ -25,7 +25,7 @@ pub struct ChangedFile {
 }
 
 /// One commit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommitRecord {
     pub sha: String,
     pub parents: Vec<String>,

@@ -96,3 +96,14 @@ pub struct PageHeading {
     pub level: usize,
     pub text: String,
 }
+
+/// A run of one line of a file with its syntax class (`keyword`, `string`, `function`, …, the
+/// tree-sitter highlight names; none for plain text), as the file view draws it.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct CodeSpan {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+}

@@ -33,10 +33,12 @@ pub struct Callers {
     pub calls: Vec<CallRef>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ImpactEntry {
     /// 1: calls the symbol directly; 2: calls a direct caller; …
     pub depth: usize,
+    /// The name it calls: the symbol (depth 1) or a caller one step nearer it.
+    pub calls: String,
     pub repo: String,
     pub path: String,
     /// The calling definition (`None`: top-level code, which nothing calls in turn).
@@ -44,7 +46,7 @@ pub struct ImpactEntry {
     pub line: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Impact {
     pub name: String,
     pub by_name: bool,
@@ -111,6 +113,7 @@ impl Workspace {
                     }
                     callers.push(ImpactEntry {
                         depth,
+                        calls: callee.clone(),
                         repo: call.repo,
                         path: call.path,
                         caller: call.caller,

@@ -41,7 +41,7 @@ pub struct SyncReport {
 }
 
 /// `quarry show`: one commit, found by a SHA prefix.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ShownCommit {
     pub repo: String,
     #[serde(flatten)]

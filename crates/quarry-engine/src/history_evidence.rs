@@ -281,6 +281,10 @@ mod tests {
         let a: Vec<&str> = added_lines(patch, "src/a.py").collect();
         assert_eq!(a, vec!["return compute_total(x)"]);
         let b: Vec<&str> = added_lines(patch, "src/b.py").collect();
-        assert_eq!(b, vec!["value = other_function(y)"], "short lines place nothing");
+        assert_eq!(
+            b,
+            vec!["value = other_function(y)"],
+            "short lines place nothing"
+        );
     }
 }

@@ -25,6 +25,7 @@ pub mod search;
 pub mod service;
 pub mod summary;
 pub mod symbol_history;
+pub mod views;
 pub mod watch;
 pub mod workspace;
 

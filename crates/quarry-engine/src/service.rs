@@ -247,7 +247,7 @@ impl Service {
     }
 
     /// `body` with the freshness of the repos it covers.
-    fn answer<T>(&self, ws: &Workspace, repos: &[String], body: T) -> Result<Answer<T>> {
+    pub(crate) fn answer<T>(&self, ws: &Workspace, repos: &[String], body: T) -> Result<Answer<T>> {
         Ok(Answer {
             body,
             freshness: self.fresh(ws, repos)?,

@@ -14,7 +14,9 @@
 //! are answered 503 with `Retry-After` — so a flood of searches costs queue slots, not memory.
 
 mod connections;
+mod graph_svg;
 pub mod openapi;
+mod page;
 
 use openapi::Health;
 
@@ -28,8 +30,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use quarry_engine::answer::{
-    Answer, CommitSearch, FileList, FileSummary, SearchResponse, Status, SyncAnswer, Touches,
+    Answer, CommitSearch, FileList, FileSummary, FileView, SearchResponse, Status, SyncAnswer,
+    Touches,
 };
+use quarry_engine::graph::Impact;
+use quarry_engine::history::ShownCommit;
 use quarry_engine::service::{is_bad_request, Service};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -49,6 +54,8 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// Binding a non-loopback address is refused without this.
     pub allow_remote: bool,
+    /// Open the search page in the default browser once listening.
+    pub open: bool,
     pub limits: Limits,
 }
 
@@ -139,7 +146,7 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
                     .map(|s| Value::String(s.to_string()))
                     .collect(),
             ),
-            "limit" => match value.parse::<u64>() {
+            "limit" | "depth" => match value.parse::<u64>() {
                 Ok(n) => Value::from(n),
                 Err(_) => Value::String(value),
             },
@@ -243,6 +250,28 @@ async fn touches(State(app): State<App>, Query(q): Pairs) -> Reply<Touches> {
 async fn summary(State(app): State<App>, Query(q): Pairs) -> Reply<FileSummary> {
     let params = decode(q)?;
     blocking(&app, move |s| s.summary(params)).await
+}
+
+async fn file_view(State(app): State<App>, Query(q): Pairs) -> Reply<FileView> {
+    let params = decode(q)?;
+    blocking(&app, move |s| s.file_view(params)).await
+}
+
+async fn show_commit(State(app): State<App>, Query(q): Pairs) -> Reply<ShownCommit> {
+    let params = decode(q)?;
+    blocking(&app, move |s| s.show_commit(params)).await
+}
+
+async fn impact(State(app): State<App>, Query(q): Pairs) -> Reply<Impact> {
+    let params = decode(q)?;
+    blocking(&app, move |s| s.impact(params)).await
+}
+
+/// The impact answer drawn as SVG (graph_svg.rs), for the page.
+async fn impact_svg(State(app): State<App>, Query(q): Pairs) -> Result<Response, ApiError> {
+    let params = decode(q)?;
+    let Json(answer) = blocking(&app, move |s| s.impact(params)).await?;
+    Ok(page::svg_response(graph_svg::render(&answer.body)))
 }
 
 #[derive(serde::Deserialize)]
@@ -372,7 +401,12 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
             .into_response();
         }
     }
-    if let Some(token) = &app.token {
+    // The page and its assets hold no data: a browser loads them before it has the token.
+    if let Some(token) = app
+        .token
+        .as_ref()
+        .filter(|_| !page::is_page(request.uri().path()))
+    {
         let given = request
             .headers()
             .get(header::AUTHORIZATION)
@@ -468,12 +502,18 @@ pub fn router(
         body_timeout: limits.header_timeout,
     };
     Router::new()
+        .route("/", get(page::index))
+        .route("/assets/{name}", get(page::asset))
         .route("/healthz", get(healthz))
         .route("/api/status", get(status))
         .route("/api/search/code", get(search_code).post(search_code_post))
         .route("/api/search/commits", get(search_commits))
         .route("/api/touches", get(touches))
         .route("/api/summary", get(summary))
+        .route("/api/file", get(file_view))
+        .route("/api/commit", get(show_commit))
+        .route("/api/impact", get(impact))
+        .route("/api/impact.svg", get(impact_svg))
         .route("/api/code-files/list", get(list_files))
         .route("/api/code-files/sync", post(sync_files))
         .route("/api/openapi.json", get(openapi_json))
@@ -509,11 +549,34 @@ pub fn serve(dir: &Path, opts: ServeOptions) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(opts.addr)
             .await
             .with_context(|| format!("cannot listen on {}", opts.addr))?;
-        eprintln!("quarry: serving http://{}", listener.local_addr()?);
+        let address = listener.local_addr()?;
+        eprintln!("quarry: serving http://{address}");
+        if opts.open {
+            open_browser(&format!("http://{address}/"));
+        }
         let loopback_only = !opts.allow_remote;
         let app = router(service, opts.token, loopback_only, opts.limits);
         accept(listener, app, opts.limits).await
     })
+}
+
+/// Opens `url` with the desktop's opener (`xdg-open`, `open` on macOS), or says to.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let opened = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .is_ok();
+    if !opened {
+        eprintln!("quarry: no `{opener}` here to open a browser with: open {url}");
+    }
 }
 
 /// Serves connections until Ctrl-C, each bounded as `limits` says. axum's own `serve` has no

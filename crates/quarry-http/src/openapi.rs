@@ -4,10 +4,14 @@
 //! documented operation's answer on a real server against its documented schema.
 
 use quarry_engine::answer::{
-    Answer, CommitSearch, FileList, FileSummary, SearchResponse, Status, SyncAnswer, Touches,
+    Answer, CommitSearch, FileList, FileSummary, FileView, SearchResponse, Status, SyncAnswer,
+    Touches,
 };
+use quarry_engine::graph::Impact;
+use quarry_engine::history::ShownCommit;
 use quarry_engine::schema::{answer_schema, request_schema};
 use quarry_engine::service::{CodeSearchParams, CommitSearchParams, SummaryParams, TouchesParams};
+use quarry_engine::views::{CommitShowParams, FileViewParams, ImpactParams};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
@@ -105,6 +109,30 @@ pub fn operations() -> Vec<Operation> {
             params: schema::<SummaryParams>(),
             body: None,
             answer: answer::<Answer<FileSummary>>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/file",
+            summary: "A file's lines, coloured by its grammar's highlight query (the search page's file view).",
+            params: schema::<FileViewParams>(),
+            body: None,
+            answer: answer::<Answer<FileView>>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/commit",
+            summary: "One commit by SHA prefix: its message, changed files and patch.",
+            params: schema::<CommitShowParams>(),
+            body: None,
+            answer: answer::<Answer<ShownCommit>>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/impact",
+            summary: "A name's transitive callers, step by step, matched by name (`/api/impact.svg` draws them).",
+            params: schema::<ImpactParams>(),
+            body: None,
+            answer: answer::<Answer<Impact>>(),
         },
         Operation {
             method: "get",

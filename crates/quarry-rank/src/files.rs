@@ -537,9 +537,9 @@ pub fn order_chunks<P>(
                 Some(_) => hit.score / best_chunk,
                 None => file_score.get(&key).copied().unwrap_or(-1.0),
             };
-            let named = mentions
-                .get(&key)
-                .map_or(0.0, |m| chunk_evidence(&hit, m, cfg) * cfg.chunk_evidence_weight);
+            let named = mentions.get(&key).map_or(0.0, |m| {
+                chunk_evidence(&hit, m, cfg) * cfg.chunk_evidence_weight
+            });
             (
                 file + cfg.chunk_share * (hit.score / best_chunk + named),
                 (hit, parts),

@@ -24,7 +24,9 @@ pub mod rerank;
 pub mod role;
 pub mod route;
 
-pub use files::{ChangedDefinition, FileCandidate, FileRankConfig, FileScoreParts, Mention, RankedFile};
+pub use files::{
+    ChangedDefinition, FileCandidate, FileRankConfig, FileScoreParts, Mention, RankedFile,
+};
 pub use fusion::{FusionConfig, FusionMethod, ScoreParts};
 pub use plan::QueryPlan;
 pub use role::FileRole;

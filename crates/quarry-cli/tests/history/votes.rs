@@ -30,18 +30,33 @@ fn past_commits_like_an_issue_vote_for_the_files_and_definitions_they_changed() 
             "def format_invoice(items):\n    lines = []\n    for item in items:\n        lines.append(f\"{{item.name}}: {{item.price}}\")\n    header = \"Invoice\"\n    return \"\\n\".join([header] + lines)\n\n\ndef compute_total(items, discount):\n    total = 0\n    for item in items:\n        total += item.price\n{body}    return total\n\n\ndef apply_tax(total, rate):\n    taxed = total * (1 + rate)\n    if taxed < 0:\n        raise ValueError(\"negative\")\n    return taxed\n"
         )
     };
-    write_file(repo, "billing/totals.py", totals("    total = total * (1 - discount)\n").as_bytes());
+    write_file(
+        repo,
+        "billing/totals.py",
+        totals("    total = total * (1 - discount)\n").as_bytes(),
+    );
     let ledger = |entry: &str| {
         format!("def record_entry(ledger, amount):\n    if amount is None:\n        raise ValueError(\"no amount\")\n    {entry}\n    return len(ledger)\n")
     };
-    write_file(repo, "billing/ledger.py", ledger("ledger.append(amount)").as_bytes());
+    write_file(
+        repo,
+        "billing/ledger.py",
+        ledger("ledger.append(amount)").as_bytes(),
+    );
     commit(repo, "Add billing", "Ann", "2025-01-01T00:00:00Z");
     // Commits about other things, so that the issue's words are rare in the history, as in
     // any real one.
     super::common::git::unrelated_commits(
         &env,
         "misc",
-        &["logging setup", "a cache for sessions", "the command line parser", "retries for uploads", "a health endpoint", "colour themes"],
+        &[
+            "logging setup",
+            "a cache for sessions",
+            "the command line parser",
+            "retries for uploads",
+            "a health endpoint",
+            "colour themes",
+        ],
     );
     write_file(
         repo,
@@ -54,8 +69,17 @@ fn past_commits_like_an_issue_vote_for_the_files_and_definitions_they_changed() 
         "Ann",
         "2025-02-01T00:00:00Z",
     );
-    write_file(repo, "billing/ledger.py", ledger("ledger.append(round(amount, 2))").as_bytes());
-    commit(repo, "Keep ledger entries in cents", "Bob", "2025-03-01T00:00:00Z");
+    write_file(
+        repo,
+        "billing/ledger.py",
+        ledger("ledger.append(round(amount, 2))").as_bytes(),
+    );
+    commit(
+        repo,
+        "Keep ledger entries in cents",
+        "Bob",
+        "2025-03-01T00:00:00Z",
+    );
 
     env.ok(&["index", env.repo_path(), "--no-embed"]);
     env.ok(&["config", "set", "search.history_weight", "0.5"]);
@@ -80,7 +104,10 @@ fn past_commits_like_an_issue_vote_for_the_files_and_definitions_they_changed() 
             .unwrap_or(0.0)
     };
     assert_eq!(share("compute_total"), 1.0, "{voted}");
-    assert!(share("format_invoice") < 0.5 && share("apply_tax") < 0.5, "{voted}");
+    assert!(
+        share("format_invoice") < 0.5 && share("apply_tax") < 0.5,
+        "{voted}"
+    );
     assert_eq!(after["results"][0]["path"], "billing/totals.py", "{after}");
     assert_eq!(
         after["results"][0]["symbol"], "compute_total",
@@ -95,5 +122,8 @@ fn past_commits_like_an_issue_vote_for_the_files_and_definitions_they_changed() 
     // The weight at 0, history says nothing.
     env.ok(&["config", "set", "search.history_weight", "0"]);
     let off = env.json(&["search", ISSUE, "--explain", "--mode", "lexical"]);
-    assert!(changed_mention(&off, "billing/totals.py").is_none(), "{off}");
+    assert!(
+        changed_mention(&off, "billing/totals.py").is_none(),
+        "{off}"
+    );
 }

@@ -10,6 +10,7 @@ pub mod reports;
 pub mod search;
 pub mod service;
 pub mod summary;
+pub mod views;
 
 pub use ask::AskResponse;
 pub use commits::{CommitSearch, Touches};
@@ -25,3 +26,4 @@ pub use service::{
     RepoFiles, Status, SyncAnswer,
 };
 pub use summary::{CallGraph, CallerSite, Edge, Outline, OutlineItem, SymbolContext, Target};
+pub use views::FileView;
