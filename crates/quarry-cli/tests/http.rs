@@ -283,6 +283,20 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             400,
             "defines no `noSuchThing`",
         ),
+        (
+            "/api/file?path=../../../../etc/passwd",
+            400,
+            "not a file inside an indexed repo",
+        ),
+        ("/api/file?path=assets/blob.txt", 400, "binary file"),
+        (
+            "/api/file?path=app/users.py&repo=nope",
+            400,
+            "no indexed repo",
+        ),
+        ("/api/commit?sha=zz", 400, "not a commit SHA"),
+        ("/api/commit?sha=ffff", 400, "no stored commit"),
+        ("/api/impact?name=%20", 400, "`name` is empty"),
         ("/api/nothing", 404, "no route"),
     ];
     for (target, want, says) in cases {
@@ -358,11 +372,30 @@ fn a_token_is_checked_on_every_request_and_remote_binding_needs_one() {
     let env = Env::new();
     indexed_repo(&env);
     let server = start(&env, &["--token", "s3cret"]);
-    for path in ["/healthz", "/api/status", "/api/openapi.json"] {
+    for path in [
+        "/healthz",
+        "/api/status",
+        "/api/openapi.json",
+        "/api/file?path=app/users.py",
+        "/api/impact.svg?name=getUserName",
+    ] {
         let (status, body) = get(&server, path, None);
         assert_eq!(status, 401, "{path}: {body}");
         assert_eq!(get(&server, path, Some("wrong")).0, 401);
-        assert_eq!(get(&server, path, Some("s3cret")).0, 200);
+        let answer = agent()
+            .get(format!("{}{path}", server.base))
+            .header("Authorization", "Bearer s3cret")
+            .call()
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 200, "{path}");
+    }
+    // The search page holds no data: it loads without the token, then asks for it.
+    for path in ["/", "/assets/app.js", "/assets/app.css"] {
+        let page = agent()
+            .get(format!("{}{path}", server.base))
+            .call()
+            .unwrap();
+        assert_eq!(page.status().as_u16(), 200, "{path}");
     }
 
     let refused = env.fails(&["serve", "--addr", "0.0.0.0:0"]);

@@ -70,10 +70,12 @@ impl Service {
         }
         for repo in wanted {
             let root = Path::new(&repo.root);
+            let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
             let Ok(real) = root.join(rel).canonicalize() else {
                 continue;
             };
-            if !real.starts_with(root) || !real.is_file() {
+            // `..` and links out of the repo resolve outside its root and are refused.
+            if !real.starts_with(&root) || !real.is_file() {
                 continue;
             }
             let body = read_view(&repo.name, rel, &real)?;
@@ -97,6 +99,9 @@ impl Service {
 
     /// A name's transitive callers, step by step (matched by name, as `quarry impact`).
     pub fn impact(&self, p: ImpactParams) -> Result<Answer<Impact>> {
+        if p.name.trim().is_empty() {
+            return Err(bad("`name` is empty: give a definition's name"));
+        }
         let ws = self.workspace()?;
         let repos = p.repos.unwrap_or_default();
         let depth = p.depth.unwrap_or(3).clamp(1, 6);
