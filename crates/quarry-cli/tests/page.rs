@@ -21,10 +21,11 @@ impl Drop for Server {
     }
 }
 
-fn serve(env: &Env) -> (Server, String) {
+fn serve(env: &Env, extra: &[&str]) -> (Server, String) {
     let mut child = env
         .quarry()
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -71,7 +72,7 @@ fn the_search_page_works_in_a_real_browser() {
     );
     env.ok(&["index", env.repo_path(), "--no-embed", "--name", "shop"]);
     env.ok(&["sync", env.repo_path(), "--no-embed"]);
-    let (_server, base) = serve(&env);
+    let (_server, base) = serve(&env, &[]);
 
     // The page and its assets carry a policy that allows nothing foreign.
     let agent: ureq::Agent = ureq::Agent::config_builder()

@@ -51,6 +51,23 @@ try {
     check(serious.length === 0, `no serious accessibility violations on the ${name} view: ${JSON.stringify(serious)}`);
   }
 
+  if (process.env.QUARRY_PAGE_TOKEN) {
+    // A server with a token: the page asks for it, keeps it in the tab, and searches with it.
+    await page.goto(base + "/");
+    await page.waitForSelector("#token-form:not([hidden])");
+    await page.fill("#token", process.env.QUARRY_PAGE_TOKEN);
+    await page.click("#token-form button");
+    await page.fill("#q", "getUserName");
+    await page.waitForSelector('#main[data-query="getUserName"]');
+    const kept = await page.evaluate(() => sessionStorage.getItem("quarry-token"));
+    check(kept === process.env.QUARRY_PAGE_TOKEN, "the token is kept in the tab");
+    const found = await page.$$eval(".file-group h2 a", (as) => as.map((a) => a.textContent));
+    check(found[0] === "app/users.py", `with the token the page searches (${found})`);
+    console.log(JSON.stringify(seen));
+    await browser.close();
+    process.exit(0);
+  }
+
   // A name: its definition first, results as you type.
   await page.goto(base + "/");
   check(await page.evaluate(() => document.activeElement.id === "q"), "the empty page starts in the search box");
