@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the OpenSearch the test suite runs quarry's OpenSearch store against: OpenSearch
 # 2.19.1 (the integ-test distribution: the server with its netty transport, no bundled JDK)
-# with the k-NN plugin, and the two modules k-NN and quarry's mappings need that the
-# integ-test zip leaves out (lang-painless, analysis-common), all from Maven Central, into
+# with the k-NN plugin, and the modules k-NN and quarry's store need that the integ-test zip
+# leaves out (lang-painless, analysis-common, reindex: delete- and update-by-query), all from
+# Maven Central, into
 # QUARRY_TEST_OPENSEARCH_HOME:
 #   as root:   /opt/quarry/test-opensearch (outside /root, so the server's own user can read it)
 #   otherwise: ${XDG_DATA_HOME:-~/.local/share}/quarry/test-opensearch
@@ -10,13 +11,13 @@
 # `quarry-search` that the tests start the nodes as (crates/quarry-test-opensearch).
 #
 # Needs Java 17 or later (2.19 runs on 17; the 3.x line needs 21 and has no matching k-NN on
-# Maven Central) and Maven (mvn), which resolves the artifacts. The two modules are not
+# Maven Central) and Maven (mvn), which resolves the artifacts. The modules are not
 # published as plugin zips, only as jars: they are laid out here as OpenSearch's own build
 # lays them out (the jars, their runtime dependencies, a plugin descriptor).
 set -euo pipefail
 OPENSEARCH=2.19.1
 KNN=2.19.1.0
-STAMP="$OPENSEARCH+knn-$KNN+painless+analysis-common"
+STAMP="$OPENSEARCH+knn-$KNN+painless+analysis-common+reindex"
 if [ "$(id -u)" = 0 ]; then
     home="${QUARRY_TEST_OPENSEARCH_HOME:-/opt/quarry/test-opensearch}"
     if ! id quarry-search >/dev/null 2>&1; then
@@ -51,8 +52,16 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+mvn_quietly() { # mvn ARGS...: its output only when it fails
+    local out
+    if ! out="$(JAVA_HOME="$java_home" mvn -q -B "$@" 2>&1)"; then
+        echo "$out" >&2
+        echo "install-test-opensearch.sh: Maven could not resolve the artifacts above from Maven Central." >&2
+        exit 1
+    fi
+}
 fetch() { # GROUP:ARTIFACT:VERSION:TYPE into $work/zips
-    JAVA_HOME="$java_home" mvn -q -B -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+    mvn_quietly org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
         -Dartifact="$1" -DoutputDirectory="$work/zips" -Dmdep.useBaseVersion=true
 }
 fetch "org.opensearch.distribution.integ-test-zip:opensearch:$OPENSEARCH:zip"
@@ -65,10 +74,11 @@ cat > "$work/pom.xml" <<EOF
   <dependencies>
     <dependency><groupId>org.opensearch.plugin</groupId><artifactId>lang-painless</artifactId><version>$OPENSEARCH</version></dependency>
     <dependency><groupId>org.opensearch.plugin</groupId><artifactId>analysis-common</artifactId><version>$OPENSEARCH</version></dependency>
+    <dependency><groupId>org.opensearch.plugin</groupId><artifactId>reindex-client</artifactId><version>$OPENSEARCH</version></dependency>
   </dependencies>
 </project>
 EOF
-(cd "$work" && JAVA_HOME="$java_home" mvn -q -B -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+(cd "$work" && mvn_quietly org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
     -DoutputDirectory="$work/jars" -DincludeScope=runtime)
 
 rm -rf "$home"
@@ -109,10 +119,33 @@ cp "$work"/jars/analysis-common-[0-9]*.jar "$analysis/"
 descriptor analysis-common org.opensearch.analysis.common.CommonAnalysisPlugin lang-painless \
     "Adds analysis components: the whitespace tokenizer, the porter_stem and asciifolding filters, ..." \
     > "$analysis/plugin-descriptor.properties"
+reindex="$server/plugins/reindex"
+mkdir -p "$reindex"
+# The reindex module with its REST client (remote reindex), as OpenSearch ships it; the
+# server's own jars (lib/) are not copied again.
+for jar in "$work"/jars/*.jar; do
+    name="$(basename "$jar")"
+    case "$name" in
+        lang-painless-* | antlr4-* | asm-* | opensearch-scripting-painless-spi-* | analysis-common-*) ;;
+        *) [ -e "$server/lib/$name" ] || cp "$jar" "$reindex/" ;;
+    esac
+done
+descriptor reindex org.opensearch.index.reindex.ReindexPlugin "" \
+    "The Reindex module adds APIs to reindex from one index to another or update documents in place." \
+    > "$reindex/plugin-descriptor.properties"
+cat > "$reindex/plugin-security.policy" <<'EOF'
+grant {
+  // reindex from a remote cluster opens socket connections using the rest client
+  permission java.net.SocketPermission "*", "connect";
+  permission java.net.NetPermission "getProxySelector";
+};
+EOF
 
+# (The plugin tool warns that the integ-test zip bundles no JDK: that is why Java is given.)
 OPENSEARCH_JAVA_HOME="$java_home" "$server/bin/opensearch-plugin" install --batch --silent \
-    "file://$work/zips/opensearch-knn-$KNN.zip"
+    "file://$work/zips/opensearch-knn-$KNN.zip" 2>&1 | grep -v "no-jdk distributions" >&2 || true
+[ -d "$server/plugins/opensearch-knn" ] || { echo "install-test-opensearch.sh: the k-NN plugin did not install" >&2; exit 1; }
 echo "$java_home" > "$home/java-home"
 echo "$STAMP" > "$home/.version"
 chmod -R a+rX "$home"
-echo "test OpenSearch installed: $OPENSEARCH with k-NN $KNN, lang-painless and analysis-common, in $server (Java: $java_home)" >&2
+echo "test OpenSearch installed: $OPENSEARCH with k-NN $KNN, lang-painless, analysis-common and reindex, in $server (Java: $java_home)" >&2

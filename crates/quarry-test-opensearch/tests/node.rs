@@ -12,7 +12,12 @@ fn ok(method: &str, path: &str, body: Option<&str>) -> String {
 #[test]
 fn the_node_answers_with_the_plugins_the_store_needs() {
     let plugins = ok("GET", "/_cat/plugins?h=component", None);
-    for plugin in ["opensearch-knn", "lang-painless", "analysis-common"] {
+    for plugin in [
+        "opensearch-knn",
+        "lang-painless",
+        "analysis-common",
+        "reindex",
+    ] {
         assert!(plugins.contains(plugin), "{plugin} missing: {plugins}");
     }
     // quarry's tokens go through whitespace and Porter's stemmer, as FTS5's porter tokenizer.
