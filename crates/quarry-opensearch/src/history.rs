@@ -11,12 +11,13 @@ use std::collections::{HashMap, HashSet};
 use anyhow::{bail, Result};
 use quarry_core::history::{
     commit_embed_text, ChangedFile, CommitHit, CommitQuery, CommitRecord, HistoryStats,
-    PendingCommit, COMMIT_FIELD_WEIGHTS,
+    PendingCommit, COMMIT_FIELD_WEIGHTS, COMMIT_LENGTH_NORMALISATION,
 };
 use quarry_core::tokens;
 use serde_json::{json, Value};
 
-use crate::query::{bm25, regexp, Filters};
+use crate::bm25;
+use crate::query::{regexp, Filters};
 use crate::schema::vector_name;
 use crate::OpenSearchStore;
 
@@ -139,23 +140,43 @@ pub(crate) fn put(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) 
         .iter()
         .filter(|c| seen.insert(c.sha.clone()))
         .collect();
+    let fields: Vec<[String; 4]> = commits
+        .iter()
+        .map(|c| {
+            let mut paths = String::new();
+            for f in &c.files {
+                paths.push_str(&f.path);
+                paths.push(' ');
+                if let Some(old) = &f.old_path {
+                    paths.push_str(old);
+                    paths.push(' ');
+                }
+            }
+            [
+                tokens::index_text(&c.subject),
+                tokens::index_text(&c.body),
+                tokens::index_text(&paths),
+                tokens::index_text(&c.patch),
+            ]
+        })
+        .collect();
+    store
+        .lexicon
+        .borrow_mut()
+        .learn(store, fields.iter().flatten().map(String::as_str))?;
+    let lexicon = store.lexicon.borrow();
     let first = store.new_ids(commits.len())?;
     let index = store.alias("commits");
     let mut actions = Vec::new();
-    for (n, c) in commits.iter().enumerate() {
+    for (n, (c, fields)) in commits.iter().zip(&fields).enumerate() {
         let id = first + n as i64;
         let mut paths = Vec::new();
         let mut touch_paths = Vec::new();
         let mut renamed_from = Vec::new();
-        let mut path_words = String::new();
         for f in &c.files {
             paths.push(f.path.as_str());
-            path_words.push_str(&f.path);
-            path_words.push(' ');
             if let Some(old) = &f.old_path {
                 paths.push(old.as_str());
-                path_words.push_str(old);
-                path_words.push(' ');
                 if f.status == "renamed" && !f.merged_in {
                     renamed_from.push(old.as_str());
                 }
@@ -175,11 +196,13 @@ pub(crate) fn put(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) 
                 "patch_truncated": c.patch_truncated, "files": c.files,
                 "files_changed": c.files.len(), "paths": paths, "touch_paths": touch_paths,
                 "renamed_from": renamed_from, "embedded": false,
-                "t_subject": tokens::index_text(&c.subject), "t_body": tokens::index_text(&c.body),
-                "t_paths": tokens::index_text(&path_words), "t_patch": tokens::index_text(&c.patch),
+                "t_subject": lexicon.stem(&fields[0]), "t_body": lexicon.stem(&fields[1]),
+                "t_paths": lexicon.stem(&fields[2]), "t_patch": lexicon.stem(&fields[3]),
+                "n_tokens": fields.iter().map(|f| tokens::token_count(f)).sum::<usize>(),
             })),
         ));
     }
+    std::mem::drop(lexicon);
     store.client.bulk(&actions, false)?;
     store.client.refresh(&index)
 }
@@ -197,25 +220,45 @@ pub(crate) fn drop(store: &OpenSearchStore, repo: i64, shas: &[String]) -> Resul
 pub(crate) fn search_commits(store: &OpenSearchStore, q: &CommitQuery) -> Result<Vec<CommitHit>> {
     let f = filters(q, true);
     let limit = q.limit.max(1);
-    let body = if q.terms.is_empty() {
-        json!({"size": limit, "query": f.query(), "_source": HIT_SOURCE,
-               "sort": [{"author_time": "desc"}, {"id": "desc"}]})
-    } else {
-        let fields = [
-            ("t_subject", COMMIT_FIELD_WEIGHTS[0]),
-            ("t_body", COMMIT_FIELD_WEIGHTS[1]),
-            ("t_paths", COMMIT_FIELD_WEIGHTS[2]),
-            ("t_patch", COMMIT_FIELD_WEIGHTS[3]),
-        ];
-        let mut ranked = bm25(&q.terms, &fields);
-        ranked["bool"]["filter"] = f.clauses();
-        json!({"size": limit, "query": ranked, "_source": HIT_SOURCE,
-               "sort": ["_score", {"author_time": "desc"}, {"id": "desc"}], "track_scores": true})
-    };
-    let answer = search(store, &body, !q.terms.is_empty())?;
-    Ok(hits(&answer)
-        .map(|(doc, score)| hit(doc, if q.terms.is_empty() { 0.0 } else { score }))
-        .collect())
+    if q.terms.is_empty() {
+        let answer = search(
+            store,
+            &json!({"size": limit, "query": f.query(), "_source": HIT_SOURCE,
+                    "sort": [{"author_time": "desc"}, {"id": "desc"}]}),
+            false,
+        )?;
+        return Ok(hits(&answer).map(|(doc, _)| hit(doc, 0.0)).collect());
+    }
+    let fields = [
+        ("t_subject", COMMIT_FIELD_WEIGHTS[0]),
+        ("t_body", COMMIT_FIELD_WEIGHTS[1]),
+        ("t_paths", COMMIT_FIELD_WEIGHTS[2]),
+        ("t_patch", COMMIT_FIELD_WEIGHTS[3]),
+    ];
+    let mut ranked = bm25::ranked(
+        store,
+        &bm25::Ranking {
+            kind: "commits",
+            terms: &q.terms,
+            fields: &fields,
+            b: COMMIT_LENGTH_NORMALISATION,
+            filters: f.clauses(),
+            limit,
+            source: &HIT_SOURCE,
+            only_weighing_terms: true,
+        },
+    )?;
+    // Ties: the newer commit first, as the embedded store breaks them.
+    ranked.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then(
+                b.0["author_time"]
+                    .as_i64()
+                    .cmp(&a.0["author_time"].as_i64()),
+            )
+            .then(b.0["id"].as_i64().cmp(&a.0["id"].as_i64()))
+    });
+    Ok(ranked.iter().map(|(doc, score)| hit(doc, *score)).collect())
 }
 
 fn files_of(doc: &Value) -> Vec<ChangedFile> {

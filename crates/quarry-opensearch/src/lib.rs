@@ -2,13 +2,16 @@
 //! and PostgreSQL (quarry-postgres), for teams that already run an OpenSearch cluster and
 //! want the index sharded, replicated and served by it.
 //!
-//! Same answers, by the same pipeline: quarry tokenises (its code-aware tokens, sent
-//! pre-split into fields the server only splits on whitespace and stems as FTS5 does), the
-//! cluster ranks by BM25 with quarry's per-field weights and FTS5's k1/b (schema.rs,
-//! query.rs), kNN runs on `knn_vector` fields (Lucene HNSW, cosine) with the repo, language
-//! and path filters inside the search, and quarry's fusion and file ranking run above the
-//! `Store` trait, unchanged. Lexical searches use `dfs_query_then_fetch`, so a term's
-//! document frequency is the whole index's, not one shard's: sharding does not change a score.
+//! Same answers, by the same pipeline: quarry tokenises (its code-aware tokens, stemmed as
+//! FTS5 stems them and sent pre-split into fields the server only splits on whitespace), the
+//! cluster finds candidates by BM25 with FTS5's k1/b as index similarities and quarry's
+//! per-field weights as boosts, and quarry scores them with FTS5's own formula (bm25.rs: the
+//! cluster's Lucene BM25 sums per-field scores and ranked only 60% of the embedded store's
+//! top-10 files alike; scored by quarry, all of them, with equal scores); kNN runs on
+//! `knn_vector` fields (Lucene HNSW, cosine) with the repo, language and path filters inside
+//! the search, and quarry's fusion and file ranking run above the `Store` trait, unchanged.
+//! Candidates are found with `dfs_query_then_fetch` and every statistic quarry scores with is
+//! the whole index's: sharding and replicas do not change an answer.
 //!
 //! What OpenSearch does not have is a transaction: a batch is many documents in several
 //! indexes. A batch is bracketed by a marker naming its files (write.rs): a writer that died
@@ -21,6 +24,7 @@
 //! `$QUARRY_OPENSEARCH_PASSWORD`, a CA file for TLS as `?ca=PATH` or
 //! `$QUARRY_OPENSEARCH_CA`, and the shape of new indexes as `?shards=N&replicas=N`.
 
+mod bm25;
 mod client;
 mod history;
 mod query;
@@ -185,6 +189,8 @@ pub struct OpenSearchStore {
     /// Whether this store replaced or deleted chunks since the last prune: only then can a
     /// stored vector have lost its last chunk.
     pruning: bool,
+    /// The stems of the tokens met so far (bm25.rs).
+    lexicon: std::cell::RefCell<bm25::Lexicon>,
 }
 
 impl OpenSearchStore {
@@ -239,6 +245,7 @@ impl OpenSearchStore {
             client,
             layout,
             pruning: false,
+            lexicon: Default::default(),
         };
         write::recover(&store)?;
         Ok(store)

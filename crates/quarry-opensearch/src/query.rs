@@ -154,41 +154,6 @@ impl Filters {
     }
 }
 
-/// BM25 over `fields` (each with its weight) for quarry's terms: a document matches when it
-/// has any term; each distinct term counts as often as the query names it; a term of several
-/// tokens is a phrase (those tokens adjacent, in order). Every field's score is Lucene's BM25
-/// with the index's k1 and b; a term's score is the weighted sum over the fields.
-pub(crate) fn bm25(terms: &[String], fields: &[(&str, f64)]) -> Value {
-    let mut counted: Vec<(&str, usize)> = Vec::new();
-    for term in terms {
-        let term = term.trim();
-        if term.is_empty() {
-            continue;
-        }
-        match counted.iter_mut().find(|(t, _)| *t == term) {
-            Some((_, n)) => *n += 1,
-            None => counted.push((term, 1)),
-        }
-    }
-    let should: Vec<Value> = counted
-        .iter()
-        .map(|(term, times)| {
-            let kind = if term.contains(' ') {
-                "match_phrase"
-            } else {
-                "match"
-            };
-            let per_field: Vec<Value> = fields
-                .iter()
-                .filter(|(_, w)| *w > 0.0)
-                .map(|(field, weight)| json!({kind: {*field: {"query": term, "boost": weight}}}))
-                .collect();
-            json!({"bool": {"should": per_field, "boost": *times as f64}})
-        })
-        .collect();
-    json!({"bool": {"should": should, "minimum_should_match": 1}})
-}
-
 /// The chunk and file fields with the query's weights.
 pub(crate) fn code_fields(weights: &FieldWeights) -> [(&'static str, f64); 3] {
     [
@@ -210,21 +175,5 @@ mod tests {
         assert_eq!(path_regex("{core,solvers}/*"), "(core|solvers)/.*");
         assert_eq!(path_regex("x[ab]*"), "x[ab].*");
         assert_eq!(path_regex("we#ird@"), ".*we\\#ird\\@.*");
-    }
-
-    #[test]
-    fn a_repeated_term_weighs_as_often_as_named_and_phrases_stay_phrases() {
-        let q = bm25(
-            &["parse".into(), "get user".into(), "parse".into()],
-            &[("t_body", 1.0), ("t_path", 0.0)],
-        );
-        let should = q["bool"]["should"].as_array().unwrap();
-        assert_eq!(should.len(), 2);
-        assert_eq!(should[0]["bool"]["boost"], 2.0);
-        assert_eq!(
-            should[1]["bool"]["should"][0]["match_phrase"]["t_body"]["query"],
-            "get user"
-        );
-        assert_eq!(should[0]["bool"]["should"].as_array().unwrap().len(), 1);
     }
 }

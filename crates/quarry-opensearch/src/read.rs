@@ -11,7 +11,8 @@ use quarry_core::{
 };
 use serde_json::{json, Value};
 
-use crate::query::{bm25, code_fields, Filters};
+use crate::bm25;
+use crate::query::{code_fields, Filters};
 use crate::schema::vector_name;
 use crate::write::repo_from_source;
 use crate::OpenSearchStore;
@@ -126,19 +127,22 @@ pub(crate) fn lexical(store: &OpenSearchStore, q: &LexicalQuery) -> Result<Vec<C
         .repos(&q.repos)
         .path(q.path_glob.as_deref())
         .chunk_scope(q.language, q.content);
-    let mut ranked = bm25(&q.terms, &code_fields(&q.weights));
-    ranked["bool"]["filter"] = filters.clauses();
-    let answer = search(
+    let ranked = bm25::ranked(
         store,
-        "chunks",
-        &json!({
-            "size": q.limit, "query": ranked, "_source": CHUNK_SOURCE,
-            "sort": ["_score", {"id": "asc"}], "track_scores": true,
-        }),
-        true,
+        &bm25::Ranking {
+            kind: "chunks",
+            terms: &q.terms,
+            fields: &code_fields(&q.weights),
+            b: bm25::FTS5_B,
+            filters: filters.clauses(),
+            limit: q.limit,
+            source: &CHUNK_SOURCE,
+            only_weighing_terms: false,
+        },
     )?;
-    Ok(hits(&answer)
-        .map(|(doc, score)| chunk_hit(doc, score))
+    Ok(ranked
+        .iter()
+        .map(|(doc, score)| chunk_hit(doc, *score))
         .collect())
 }
 
@@ -150,23 +154,26 @@ pub(crate) fn files_lexical(store: &OpenSearchStore, q: &LexicalQuery) -> Result
         .repos(&q.repos)
         .path(q.path_glob.as_deref())
         .file_scope("language", q.language, q.content);
-    let mut ranked = bm25(&q.terms, &code_fields(&q.weights));
-    ranked["bool"]["filter"] = filters.clauses();
-    let answer = search(
+    let ranked = bm25::ranked(
         store,
-        "files",
-        &json!({
-            "size": q.limit, "query": ranked, "_source": ["repo", "path", "language"],
-            "sort": ["_score", {"path": "asc"}], "track_scores": true,
-        }),
-        true,
+        &bm25::Ranking {
+            kind: "files",
+            terms: &q.terms,
+            fields: &code_fields(&q.weights),
+            b: bm25::FTS5_B,
+            filters: filters.clauses(),
+            limit: q.limit,
+            source: &["repo", "path", "language"],
+            only_weighing_terms: false,
+        },
     )?;
-    Ok(hits(&answer)
+    Ok(ranked
+        .iter()
         .map(|(doc, score)| FileHit {
             repo: string(&doc["repo"]),
             path: string(&doc["path"]),
             language: language(&doc["language"]),
-            score,
+            score: *score,
         })
         .collect())
 }

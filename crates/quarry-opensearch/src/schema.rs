@@ -4,10 +4,12 @@
 //! documents are copied into it (`_reindex`), the alias moves to it in one atomic `_aliases`
 //! call, and the old index is deleted; readers never see an index half-built.
 //!
-//! Full-text fields hold quarry's code-aware tokens (`quarry_core::tokens`), already split and
-//! lowercased: their analyzer splits on whitespace only and stems as the embedded store's
-//! FTS5 does (Porter, diacritics folded), and they are ranked by BM25 with FTS5's k1 = 1.2 and
-//! b = 0.75 (commits: b = 0.9, `COMMIT_LENGTH_NORMALISATION`) as index similarity settings.
+//! Full-text fields hold quarry's code-aware tokens (`quarry_core::tokens`), already split,
+//! lowercased and stemmed as the embedded store's FTS5 stems them (Porter, diacritics folded:
+//! the `quarry_stem` analyzer, which quarry asks, bm25.rs): their analyzer only splits on
+//! whitespace. Lucene ranks them by BM25 with FTS5's k1 = 1.2 and b = 0.75 (commits: b = 0.9,
+//! `COMMIT_LENGTH_NORMALISATION`) as index similarity settings, which finds the candidates
+//! quarry scores as FTS5 does. Each document keeps its token count (`n_tokens`) for that.
 //! Vectors are `knn_vector` fields (Lucene's HNSW, cosine), one per dimension (`vec_384`),
 //! added when the first vector of that length is stored. Every other field rides in `_source`
 //! (`dynamic: false`): stored, not indexed.
@@ -56,7 +58,7 @@ impl Layout {
 }
 
 fn text(similarity: &str) -> Value {
-    json!({"type": "text", "analyzer": "quarry_tokens", "similarity": similarity})
+    json!({"type": "text", "analyzer": "whitespace", "similarity": similarity})
 }
 
 fn keyword() -> Value {
@@ -81,6 +83,7 @@ fn properties(kind: &str) -> Value {
             // A file's distinct trigrams, case folded: grep's pre-filter.
             "grams": {"type": "keyword", "doc_values": false},
             "t_path": bm25(), "t_symbols": bm25(), "t_body": bm25(),
+            "n_tokens": {"type": "integer"},
         }),
         "chunks" => json!({
             "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
@@ -89,6 +92,7 @@ fn properties(kind: &str) -> Value {
             "start_line": {"type": "integer"}, "page": {"type": "integer"},
             "cell": {"type": "integer"},
             "t_path": bm25(), "t_symbols": bm25(), "t_body": bm25(),
+            "n_tokens": {"type": "integer"},
         }),
         "symbols" => json!({
             "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
@@ -107,6 +111,7 @@ fn properties(kind: &str) -> Value {
             "paths": keyword(), "touch_paths": keyword(), "renamed_from": keyword(),
             "embedded": {"type": "boolean"},
             "t_subject": commit(), "t_body": commit(), "t_paths": commit(), "t_patch": commit(),
+            "n_tokens": {"type": "integer"},
         }),
         _ => unreachable!("no index kind {kind}"),
     }
@@ -124,7 +129,9 @@ fn definition(layout: &Layout, kind: &str, vectors: &Value) -> Value {
                 "b": quarry_core::history::COMMIT_LENGTH_NORMALISATION,
             },
         },
-        "analysis": {"analyzer": {"quarry_tokens": {
+        // What quarry asks the stems of its tokens from (bm25.rs's Lexicon); the fields hold
+        // the stems and only split on whitespace.
+        "analysis": {"analyzer": {"quarry_stem": {
             "type": "custom", "tokenizer": "whitespace",
             "filter": ["asciifolding", "porter_stem"],
         }}},

@@ -220,8 +220,21 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
         store.alias("symbols"),
         store.alias("calls"),
     );
-    for (file, hashes) in batch.upserts.iter().zip(&hashes) {
-        let (chunk_fields, file_fields) = file.search_fields();
+    // Every field's tokens, stemmed as FTS5 stems them (bm25.rs).
+    let fields: Vec<_> = batch.upserts.iter().map(|f| f.search_fields()).collect();
+    store.lexicon.borrow_mut().learn(
+        store,
+        fields.iter().flat_map(|(chunks, file)| {
+            chunks
+                .iter()
+                .chain(std::iter::once(file))
+                .flat_map(|f| [f.path.as_str(), f.symbols.as_str(), f.body.as_str()])
+        }),
+    )?;
+    let lexicon = store.lexicon.borrow();
+    for ((file, hashes), (chunk_fields, file_fields)) in
+        batch.upserts.iter().zip(&hashes).zip(&fields)
+    {
         let file_id = id();
         let base = json!({"repo_id": repo, "repo": repo_name, "path": file.path});
         let with = |extra: Value| {
@@ -239,11 +252,12 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
                 "stem": quarry_core::tokens::file_stem_key(&file.path),
                 "hash": file.state.hash, "size": file.state.size, "mtime_ns": file.state.mtime_ns,
                 "has_text": grams.is_some(), "grams": grams.unwrap_or_default(),
-                "t_path": file_fields.path, "t_symbols": file_fields.symbols,
-                "t_body": file_fields.body,
+                "t_path": lexicon.stem(&file_fields.path),
+                "t_symbols": lexicon.stem(&file_fields.symbols),
+                "t_body": lexicon.stem(&file_fields.body), "n_tokens": file_fields.token_count(),
             }))),
         ));
-        for ((chunk, fields), hash) in file.content.chunks.iter().zip(&chunk_fields).zip(hashes) {
+        for ((chunk, fields), hash) in file.content.chunks.iter().zip(chunk_fields).zip(hashes) {
             let chunk_id = id();
             let mut doc = with(json!({
                 "id": chunk_id, "file_id": file_id, "start_line": chunk.start_line,
@@ -252,7 +266,8 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
                 "language": chunk.language.name(), "file_language": file.language.name(),
                 "page": chunk.page, "cell": chunk.cell, "embed_hash": hash,
                 "embedded": false,
-                "t_path": fields.path, "t_symbols": fields.symbols, "t_body": fields.body,
+                "t_path": lexicon.stem(&fields.path), "t_symbols": lexicon.stem(&fields.symbols),
+                "t_body": lexicon.stem(&fields.body), "n_tokens": fields.token_count(),
             }));
             if let (Some(dims), Some(vector)) = (dims, known.get(hash)) {
                 doc[vector_name(dims)] = vector.clone();
@@ -286,6 +301,7 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
             ));
         }
     }
+    drop(lexicon);
     if !batch.touched.is_empty() {
         let paths: Vec<&str> = batch.touched.iter().map(|(p, _)| p.as_str()).collect();
         let mut ids: HashMap<String, i64> = HashMap::new();
