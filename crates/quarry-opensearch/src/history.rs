@@ -636,19 +636,20 @@ pub(crate) fn search_vectors(
     match store.vector_dims()? {
         Some(dims) if dims == vector.len() => {
             let f = filters(q, true);
-            let mut knn = json!({"vector": vector, "k": q.limit});
+            let mut knn = json!({"vector": vector, "k": crate::read::candidates(q.limit)});
             if !f.0.is_empty() {
                 knn["filter"] = f.query();
             }
             let answer = search(
                 store,
-                &json!({"size": q.limit, "_source": HIT_SOURCE,
+                &json!({"size": crate::read::candidates(q.limit), "_source": HIT_SOURCE,
                         "query": {"knn": {vector_name(dims): knn}}}),
                 false,
             )?;
             let mut out: Vec<CommitHit> =
                 hits(&answer).map(|(d, s)| hit(d, 2.0 * s - 1.0)).collect();
             out.sort_by(|a, b| b.score.total_cmp(&a.score));
+            out.truncate(q.limit);
             Ok(out)
         }
         _ => Ok(Vec::new()),

@@ -182,6 +182,19 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A repo as its meta document holds it.
+pub(crate) fn repo_from_source(doc: &Value) -> RepoInfo {
+    RepoInfo {
+        id: doc["id"].as_i64().unwrap_or(0),
+        name: doc["name"].as_str().unwrap_or("").to_string(),
+        root: doc["root"].as_str().unwrap_or("").to_string(),
+        indexed_at: doc["indexed_at"].as_i64(),
+        files: doc["files"].as_u64().unwrap_or(0),
+        chunks: doc["chunks"].as_u64().unwrap_or(0),
+        skipped: serde_json::from_value(doc["skipped"].clone()).unwrap_or_default(),
+    }
+}
+
 /// The OpenSearch store.
 pub struct OpenSearchStore {
     client: Client,
@@ -320,6 +333,22 @@ impl OpenSearchStore {
         Ok(self.bump("ids", n as u64)? - n as i64 + 1)
     }
 
+    /// Every repo, by name.
+    pub(crate) fn repo_list(&self) -> Result<Vec<RepoInfo>> {
+        let answer = self.client.json(
+            "POST",
+            &format!("/{}/_search", self.alias("meta")),
+            Some(&json!({"size": 10000, "query": {"term": {"type": "repo"}},
+                         "sort": [{"name": "asc"}]})),
+        )?;
+        Ok(answer["hits"]["hits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|h| repo_from_source(&h["_source"]))
+            .collect())
+    }
+
     /// The dimension of the stored vectors, if any are stored.
     pub(crate) fn vector_dims(&self) -> Result<Option<usize>> {
         Ok(self
@@ -335,7 +364,7 @@ impl Store for OpenSearchStore {
     }
 
     fn repos(&self) -> Result<Vec<RepoInfo>> {
-        read::repos(self)
+        self.repo_list()
     }
 
     fn move_repo(&mut self, repo: i64, root: &str) -> Result<()> {

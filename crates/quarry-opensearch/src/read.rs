@@ -7,14 +7,13 @@ use std::collections::HashMap;
 use anyhow::Result;
 use quarry_core::{
     CallRef, ChunkHit, Coverage, FileHit, FileState, Language, LexicalQuery, PendingEmbedding,
-    RepoInfo, RepoStats, SymbolRef, VectorQuery,
+    RepoStats, SymbolRef, VectorQuery,
 };
 use serde_json::{json, Value};
 
 use crate::bm25;
 use crate::query::{code_fields, Filters};
 use crate::schema::vector_name;
-use crate::write::repo_from_source;
 use crate::OpenSearchStore;
 
 /// The `_source` fields a chunk hit reads.
@@ -81,18 +80,6 @@ fn search(store: &OpenSearchStore, kind: &str, body: &Value, dfs: bool) -> Resul
         &format!("/{}/_search{search_type}", store.alias(kind)),
         Some(body),
     )
-}
-
-pub(crate) fn repos(store: &OpenSearchStore) -> Result<Vec<RepoInfo>> {
-    let answer = search(
-        store,
-        "meta",
-        &json!({"size": 10000, "query": {"term": {"type": "repo"}}, "sort": [{"name": "asc"}]}),
-        false,
-    )?;
-    Ok(hits(&answer)
-        .map(|(doc, _)| repo_from_source(doc))
-        .collect())
 }
 
 pub(crate) fn file_states(
@@ -178,6 +165,15 @@ pub(crate) fn files_lexical(store: &OpenSearchStore, q: &LexicalQuery) -> Result
         .collect())
 }
 
+/// How many neighbours a kNN search asks the graph for to answer `limit`: Lucene walks the
+/// HNSW graph with a queue of `k`, so a `k` of 3 over eight chunks missed the nearest one now
+/// and then (the graph is built with random levels); as PostgreSQL's `hnsw.ef_search`, four
+/// times the limit and at least 100. A filter that leaves fewer documents than `k` is searched
+/// exactly.
+pub(crate) fn candidates(limit: usize) -> usize {
+    (limit * 4).clamp(100, 10_000)
+}
+
 /// kNN: one search per query vector, each chunk scored by its best cosine. The filters are
 /// inside the kNN search (Lucene's efficient filtering): the graph is searched only among the
 /// chunks that pass, exactly when few do, so a narrow filter never loses its answers to the
@@ -198,7 +194,7 @@ pub(crate) fn vector(store: &OpenSearchStore, q: &VectorQuery) -> Result<Vec<Chu
         if v.len() != dims {
             continue;
         }
-        let mut knn = json!({"vector": v, "k": q.limit});
+        let mut knn = json!({"vector": v, "k": candidates(q.limit)});
         if !filters.0.is_empty() {
             knn["filter"] = filters.query();
         }
@@ -206,7 +202,7 @@ pub(crate) fn vector(store: &OpenSearchStore, q: &VectorQuery) -> Result<Vec<Chu
             store,
             "chunks",
             &json!({
-                "size": q.limit, "_source": CHUNK_SOURCE,
+                "size": candidates(q.limit), "_source": CHUNK_SOURCE,
                 "query": {"knn": {vector_name(dims): knn}},
             }),
             false,
@@ -366,7 +362,7 @@ pub(crate) fn definitions(
 
 pub(crate) fn stats(store: &OpenSearchStore) -> Result<Vec<RepoStats>> {
     let mut out = Vec::new();
-    for repo in repos(store)? {
+    for repo in store.repo_list()? {
         let of_repo = json!({"term": {"repo_id": repo.id}});
         let count = |kind: &str| store.client.count(&store.alias(kind), of_repo.clone());
         let (files, chunks, symbols) = (count("files")?, count("chunks")?, count("symbols")?);

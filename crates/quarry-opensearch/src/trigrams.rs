@@ -73,7 +73,8 @@ pub(crate) fn lookup(
         None => with_text.clone(),
     };
     let index = store.alias("files");
-    let roots: std::collections::HashMap<i64, String> = crate::read::repos(store)?
+    let roots: std::collections::HashMap<i64, String> = store
+        .repo_list()?
         .into_iter()
         .map(|r| (r.id, r.root))
         .collect();

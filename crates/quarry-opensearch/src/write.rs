@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::schema::{self, vector_name};
 use crate::trigrams;
-use crate::OpenSearchStore;
+use crate::{repo_from_source, OpenSearchStore};
 
 /// The indexes holding a repo's files and what was read from them.
 pub(crate) const FILE_KINDS: [&str; 4] = ["files", "chunks", "symbols", "calls"];
@@ -27,18 +27,6 @@ fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
-}
-
-pub(crate) fn repo_from_source(doc: &Value) -> RepoInfo {
-    RepoInfo {
-        id: doc["id"].as_i64().unwrap_or(0),
-        name: doc["name"].as_str().unwrap_or("").to_string(),
-        root: doc["root"].as_str().unwrap_or("").to_string(),
-        indexed_at: doc["indexed_at"].as_i64(),
-        files: doc["files"].as_u64().unwrap_or(0),
-        chunks: doc["chunks"].as_u64().unwrap_or(0),
-        skipped: serde_json::from_value(doc["skipped"].clone()).unwrap_or_default(),
-    }
 }
 
 pub(crate) fn ensure_repo(store: &OpenSearchStore, name: &str, root: &str) -> Result<RepoInfo> {
