@@ -26,8 +26,10 @@ const PAGE: usize = 5000;
 
 pub(crate) struct Client {
     agent: ureq::Agent,
-    /// `http(s)://host:port`, without credentials.
-    base: String,
+    /// `http(s)://host:port` of each node the URL names, without credentials.
+    bases: Vec<String>,
+    /// The node asked now: the next one when it does not answer.
+    current: std::sync::atomic::AtomicUsize,
     /// `Basic …` when a user is given.
     auth: Option<String>,
     /// The store URL with its password as `***`, for messages.
@@ -43,7 +45,7 @@ pub(crate) struct Refusal {
 
 impl Client {
     pub fn new(
-        base: &str,
+        bases: &[String],
         user: Option<&str>,
         password: Option<&str>,
         ca_file: Option<&std::path::Path>,
@@ -81,20 +83,30 @@ impl Client {
         });
         Ok(Client {
             agent: config.build().into(),
-            base: base.trim_end_matches('/').to_string(),
+            bases: bases
+                .iter()
+                .map(|b| b.trim_end_matches('/').to_string())
+                .collect(),
+            current: Default::default(),
             auth,
             shown: shown.to_string(),
         })
     }
 
-    /// One request, sent again while the cluster answers 429; the status and the body read
-    /// as JSON (`Null` when empty).
+    /// One request, sent again while the cluster answers 429, and to the next node the URL
+    /// names when one does not answer (killed, restarting); the status and the body read as
+    /// JSON (`Null` when empty). A search that some shards failed to answer (a node lost
+    /// while it ran: its copies are being promoted elsewhere) is asked again, so an answer is
+    /// never a part of one.
     fn send(&self, method: &str, path: &str, body: Option<(&str, String)>) -> Result<(u16, Value)> {
+        use std::sync::atomic::Ordering;
         let mut pause = FIRST_PAUSE;
-        for attempt in 0.. {
+        let (mut unreachable, mut partial, mut busy) = (0, 0, 0);
+        loop {
+            let node = self.current.load(Ordering::Relaxed) % self.bases.len();
             let mut request = ureq::http::Request::builder()
                 .method(method)
-                .uri(format!("{}{path}", self.base));
+                .uri(format!("{}{path}", self.bases[node]));
             if let Some(auth) = &self.auth {
                 request = request.header("Authorization", auth);
             }
@@ -103,18 +115,32 @@ impl Client {
                 .header("Content-Type", content_type)
                 .body(text)
                 .map_err(|e| anyhow!("{e}"))?;
-            let mut response = self
-                .agent
-                .run(request)
-                .map_err(|e| anyhow!("OpenSearch at {}: {method} {path}: {e}", self.shown))?;
-            let status = response.status().as_u16();
-            let text = response
-                .body_mut()
-                .with_config()
-                .limit(1 << 30)
-                .read_to_string()
-                .map_err(|e| anyhow!("OpenSearch at {}: {method} {path}: {e}", self.shown))?;
-            if status == 429 && attempt < BUSY_RETRIES {
+            let answered = self.agent.run(request).and_then(|mut response| {
+                let status = response.status().as_u16();
+                let text = response
+                    .body_mut()
+                    .with_config()
+                    .limit(1 << 30)
+                    .read_to_string()?;
+                Ok((status, text))
+            });
+            let (status, text) = match answered {
+                Ok(answer) => answer,
+                Err(e) => {
+                    // Every node tried once, then once more after a pause (a restart).
+                    unreachable += 1;
+                    if unreachable >= 2 * self.bases.len() {
+                        bail!("OpenSearch at {}: {method} {path}: {e}", self.shown);
+                    }
+                    self.current.store(node + 1, Ordering::Relaxed);
+                    if unreachable % self.bases.len() == 0 {
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                    continue;
+                }
+            };
+            if status == 429 && busy < BUSY_RETRIES {
+                busy += 1;
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_secs(5));
                 continue;
@@ -124,9 +150,21 @@ impl Client {
             } else {
                 serde_json::from_str(&text).unwrap_or(Value::String(text))
             };
+            let failed_shards = value["_shards"]["failed"].as_u64().unwrap_or(0);
+            if (200..300).contains(&status) && failed_shards > 0 && path.contains("/_search") {
+                partial += 1;
+                if partial > 20 {
+                    bail!(
+                        "OpenSearch at {}: {failed_shards} shards kept failing to answer {path}: {}",
+                        self.shown,
+                        reason(&json!({"error": value["_shards"]["failures"][0]["reason"]}))
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
             return Ok((status, value));
         }
-        unreachable!()
     }
 
     /// A call whose answer may be a refusal the caller handles (`Err(Refusal)`), or an error

@@ -20,7 +20,8 @@
 //! Reads between the crash and the next write can see the half-written batch.
 //!
 //! URLs: `opensearch+http://host:9200/PREFIX` or `opensearch+https://…` (every index is
-//! named after PREFIX, default `quarry`), a user and password in the URL or the password in
+//! named after PREFIX, default `quarry`; several nodes as `host1:9200,host2:9200`, the next
+//! asked when one does not answer), a user and password in the URL or the password in
 //! `$QUARRY_OPENSEARCH_PASSWORD`, a CA file for TLS as `?ca=PATH` or
 //! `$QUARRY_OPENSEARCH_CA`, and the shape of new indexes as `?shards=N&replicas=N`.
 
@@ -75,8 +76,8 @@ pub fn redact(url: &str) -> String {
 /// What a store URL says.
 #[derive(Debug, Clone, PartialEq)]
 struct Target {
-    /// `http(s)://host:port`.
-    base: String,
+    /// `http(s)://host:port` of each node named.
+    bases: Vec<String>,
     prefix: String,
     user: Option<String>,
     password: Option<String>,
@@ -98,11 +99,17 @@ fn parse_url(url: &str) -> Result<Target> {
     let (scheme, rest) = rest.split_once("://").unwrap();
     let (rest, params) = rest.split_once('?').unwrap_or((rest, ""));
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let (user_info, host) = match authority.rsplit_once('@') {
-        Some((info, host)) => (Some(info), host),
+    let (user_info, hosts) = match authority.rsplit_once('@') {
+        Some((info, hosts)) => (Some(info), hosts),
         None => (None, authority),
     };
-    if host.is_empty() {
+    // Several nodes, comma-separated: the next one answers when one does not.
+    let hosts: Vec<&str> = hosts
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
+    if hosts.is_empty() {
         bail!("the OpenSearch URL names no host: {}", redact(url));
     }
     let (mut user, mut password) = match user_info {
@@ -133,7 +140,7 @@ fn parse_url(url: &str) -> Result<Target> {
         bail!("the OpenSearch URL's path names the indexes' prefix: lowercase letters, digits, '-', '_' and '.' only, not {prefix:?}");
     }
     let mut target = Target {
-        base: format!("{scheme}://{host}"),
+        bases: hosts.iter().map(|h| format!("{scheme}://{h}")).collect(),
         prefix,
         user,
         password,
@@ -227,7 +234,7 @@ impl OpenSearchStore {
         let shown = redact(url);
         let target = parse_url(url)?;
         let client = Client::new(
-            &target.base,
+            &target.bases,
             target.user.as_deref(),
             target.password.as_deref(),
             target.ca.as_deref(),
@@ -563,7 +570,7 @@ mod tests {
     #[test]
     fn urls_name_the_server_the_prefix_the_credentials_and_the_layout() {
         let t = parse_url("opensearch+https://bob:p%40ss@search.local:9200/team-a?ca=/etc/ca.pem&shards=3&replicas=1").unwrap();
-        assert_eq!(t.base, "https://search.local:9200");
+        assert_eq!(t.bases, ["https://search.local:9200"]);
         assert_eq!(t.prefix, "team-a");
         assert_eq!(
             (t.user.as_deref(), t.password.as_deref()),
@@ -572,9 +579,13 @@ mod tests {
         assert_eq!(t.ca.as_deref(), Some(std::path::Path::new("/etc/ca.pem")));
         assert_eq!((t.shards, t.replicas), (3, Some(1)));
         let plain = parse_url("opensearch+http://localhost:9200").unwrap();
+        assert_eq!(plain.bases, ["http://localhost:9200"]);
+        assert_eq!(plain.prefix, "quarry");
+        let nodes = parse_url("opensearch+http://u:p@a:9200,b:9201/x").unwrap();
+        assert_eq!(nodes.bases, ["http://a:9200", "http://b:9201"]);
         assert_eq!(
-            (plain.base.as_str(), plain.prefix.as_str()),
-            ("http://localhost:9200", "quarry")
+            redact("opensearch+http://u:p@a:9200,b:9201/x"),
+            "opensearch+http://u:***@a:9200,b:9201/x"
         );
         assert!(parse_url("opensearch+http://h:1/Upper").is_err());
         assert!(parse_url("opensearch+ftp://h:1").is_err());
