@@ -241,9 +241,18 @@ impl OpenSearchStore {
             timeout,
             &shown,
         )?;
-        let hello = client
-            .call("GET", "/", None)
-            .map_err(|e| anyhow!("cannot connect to OpenSearch at {shown}: {e:#}. Check the host and port of store.url (or --db-url, $QUARRY_DB_URL)"))?;
+        let hello = client.call("GET", "/", None).map_err(|e| {
+            let detail = format!("{e:#}");
+            let detail = detail
+                .strip_prefix(&format!("OpenSearch at {shown}: "))
+                .unwrap_or(&detail);
+            let hint = if detail.contains("certificate") {
+                "the server's certificate is not trusted: for a private CA give its PEM file as ?ca=FILE in store.url or $QUARRY_OPENSEARCH_CA"
+            } else {
+                "check the host and port of store.url (or --db-url, $QUARRY_DB_URL)"
+            };
+            anyhow!("cannot connect to OpenSearch at {shown}: {detail}; {hint}")
+        })?;
         if let Err(refusal) = hello {
             let e = client.refused("GET", "/", &refusal);
             return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e:#}"));

@@ -277,3 +277,151 @@ fn opensearch_a_wrong_address_or_prefix_is_a_clear_error_without_the_password() 
     );
     assert!(format!("{:#}", OpenSearchStore::connect(&bad).err().unwrap()).contains("prefix"));
 }
+
+/// Runs `openssl` with `args` in `dir`, which must succeed.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A secured cluster as quarry's client meets it: HTTPS with a certificate of a private CA and
+/// basic auth in front of the node (tests/fixtures/tls_proxy.py). The CA file makes TLS work,
+/// the password in the URL is sent, and the errors without them say what is wrong without it.
+#[test]
+fn opensearch_https_with_a_private_ca_and_basic_auth() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=quarry test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+        ],
+    );
+    openssl(
+        d,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "node.key",
+            "-out",
+            "node.csr",
+        ],
+    );
+    std::fs::write(
+        d.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "node.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+            "-out",
+            "node.pem",
+        ],
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls_proxy.py");
+    let mut proxy = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["node.pem", "node.key", "quarry", "s@cret"])
+        .arg(server().http_port.to_string())
+        .current_dir(d)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs the TLS front");
+    let mut port = String::new();
+    BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let port = port.trim();
+    let prefix = quarry_test_opensearch::index_prefix("tls");
+    let ca = d.join("ca.pem");
+    let url = format!(
+        "opensearch+https://quarry:s%40cret@127.0.0.1:{port}/{prefix}?ca={}",
+        ca.display()
+    );
+
+    let mut store = OpenSearchStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    assert_eq!(
+        store.search_lexical(&query("alpha")).unwrap()[0].path,
+        "a.py"
+    );
+
+    let wrong = format!(
+        "opensearch+https://quarry:nope@127.0.0.1:{port}/{prefix}?ca={}",
+        ca.display()
+    );
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect(&wrong).err().expect("refused")
+    );
+    assert!(
+        message.contains("401") && message.contains("password"),
+        "{message}"
+    );
+    assert!(
+        message.contains("quarry:***@") && !message.contains("nope"),
+        "{message}"
+    );
+    // Without the CA file the certificate is not trusted.
+    let untrusted = format!("opensearch+https://quarry:s%40cret@127.0.0.1:{port}/{prefix}");
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect(&untrusted)
+            .err()
+            .expect("untrusted")
+    );
+    assert!(
+        message.contains("cannot connect") && message.contains("?ca=FILE"),
+        "{message}"
+    );
+    assert!(!message.contains("s@cret"), "{message}");
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+}
