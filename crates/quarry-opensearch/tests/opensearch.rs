@@ -142,10 +142,11 @@ fn opensearch_vectors_answer_nearest_first_with_filters_inside_the_search() {
         ));
     }
     store.apply(repo.id, &batch).unwrap();
-    // Many chunks in another repo, all nearer the probe than r's: a filter on r must still
-    // find r's three (the filter is inside the search, not applied to its top k).
+    // More chunks in another repo than the kNN search's k (100), all nearer the probe than
+    // r's: a filter on r must still find r's three. Filtering the top k afterwards would find
+    // none; only a filter inside the search (Lucene's efficient filtering) finds them.
     let mut crowd = IndexBatch::default();
-    for i in 0..60 {
+    for i in 0..160 {
         crowd.upserts.push(file(
             &format!("crowd{i}.py"),
             &format!("c{i}"),
@@ -154,8 +155,8 @@ fn opensearch_vectors_answer_nearest_first_with_filters_inside_the_search() {
     }
     store.apply(other.id, &crowd).unwrap();
     assert!(!store.set_embedding_model("model-a").unwrap());
-    let pending = store.pending_embeddings(100, None, &[]).unwrap();
-    assert_eq!(pending.len(), 63);
+    let pending = store.pending_embeddings(500, None, &[]).unwrap();
+    assert_eq!(pending.len(), 163);
     assert_eq!(
         store
             .pending_embeddings(100, None, &["r".to_string()])
@@ -166,7 +167,7 @@ fn opensearch_vectors_answer_nearest_first_with_filters_inside_the_search() {
     // In hash order, and from after a given hash (a backfill's next batch).
     let hashes: Vec<&str> = pending.iter().map(|p| p.hash.as_str()).collect();
     assert!(hashes.windows(2).all(|w| w[0] < w[1]), "{hashes:?}");
-    let rest = store.pending_embeddings(100, Some(hashes[0]), &[]).unwrap();
+    let rest = store.pending_embeddings(500, Some(hashes[0]), &[]).unwrap();
     let rest: Vec<&str> = rest.iter().map(|p| p.hash.as_str()).collect();
     assert_eq!(rest, hashes[1..]);
     let vectors: Vec<(String, Vec<f32>)> = pending
@@ -189,7 +190,7 @@ fn opensearch_vectors_answer_nearest_first_with_filters_inside_the_search() {
         .collect();
     store.put_embeddings(&vectors).unwrap();
     assert!(store.pending_embeddings(10, None, &[]).unwrap().is_empty());
-    assert_eq!(store.coverage(&[]).unwrap().embedded, 63);
+    assert_eq!(store.coverage(&[]).unwrap().embedded, 163);
     assert_eq!(store.coverage(&["r".into()]).unwrap().total, 3);
 
     let mut probe = vec![0.1f32; 8];
@@ -207,6 +208,16 @@ fn opensearch_vectors_answer_nearest_first_with_filters_inside_the_search() {
         (in_repo[0].score - 1.0).abs() < 1e-4,
         "cosine of the same vector: {}",
         in_repo[0].score
+    );
+    // Unfiltered, the crowd fills the answer: it is nearer than any of r's.
+    let unfiltered = search(VectorQuery {
+        vectors: vec![unit(&probe)],
+        limit: 3,
+        ..Default::default()
+    });
+    assert!(
+        unfiltered.iter().all(|h| h.path.starts_with("crowd")),
+        "{unfiltered:?}"
     );
     let filtered = search(VectorQuery {
         vectors: vec![unit(&probe)],

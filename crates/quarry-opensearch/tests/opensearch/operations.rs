@@ -120,6 +120,9 @@ fn opensearch_a_batch_cut_off_by_a_dead_writer_is_taken_away_whole_by_the_next()
 struct BusyRelay {
     port: u16,
     turned_away: Arc<AtomicUsize>,
+    /// The most actions one `_bulk` request passed on carried, and how many were passed on.
+    largest_bulk: Arc<AtomicUsize>,
+    bulks: Arc<AtomicUsize>,
 }
 
 impl BusyRelay {
@@ -127,18 +130,44 @@ impl BusyRelay {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let turned_away = Arc::new(AtomicUsize::new(0));
-        let count = turned_away.clone();
+        let largest_bulk = Arc::new(AtomicUsize::new(0));
+        let bulks = Arc::new(AtomicUsize::new(0));
+        let counts = [turned_away.clone(), largest_bulk.clone(), bulks.clone()];
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
-                let count = count.clone();
-                std::thread::spawn(move || relay(client, target, &count));
+                let counts = counts.clone();
+                std::thread::spawn(move || relay(client, target, &counts));
             }
         });
-        BusyRelay { port, turned_away }
+        BusyRelay {
+            port,
+            turned_away,
+            largest_bulk,
+            bulks,
+        }
     }
 }
 
-fn relay(client: TcpStream, target: u16, turned_away: &AtomicUsize) {
+/// The number of actions in a `_bulk` request's body (an action line, then its source unless
+/// it is a delete).
+fn bulk_actions(body: &str) -> usize {
+    let mut count = 0;
+    let mut lines = body.lines().filter(|l| !l.trim().is_empty());
+    while let Some(action) = lines.next() {
+        let action: serde_json::Value = serde_json::from_str(action).unwrap();
+        if action.get("delete").is_none() {
+            lines.next();
+        }
+        count += 1;
+    }
+    count
+}
+
+fn relay(
+    client: TcpStream,
+    target: u16,
+    [turned_away, largest_bulk, bulks]: &[Arc<AtomicUsize>; 3],
+) {
     let mut reader = BufReader::new(client.try_clone().unwrap());
     let mut client = client;
     loop {
@@ -191,6 +220,10 @@ fn relay(client: TcpStream, target: u16, turned_away: &AtomicUsize) {
                 serde_json::json!({"took": 1, "errors": true, "items": items}).to_string(),
             )
         } else {
+            if path.starts_with("/_bulk") {
+                largest_bulk.fetch_max(bulk_actions(&body), Ordering::SeqCst);
+                bulks.fetch_add(1, Ordering::SeqCst);
+            }
             forward(target, &method, &path, &body, &content_type)
         };
         let reply = format!(
@@ -251,6 +284,26 @@ fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
     assert_eq!(store.file_states(repo.id).unwrap().len(), 30);
     assert_eq!(store.definitions("handler_7", &[], 10).unwrap().len(), 1);
     assert_eq!(store.stats().unwrap()[0].chunks, 30);
+
+    // A batch of more actions than one request may carry goes as several bounded requests.
+    let before = relay.bulks.load(Ordering::SeqCst);
+    let mut big = IndexBatch::default();
+    for i in 0..700 {
+        big.upserts.push(file(
+            &format!("many/f{i}.py"),
+            "h",
+            vec![chunk(1, 1, Some(&format!("many_{i}")), "def many(): pass")],
+        ));
+    }
+    store.apply(repo.id, &big).unwrap();
+    let largest = relay.largest_bulk.load(Ordering::SeqCst);
+    assert!(
+        largest > 500 && largest <= 1000,
+        "at most 1,000 actions a request: {largest}"
+    );
+    assert!(relay.bulks.load(Ordering::SeqCst) - before >= 2);
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 730);
+    assert_eq!(store.definitions("many_699", &[], 10).unwrap().len(), 1);
 }
 
 #[test]
