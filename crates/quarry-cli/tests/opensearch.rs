@@ -127,6 +127,18 @@ fn opensearch_index_names_questions_grep_and_status_answer_as_the_embedded_store
     );
     assert!(found.contains(&"notes.txt".to_string()), "{found:?}");
     assert!(!found.contains(&"docs/guide.md".to_string()), "{found:?}");
+    // --rebuild starts the repo over on the cluster: every file read again, none left twice.
+    let rebuilt: serde_json::Value = serde_json::from_str(&ok_on_opensearch(
+        &os,
+        &url,
+        &["index", "--rebuild", os.repo_path(), "--no-embed", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(rebuilt["repos"][0]["files"], 4, "{rebuilt}");
+    assert_eq!(rebuilt["repos"][0]["added"], 4, "{rebuilt}");
+    let status = os.ok(&["--db-url", &url, "status", "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["repos"][0]["files"], 4, "{status}");
 
     // grep on OpenSearch reads only the files whose trigrams can match, and prints what grep
     // over the embedded store prints.
@@ -256,6 +268,21 @@ fn opensearch_history_answers_as_the_embedded_store_does() {
         os.json(&["show", &sha[..8]]),
         embedded.json(&["show", &sha[..8]])
     );
+
+    // By meaning too: both embed the history with the same model, and `log` in every mode
+    // ranks the same commits (kNN scores are the cosine through Lucene's float: 1e-4).
+    embedded.ok(&["sync", "--embed-only"]);
+    os.ok(&["sync", "--embed-only"]);
+    for mode in ["semantic", "hybrid", "auto"] {
+        let args = ["log", "rate limiting of requests", "--mode", mode];
+        let (a, b) = (commits(&embedded.json(&args)), commits(&os.json(&args)));
+        assert!(!a.is_empty(), "{mode} found nothing on the embedded store");
+        assert_eq!(a.len(), b.len(), "{mode}: {a:?} vs {b:?}");
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.0, y.0, "{mode}: {a:?} vs {b:?}");
+            assert!((x.1 - y.1).abs() <= 1e-4, "{mode}: {a:?} vs {b:?}");
+        }
+    }
 }
 
 /// Embedded chunks on OpenSearch: semantic and hybrid searches find what the embedded store
@@ -298,5 +325,64 @@ fn opensearch_semantic_and_hybrid_search_answer_as_the_embedded_store_does() {
                 "{query:?}: {a:?} vs {b:?}"
             );
         }
+    }
+}
+
+/// A secured cluster (HTTPS with a private CA, basic auth: quarry_test_opensearch::tls_front):
+/// the password from $QUARRY_OPENSEARCH_PASSWORD and the CA file from $QUARRY_OPENSEARCH_CA
+/// reach it; without the password the error says what to set and shows no secret.
+#[test]
+fn opensearch_https_takes_the_password_and_ca_file_from_the_environment() {
+    let front = quarry_test_opensearch::tls_front("quarry", "s3cret-pw");
+    let url = format!(
+        "opensearch+https://quarry@127.0.0.1:{}/{}",
+        front.port,
+        quarry_test_opensearch::index_prefix("cli_tls")
+    );
+    let os = Env::new();
+    sample_repo(&os);
+    let run = |args: &[&str], password: Option<&str>| {
+        let mut command = os.quarry();
+        command
+            .env("QUARRY_DB_URL", &url)
+            .env("QUARRY_OPENSEARCH_CA", &front.ca)
+            .env_remove("QUARRY_OPENSEARCH_PASSWORD");
+        if let Some(password) = password {
+            command.env("QUARRY_OPENSEARCH_PASSWORD", password);
+        }
+        command.args(args).output().unwrap()
+    };
+    let out = run(&["index", os.repo_path(), "--no-embed"], Some("s3cret-pw"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(
+        &[
+            "search",
+            "exponential backoff",
+            "--mode",
+            "lexical",
+            "--json",
+        ],
+        Some("s3cret-pw"),
+    );
+    assert!(out.status.success());
+    let found = result_paths(&serde_json::from_slice(&out.stdout).unwrap());
+    assert!(!found.is_empty(), "{found:?}");
+
+    for password in [None, Some("bad-pw-9")] {
+        let out = run(&["status"], password);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{said}");
+        assert!(
+            said.contains("401") && said.contains("QUARRY_OPENSEARCH_PASSWORD"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("s3cret") && !said.contains("bad-pw-9"),
+            "{said}"
+        );
     }
 }

@@ -10,6 +10,12 @@
 //! OpenSearch refuses to run as root, so as root the nodes run as the system user
 //! `quarry-search` the install script creates (through `setpriv`). A missing install is a
 //! panic that says what to run: these tests never skip.
+//!
+//! [`tls_front`] (tls.rs) puts HTTPS with a private CA and basic auth in front of the node, for
+//! the tests of a secured cluster.
+
+mod tls;
+pub use tls::{tls_front, TlsFront};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

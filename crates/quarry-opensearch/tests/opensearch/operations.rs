@@ -331,102 +331,16 @@ fn opensearch_a_wrong_address_or_prefix_is_a_clear_error_without_the_password() 
     assert!(format!("{:#}", OpenSearchStore::connect(&bad).err().unwrap()).contains("prefix"));
 }
 
-/// Runs `openssl` with `args` in `dir`, which must succeed.
-fn openssl(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A secured cluster as quarry's client meets it: HTTPS with a certificate of a private CA and
-/// basic auth in front of the node (tests/fixtures/tls_proxy.py). The CA file makes TLS work,
-/// the password in the URL is sent, and the errors without them say what is wrong without it.
+/// basic auth in front of the node (quarry_test_opensearch::tls_front). The CA file makes TLS
+/// work, the password in the URL is sent, and the errors without them say what is wrong
+/// without showing it.
 #[test]
 fn opensearch_https_with_a_private_ca_and_basic_auth() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    openssl(
-        d,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=quarry test CA",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-        ],
-    );
-    openssl(
-        d,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-keyout",
-            "node.key",
-            "-out",
-            "node.csr",
-        ],
-    );
-    std::fs::write(
-        d.join("san.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
-    )
-    .unwrap();
-    openssl(
-        d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "node.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "san.ext",
-            "-out",
-            "node.pem",
-        ],
-    );
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls_proxy.py");
-    let mut proxy = std::process::Command::new("python3")
-        .arg(&script)
-        .args(["node.pem", "node.key", "quarry", "s@cret"])
-        .arg(server().http_port.to_string())
-        .current_dir(d)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs the TLS front");
-    let mut port = String::new();
-    BufReader::new(proxy.stdout.take().unwrap())
-        .read_line(&mut port)
-        .unwrap();
-    let port = port.trim();
+    let front = quarry_test_opensearch::tls_front("quarry", "s@cret");
+    let port = front.port;
     let prefix = quarry_test_opensearch::index_prefix("tls");
-    let ca = d.join("ca.pem");
+    let ca = &front.ca;
     let url = format!(
         "opensearch+https://quarry:s%40cret@127.0.0.1:{port}/{prefix}?ca={}",
         ca.display()
@@ -475,6 +389,4 @@ fn opensearch_https_with_a_private_ca_and_basic_auth() {
         "{message}"
     );
     assert!(!message.contains("s@cret"), "{message}");
-    let _ = proxy.kill();
-    let _ = proxy.wait();
 }
