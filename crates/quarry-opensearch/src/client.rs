@@ -97,7 +97,7 @@ impl Client {
     /// names when one does not answer (killed, restarting); the status and the body read as
     /// JSON (`Null` when empty). A search that some shards failed to answer (a node lost
     /// while it ran: its copies are being promoted elsewhere) is asked again, so an answer is
-    /// never a part of one.
+    /// never a part of one; so is one whose index went away under its alias (a schema move).
     fn send(&self, method: &str, path: &str, body: Option<(&str, String)>) -> Result<(u16, Value)> {
         use std::sync::atomic::Ordering;
         let mut pause = FIRST_PAUSE;
@@ -151,7 +151,19 @@ impl Client {
                 serde_json::from_str(&text).unwrap_or(Value::String(text))
             };
             let failed_shards = value["_shards"]["failed"].as_u64().unwrap_or(0);
-            if (200..300).contains(&status) && failed_shards > 0 && path.contains("/_search") {
+            let reading = path.contains("/_search") || path.contains("/_count");
+            // The index behind an alias removed while the search ran (a schema version moved
+            // in: the next search finds the new index), or every copy of a shard lost at once:
+            // asked again, a few times for an index not found.
+            let index_gone = status == 404
+                && value["error"]["type"] == "index_not_found_exception"
+                && partial < 4;
+            if reading && (status == 503 || index_gone) && partial < 20 {
+                partial += 1;
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            if (200..300).contains(&status) && failed_shards > 0 && reading {
                 partial += 1;
                 if partial > 20 {
                     bail!(

@@ -1,4 +1,5 @@
-//! Running the store: a schema version moved into a new index behind its alias, a batch cut
+//! Running the store: a schema version moved into a new index behind its alias (searches
+//! answering whole all along), a batch cut
 //! off by a dead writer, a cluster too busy to take writes (429), a wrong address.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -70,6 +71,64 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
         .err()
         .expect("a newer schema");
     assert!(format!("{err:#}").contains("newer quarry"), "{err:#}");
+}
+
+/// While a new schema version is built and the aliases move, a reader searching all along
+/// gets every answer whole: the new index is filled before the alias points at it.
+#[test]
+fn opensearch_searches_never_see_a_half_built_index_while_the_schema_moves() {
+    let url = store_url("schema_storm");
+    let timeout = Duration::from_secs(30);
+    let mut old = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+    let repo = old.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    for i in 0..400 {
+        batch.upserts.push(file(
+            &format!("m{i:03}.py"),
+            &format!("h{i}"),
+            vec![chunk(
+                1,
+                1,
+                Some(&format!("handler_{i}")),
+                "def handler(): return widget",
+            )],
+        ));
+    }
+    old.apply(repo.id, &batch).unwrap();
+    let mut wide = query("widget");
+    wide.limit = 1000;
+    let before = old.search_lexical(&wide).unwrap().len();
+    assert_eq!(before, 400);
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (url, done, wide) = (url.clone(), done.clone(), wide.clone());
+        let reader = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+        std::thread::spawn(move || {
+            let mut rounds = 0;
+            loop {
+                let finished = done.load(Ordering::SeqCst);
+                let found = reader.search_lexical(&wide).unwrap().len();
+                let files = reader.stats().unwrap()[0].files;
+                assert_eq!((found, files), (400, 400), "round {rounds}");
+                rounds += 1;
+                if finished {
+                    return rounds;
+                }
+            }
+        })
+    };
+    // Connecting with the current version copies every index and moves the aliases.
+    let new = OpenSearchStore::connect(&url).unwrap();
+    done.store(true, Ordering::SeqCst);
+    let rounds = reader.join().unwrap();
+    assert!(rounds >= 2, "the reader searched during the move: {rounds}");
+    assert!(get(&format!(
+        "/_alias/{}-chunks",
+        url.rsplit('/').next().unwrap()
+    ))
+    .contains("-v1"));
+    assert_eq!(new.search_lexical(&wide).unwrap().len(), 400);
 }
 
 #[test]
