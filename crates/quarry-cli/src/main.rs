@@ -36,8 +36,9 @@ struct Cli {
     /// The workspace folder holding the index [default: $QUARRY_HOME, else ~/.local/share/quarry].
     #[arg(long, global = true, value_name = "DIR")]
     index_dir: Option<PathBuf>,
-    /// Keep the index on PostgreSQL with pgvector (postgres://user@host/db) instead of the
-    /// workspace's SQLite file [default: $QUARRY_DB_URL, else the workspace's store.url].
+    /// Keep the index on PostgreSQL with pgvector (postgres://user@host/db) or OpenSearch
+    /// (opensearch+http://host:9200/PREFIX) instead of the workspace's SQLite file
+    /// [default: $QUARRY_DB_URL, else the workspace's store.url].
     #[arg(long, global = true, value_name = "URL")]
     db_url: Option<String>,
     /// A hot standby of the PostgreSQL store that searches may read from (repeatable; the

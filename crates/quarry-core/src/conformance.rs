@@ -1,5 +1,5 @@
-//! Checks every `Store` must pass, run by each backend's own tests (the embedded SQLite file
-//! and PostgreSQL) so the two cannot drift apart. They panic with what differs.
+//! Checks every `Store` must pass, run by each backend's own tests (the embedded SQLite file,
+//! PostgreSQL and OpenSearch) so they cannot drift apart. They panic with what differs.
 
 use crate::store::{IndexBatch, IndexedFile, Store};
 use crate::{tokens, Chunk, ContentType, FileChunks, FileState, Language, LexicalQuery};

@@ -1,7 +1,7 @@
 //! What a pattern requires of a file's text, as plain data: quarry-grep reads it out of a
 //! regex (literals.rs), and each store answers which indexed files can satisfy it
 //! (`Store::trigram_lookup`) in its own index language — FTS5 trigrams in the embedded file,
-//! pg_trgm on PostgreSQL.
+//! hashed trigrams on PostgreSQL, trigram keywords on OpenSearch.
 
 /// A boolean requirement over substrings of a file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]

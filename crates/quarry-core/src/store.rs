@@ -1,5 +1,6 @@
 //! The store seam: everything the indexer writes and search reads goes through `Store`, so
-//! the embedded SQLite file and a PostgreSQL server are interchangeable backends.
+//! the embedded SQLite file, a PostgreSQL server and an OpenSearch cluster are
+//! interchangeable backends.
 
 use crate::{FileChunks, Language};
 use serde::{Deserialize, Serialize};

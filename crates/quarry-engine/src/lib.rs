@@ -54,4 +54,11 @@ pub use workspace::lock::{is_lock_busy, LockBusy, WriteLock};
 pub use workspace::Workspace;
 
 /// A store URL with its password hidden, for messages and `quarry status`.
-pub use quarry_postgres::redact as redact_store_url;
+/// A store URL (PostgreSQL or OpenSearch) with its password shown as `***`.
+pub fn redact_store_url(url: &str) -> String {
+    if quarry_opensearch::is_opensearch_url(url) {
+        quarry_opensearch::redact(url)
+    } else {
+        quarry_postgres::redact(url)
+    }
+}

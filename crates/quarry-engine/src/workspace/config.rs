@@ -123,8 +123,11 @@ fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
             raw.into()
         }
         KeyKind::PostgresUrl => {
-            if !(raw.starts_with("postgres://") || raw.starts_with("postgresql://")) {
-                return Err(bad("a postgres:// URL"));
+            if !(raw.starts_with("postgres://")
+                || raw.starts_with("postgresql://")
+                || quarry_opensearch::is_opensearch_url(raw))
+            {
+                return Err(bad("a postgres:// URL or an opensearch+http(s):// URL"));
             }
             raw.into()
         }

@@ -15,7 +15,8 @@ pub enum KeyKind {
     Whole,
     /// A number ≥ 0.
     Number,
-    /// A PostgreSQL connection URL (`postgres://` or `postgresql://`).
+    /// A store server's URL: PostgreSQL (`postgres://` or `postgresql://`) or OpenSearch
+    /// (`opensearch+http://`, `opensearch+https://`).
     PostgresUrl,
     /// PostgreSQL connection URLs, separated by commas.
     PostgresUrls,
@@ -34,7 +35,7 @@ pub const KEYS: &[KeySpec] = &[
     KeySpec {
         name: "store.url",
         kind: KeyKind::PostgresUrl,
-        help: "keep the index on PostgreSQL with pgvector instead of the embedded SQLite file, e.g. postgres://user:password@host:5432/db; $QUARRY_DB_URL and --db-url override it (lists show the password as ***)",
+        help: "keep the index on PostgreSQL with pgvector (postgres://user:password@host:5432/db) or on an OpenSearch cluster with k-NN (opensearch+https://user:password@host:9200/PREFIX, ?ca=FILE for a private CA, the password also from $QUARRY_OPENSEARCH_PASSWORD) instead of the embedded SQLite file; $QUARRY_DB_URL and --db-url override it (lists show the password as ***)",
     },
     KeySpec {
         name: "store.read_urls",

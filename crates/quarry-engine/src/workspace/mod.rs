@@ -79,7 +79,8 @@ impl Workspace {
         quarry_store::diagnose(&Self::index_file(dir), err)
     }
 
-    /// The PostgreSQL database the workspace's index lives in, if not the embedded file:
+    /// The server the workspace's index lives in (a PostgreSQL database or an OpenSearch
+    /// cluster), if not the embedded file:
     /// `$QUARRY_DB_URL` (which `--db-url` sets), else the workspace's `store.url`.
     pub fn store_url(dir: &Path) -> Result<Option<String>> {
         if let Some(url) = std::env::var("QUARRY_DB_URL")
@@ -113,6 +114,20 @@ impl Workspace {
 
     fn with_store(dir: &Path, access: Access) -> Result<Workspace> {
         let store: Box<dyn Store + Send> = match Self::store_url(dir)? {
+            // An OpenSearch cluster: its replicas serve reads by themselves.
+            Some(url) if quarry_opensearch::is_opensearch_url(&url) => {
+                let config = config::Config::load(dir)?;
+                if !Self::store_read_urls(&config)?.is_empty() {
+                    bail!(
+                        "store.read_urls (--db-read-url) names PostgreSQL standbys; an OpenSearch cluster serves reads from its own replicas: unset it for {}",
+                        quarry_opensearch::redact(&url)
+                    );
+                }
+                Box::new(quarry_opensearch::OpenSearchStore::connect_with(
+                    &url,
+                    config.seconds("store.timeout_s"),
+                )?)
+            }
             Some(url) => {
                 let config = config::Config::load(dir)?;
                 let timeout = config.seconds("store.timeout_s");

@@ -1,0 +1,426 @@
+//! Talking to OpenSearch over its REST API: one `ureq` agent (basic auth, a CA file for TLS,
+//! every call bounded by `store.timeout_s`), errors that name the server without its password
+//! and say what it answered, and the three shapes quarry's reads and writes take: a JSON call,
+//! `_bulk` in bounded batches that resends what the cluster turned away for being busy (429),
+//! and a scan that pages a sorted search with `search_after` past the result window.
+//!
+//! 429 is OpenSearch saying a thread pool's queue is full (an indexing burst, a node
+//! recovering): the request is sound and must be sent again after a pause, whole or — in a
+//! `_bulk` answer — item by item, since the other items were applied.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Value};
+
+/// Most actions in one `_bulk` request, and most bytes: OpenSearch's advice is 5–15 MB, and a
+/// request over `http.max_content_length` (100 MB) is refused whole.
+const BULK_ACTIONS: usize = 1000;
+const BULK_BYTES: usize = 8 * 1024 * 1024;
+/// How often a request or a bulk item turned away with 429 is sent again, and the first
+/// pause (doubled each time, at most 5 s): about half a minute in all.
+const BUSY_RETRIES: u32 = 10;
+const FIRST_PAUSE: Duration = Duration::from_millis(100);
+/// Rows per page of a scan.
+const PAGE: usize = 5000;
+
+pub(crate) struct Client {
+    agent: ureq::Agent,
+    /// `http(s)://host:port` of each node the URL names, without credentials.
+    bases: Vec<String>,
+    /// The node asked now: the next one when it does not answer.
+    current: std::sync::atomic::AtomicUsize,
+    /// `Basic …` when a user is given.
+    auth: Option<String>,
+    /// The store URL with its password as `***`, for messages.
+    pub shown: String,
+}
+
+/// How a call ended when it did not succeed.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Client {
+    pub fn new(
+        bases: &[String],
+        user: Option<&str>,
+        password: Option<&str>,
+        ca_file: Option<&std::path::Path>,
+        timeout: Duration,
+        shown: &str,
+    ) -> Result<Client> {
+        let mut config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(timeout.min(Duration::from_secs(5))))
+            .http_status_as_error(false)
+            .max_idle_connections_per_host(8);
+        if let Some(ca) = ca_file {
+            let pem = std::fs::read(ca)
+                .with_context(|| format!("cannot read the CA file {}", ca.display()))?;
+            let certs: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(&pem)
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            if certs.is_empty() {
+                bail!("the CA file {} holds no certificate", ca.display());
+            }
+            config = config.tls_config(
+                ureq::tls::TlsConfig::builder()
+                    .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+                    .build(),
+            );
+        }
+        let auth = user.map(|u| {
+            format!(
+                "Basic {}",
+                base64(format!("{u}:{}", password.unwrap_or("")).as_bytes())
+            )
+        });
+        Ok(Client {
+            agent: config.build().into(),
+            bases: bases
+                .iter()
+                .map(|b| b.trim_end_matches('/').to_string())
+                .collect(),
+            current: Default::default(),
+            auth,
+            shown: shown.to_string(),
+        })
+    }
+
+    /// One request, sent again while the cluster answers 429, and to the next node the URL
+    /// names when one does not answer (killed, restarting); the status and the body read as
+    /// JSON (`Null` when empty). A search that some shards failed to answer (a node lost
+    /// while it ran: its copies are being promoted elsewhere) is asked again, so an answer is
+    /// never a part of one; so is one whose index went away under its alias (a schema move).
+    fn send(&self, method: &str, path: &str, body: Option<(&str, String)>) -> Result<(u16, Value)> {
+        use std::sync::atomic::Ordering;
+        let mut pause = FIRST_PAUSE;
+        let (mut unreachable, mut partial, mut busy) = (0, 0, 0);
+        loop {
+            let node = self.current.load(Ordering::Relaxed) % self.bases.len();
+            let mut request = ureq::http::Request::builder()
+                .method(method)
+                .uri(format!("{}{path}", self.bases[node]));
+            if let Some(auth) = &self.auth {
+                request = request.header("Authorization", auth);
+            }
+            let (content_type, text) = body.clone().unwrap_or(("application/json", String::new()));
+            let request = request
+                .header("Content-Type", content_type)
+                .body(text)
+                .map_err(|e| anyhow!("{e}"))?;
+            let answered = self.agent.run(request).and_then(|mut response| {
+                let status = response.status().as_u16();
+                let text = response
+                    .body_mut()
+                    .with_config()
+                    .limit(1 << 30)
+                    .read_to_string()?;
+                Ok((status, text))
+            });
+            let (status, text) = match answered {
+                Ok(answer) => answer,
+                Err(e) => {
+                    // Every node tried once, then once more after a pause (a restart).
+                    unreachable += 1;
+                    if unreachable >= 2 * self.bases.len() {
+                        bail!("OpenSearch at {}: {method} {path}: {e}", self.shown);
+                    }
+                    self.current.store(node + 1, Ordering::Relaxed);
+                    if unreachable % self.bases.len() == 0 {
+                        std::thread::sleep(Duration::from_millis(500));
+                    }
+                    continue;
+                }
+            };
+            if status == 429 && busy < BUSY_RETRIES {
+                busy += 1;
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(5));
+                continue;
+            }
+            let value = if text.trim().is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(&text).unwrap_or(Value::String(text))
+            };
+            let failed_shards = value["_shards"]["failed"].as_u64().unwrap_or(0);
+            let reading = path.contains("/_search") || path.contains("/_count");
+            // The index behind an alias removed while the search ran (a schema version moved
+            // in: the next search finds the new index), or every copy of a shard lost at once:
+            // asked again, a few times for an index not found.
+            let index_gone = status == 404
+                && value["error"]["type"] == "index_not_found_exception"
+                && partial < 4;
+            if reading && (status == 503 || index_gone) && partial < 20 {
+                partial += 1;
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            if (200..300).contains(&status) && failed_shards > 0 && reading {
+                partial += 1;
+                if partial > 20 {
+                    bail!(
+                        "OpenSearch at {}: {failed_shards} shards kept failing to answer {path}: {}",
+                        self.shown,
+                        reason(&json!({"error": value["_shards"]["failures"][0]["reason"]}))
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
+            return Ok((status, value));
+        }
+    }
+
+    /// A call whose answer may be a refusal the caller handles (`Err(Refusal)`), or an error
+    /// when the server was not reached.
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Result<Value, Refusal>> {
+        let (status, value) = self.send(
+            method,
+            path,
+            body.map(|b| ("application/json", b.to_string())),
+        )?;
+        Ok(if (200..300).contains(&status) {
+            Ok(value)
+        } else {
+            Err(Refusal {
+                status,
+                body: value,
+            })
+        })
+    }
+
+    /// A call that must succeed; a refusal is an error saying what the server answered.
+    pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value> {
+        match self.call(method, path, body)? {
+            Ok(v) => Ok(v),
+            Err(refusal) => Err(self.refused(method, path, &refusal)),
+        }
+    }
+
+    pub fn refused(&self, method: &str, path: &str, refusal: &Refusal) -> anyhow::Error {
+        let reason = reason(&refusal.body);
+        let hint = match refusal.status {
+            401 | 403 => {
+                ": check the user and password of store.url (or $QUARRY_OPENSEARCH_PASSWORD)"
+            }
+            _ => "",
+        };
+        anyhow!(
+            "OpenSearch at {}: {method} {path} answered {}: {reason}{hint}",
+            self.shown,
+            refusal.status
+        )
+    }
+
+    /// Sends `actions` (each an action line and, but for deletes, a document line) through
+    /// `_bulk` in batches of at most `BULK_ACTIONS` actions and `BULK_BYTES` bytes; items the
+    /// cluster turned away with 429 are sent again, any other failed item is an error.
+    pub fn bulk(&self, actions: &[(Value, Option<Value>)], refresh: bool) -> Result<()> {
+        let mut start = 0;
+        while start < actions.len() {
+            let mut end = start;
+            let mut bytes = 0;
+            let mut lines: Vec<String> = Vec::new();
+            while end < actions.len()
+                && end - start < BULK_ACTIONS
+                && (bytes < BULK_BYTES || end == start)
+            {
+                let (action, doc) = &actions[end];
+                let mut text = action.to_string();
+                text.push('\n');
+                if let Some(doc) = doc {
+                    text.push_str(&doc.to_string());
+                    text.push('\n');
+                }
+                bytes += text.len();
+                lines.push(text);
+                end += 1;
+            }
+            self.bulk_batch(lines, refresh)?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn bulk_batch(&self, mut lines: Vec<String>, refresh: bool) -> Result<()> {
+        let path = if refresh {
+            "/_bulk?refresh=true"
+        } else {
+            "/_bulk"
+        };
+        let mut pause = FIRST_PAUSE;
+        for attempt in 0.. {
+            let body: String = lines.concat();
+            let (status, answer) = self.send("POST", path, Some(("application/x-ndjson", body)))?;
+            if !(200..300).contains(&status) {
+                return Err(self.refused(
+                    "POST",
+                    path,
+                    &Refusal {
+                        status,
+                        body: answer,
+                    },
+                ));
+            }
+            if answer["errors"] != Value::Bool(true) {
+                return Ok(());
+            }
+            let items = answer["items"].as_array().cloned().unwrap_or_default();
+            let mut again = Vec::new();
+            for (item, line) in items.iter().zip(&lines) {
+                let result = item
+                    .as_object()
+                    .and_then(|o| o.values().next())
+                    .unwrap_or(item);
+                let status = result["status"].as_u64().unwrap_or(0);
+                match status {
+                    200..=299 => {}
+                    // A delete or an update of a document already gone: nothing to do.
+                    404 if !line.starts_with("{\"index\"") => {}
+                    429 => again.push(line.clone()),
+                    _ => bail!(
+                        "OpenSearch at {}: a bulk write failed ({status}): {}",
+                        self.shown,
+                        reason(&result.clone())
+                    ),
+                }
+            }
+            if again.is_empty() {
+                return Ok(());
+            }
+            if attempt >= BUSY_RETRIES {
+                bail!(
+                    "OpenSearch at {}: the cluster stayed too busy to take {} writes (429) after {BUSY_RETRIES} tries",
+                    self.shown,
+                    again.len()
+                );
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(5));
+            lines = again;
+        }
+        unreachable!()
+    }
+
+    /// Every document of `index` matching `query`, in `id` order, page by page (`search_after`
+    /// on the `id` field every quarry index keeps), each passed to `each` with its `_source`
+    /// limited to `source`.
+    pub fn scan(
+        &self,
+        index: &str,
+        query: Value,
+        source: &[&str],
+        mut each: impl FnMut(&Value) -> Result<()>,
+    ) -> Result<()> {
+        let mut after: Option<Value> = None;
+        loop {
+            let mut body = json!({
+                "size": PAGE,
+                "query": query,
+                "_source": source,
+                "sort": [{"id": "asc"}],
+                "track_total_hits": false,
+            });
+            if let Some(after) = &after {
+                body["search_after"] = after.clone();
+            }
+            let answer = self.json("POST", &format!("/{index}/_search"), Some(&body))?;
+            let hits = answer["hits"]["hits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for hit in &hits {
+                each(&hit["_source"])?;
+            }
+            if hits.len() < PAGE {
+                return Ok(());
+            }
+            after = hits.last().map(|h| h["sort"].clone());
+        }
+    }
+
+    /// How many documents of `index` match `query`.
+    pub fn count(&self, index: &str, query: Value) -> Result<u64> {
+        let answer = self.json(
+            "POST",
+            &format!("/{index}/_count"),
+            Some(&json!({ "query": query })),
+        )?;
+        Ok(answer["count"].as_u64().unwrap_or(0))
+    }
+
+    /// Deletes what matches `query` in `indexes` (comma-separated) and makes it visible.
+    pub fn delete_where(&self, indexes: &str, query: Value) -> Result<u64> {
+        let answer = self.json(
+            "POST",
+            &format!("/{indexes}/_delete_by_query?refresh=true&conflicts=proceed&slices=auto"),
+            Some(&json!({ "query": query })),
+        )?;
+        if let Some(failure) = answer["failures"].as_array().and_then(|f| f.first()) {
+            bail!("OpenSearch at {}: a delete failed: {failure}", self.shown);
+        }
+        Ok(answer["deleted"].as_u64().unwrap_or(0))
+    }
+
+    /// Makes every write to `indexes` so far visible to searches.
+    pub fn refresh(&self, indexes: &str) -> Result<()> {
+        self.json("POST", &format!("/{indexes}/_refresh"), None)?;
+        Ok(())
+    }
+}
+
+/// What an OpenSearch error body says: its root cause's type and reason.
+pub(crate) fn reason(body: &Value) -> String {
+    let error = &body["error"];
+    let cause = error["root_cause"].get(0).unwrap_or(error);
+    match (cause["type"].as_str(), cause["reason"].as_str()) {
+        (Some(kind), Some(reason)) => format!("{kind}: {reason}"),
+        _ => {
+            let text = body.to_string();
+            text.chars().take(300).collect()
+        }
+    }
+}
+
+/// Standard base64 (RFC 4648, padded), for the basic-auth header.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_pads_as_the_rfc_says() {
+        assert_eq!(super::base64(b"admin:secret"), "YWRtaW46c2VjcmV0");
+        assert_eq!(super::base64(b"a"), "YQ==");
+        assert_eq!(super::base64(b"ab"), "YWI=");
+        assert_eq!(super::base64(b""), "");
+    }
+}

@@ -1,0 +1,271 @@
+//! The indexes of one store (all named after the URL's prefix) and how they change: each is a
+//! versioned index (`PREFIX-chunks-v1`) behind an alias (`PREFIX-chunks`) that every read and
+//! write names. A mapping cannot change in place, so a new schema version is a new index: the
+//! documents are copied into it (`_reindex`), the alias moves to it in one atomic `_aliases`
+//! call, and the old index is deleted; readers never see an index half-built.
+//!
+//! Full-text fields hold quarry's code-aware tokens (`quarry_core::tokens`), already split,
+//! lowercased and stemmed as the embedded store's FTS5 stems them (Porter, diacritics folded:
+//! the `quarry_stem` analyzer, which quarry asks, bm25.rs): their analyzer only splits on
+//! whitespace. Lucene ranks them by BM25 with FTS5's k1 = 1.2 and b = 0.75 (commits: b = 0.9,
+//! `COMMIT_LENGTH_NORMALISATION`) as index similarity settings, which finds the candidates
+//! quarry scores as FTS5 does. Each document keeps its token count (`n_tokens`) for that.
+//! Vectors are `knn_vector` fields (Lucene's HNSW, cosine), one per dimension (`vec_384`),
+//! added when the first vector of that length is stored. Every other field rides in `_source`
+//! (`dynamic: false`): stored, not indexed.
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+
+use crate::client::Client;
+
+/// The schema version: bump it with any change to a mapping or to the analysis settings.
+pub(crate) const VERSION: u32 = 1;
+
+/// The indexes of a store, by kind.
+pub(crate) const KINDS: [&str; 7] = [
+    "meta", "files", "chunks", "symbols", "calls", "vectors", "commits",
+];
+
+/// Where the indexes live and how they are laid out.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub prefix: String,
+    /// Primary shards of each index (the chunk and commit indexes; the small ones keep one).
+    pub shards: u32,
+    /// Replica copies; `None`: as many as the cluster can place, up to one (`0-1`).
+    pub replicas: Option<u32>,
+}
+
+impl Layout {
+    /// The alias every read and write names.
+    pub fn alias(&self, kind: &str) -> String {
+        format!("{}-{kind}", self.prefix)
+    }
+
+    fn versioned(&self, kind: &str, version: u32) -> String {
+        format!("{}-{kind}-v{version}", self.prefix)
+    }
+
+    /// Several aliases, comma-separated (for calls over more than one index).
+    pub fn aliases(&self, kinds: &[&str]) -> String {
+        kinds
+            .iter()
+            .map(|k| self.alias(k))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+fn text(similarity: &str) -> Value {
+    json!({"type": "text", "analyzer": "whitespace", "similarity": similarity})
+}
+
+fn keyword() -> Value {
+    json!({"type": "keyword"})
+}
+
+fn long() -> Value {
+    json!({"type": "long"})
+}
+
+/// The indexed fields of each kind of document.
+fn properties(kind: &str) -> Value {
+    let bm25 = || text("quarry_bm25");
+    let commit = || text("quarry_commit_bm25");
+    match kind {
+        "meta" => json!({
+            "type": keyword(), "id": long(), "name": keyword(), "root": keyword(),
+        }),
+        "files" => json!({
+            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "language": keyword(), "stem": keyword(), "has_text": {"type": "boolean"},
+            // A file's distinct trigrams, case folded: grep's pre-filter.
+            "grams": {"type": "keyword", "doc_values": false},
+            "t_path": bm25(), "t_symbols": bm25(), "t_body": bm25(),
+            "n_tokens": {"type": "integer"},
+        }),
+        "chunks" => json!({
+            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "file_id": long(), "language": keyword(), "file_language": keyword(),
+            "embed_hash": keyword(), "embedded": {"type": "boolean"},
+            "start_line": {"type": "integer"}, "page": {"type": "integer"},
+            "cell": {"type": "integer"},
+            "t_path": bm25(), "t_symbols": bm25(), "t_body": bm25(),
+            "n_tokens": {"type": "integer"},
+        }),
+        "symbols" => json!({
+            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "file_language": keyword(), "name": keyword(), "start_line": {"type": "integer"},
+        }),
+        "calls" => json!({
+            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "callee": keyword(), "caller": keyword(), "line": {"type": "integer"},
+        }),
+        "vectors" => json!({ "id": keyword() }),
+        "commits" => json!({
+            "id": long(), "repo_id": long(), "repo": keyword(), "sha": keyword(),
+            "author_time": long(), "author_lc": keyword(), "email_lc": keyword(),
+            // Every path a commit changed or renamed from (the path filter), the ones `touches`
+            // follows (not brought in by a merge), and the old names of renamed files.
+            "paths": keyword(), "touch_paths": keyword(), "renamed_from": keyword(),
+            "embedded": {"type": "boolean"},
+            "t_subject": commit(), "t_body": commit(), "t_paths": commit(), "t_patch": commit(),
+            "n_tokens": {"type": "integer"},
+        }),
+        _ => unreachable!("no index kind {kind}"),
+    }
+}
+
+/// The body that creates the index of `kind`: settings, mapping, and its alias.
+fn definition(layout: &Layout, kind: &str, vectors: &Value) -> Value {
+    let big = matches!(kind, "chunks" | "commits" | "files");
+    let mut index = json!({
+        "number_of_shards": if big { layout.shards } else { 1 },
+        "similarity": {
+            "quarry_bm25": {"type": "BM25", "k1": 1.2, "b": 0.75},
+            "quarry_commit_bm25": {
+                "type": "BM25", "k1": 1.2,
+                "b": quarry_core::history::COMMIT_LENGTH_NORMALISATION,
+            },
+        },
+        // What quarry asks the stems of its tokens from (bm25.rs's Lexicon); the fields hold
+        // the stems and only split on whitespace.
+        "analysis": {"analyzer": {"quarry_stem": {
+            "type": "custom", "tokenizer": "whitespace",
+            "filter": ["asciifolding", "porter_stem"],
+        }}},
+        // Writes become visible when quarry refreshes after a batch, not every second.
+        "refresh_interval": "30s",
+        "max_result_window": 10000,
+    });
+    match layout.replicas {
+        Some(n) => index["number_of_replicas"] = json!(n),
+        None => index["auto_expand_replicas"] = json!("0-1"),
+    }
+    if matches!(kind, "chunks" | "commits") {
+        index["knn"] = json!(true);
+    }
+    let mut properties = properties(kind);
+    if let (Some(fields), Some(out)) = (vectors.as_object(), properties.as_object_mut()) {
+        for (name, mapping) in fields {
+            out.insert(name.clone(), mapping.clone());
+        }
+    }
+    json!({
+        "settings": {"index": index},
+        "mappings": {"dynamic": false, "properties": properties},
+        "aliases": {layout.alias(kind): {}},
+    })
+}
+
+/// The mapping of a vector field of `dims` dimensions.
+pub(crate) fn vector_field(dims: usize) -> Value {
+    json!({
+        "type": "knn_vector", "dimension": dims,
+        "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
+                   "parameters": {"m": 16, "ef_construction": 128}},
+    })
+}
+
+/// The `knn_vector` fields an index holds (kept when it is copied into a new version).
+fn vector_fields(client: &Client, index: &str) -> Result<Value> {
+    let mapping = client.json("GET", &format!("/{index}/_mapping"), None)?;
+    let mut out = serde_json::Map::new();
+    if let Some(indexes) = mapping.as_object() {
+        for body in indexes.values() {
+            if let Some(props) = body["mappings"]["properties"].as_object() {
+                for (name, field) in props {
+                    if field["type"] == "knn_vector" {
+                        out.insert(name.clone(), field.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// Brings every index of `layout` to `version`: creates what is missing, copies an index of
+/// an older version into a new one and moves the alias to it. Safe to run from several
+/// processes at once: a creation another won is taken as done.
+pub(crate) fn migrate(client: &Client, layout: &Layout, version: u32) -> Result<()> {
+    for kind in KINDS {
+        let alias = layout.alias(kind);
+        let target = layout.versioned(kind, version);
+        let current: Vec<String> = match client.call("GET", &format!("/_alias/{alias}"), None)? {
+            Ok(v) => v
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+            Err(r) if r.status == 404 => Vec::new(),
+            Err(r) => return Err(client.refused("GET", &format!("/_alias/{alias}"), &r)),
+        };
+        if current.contains(&target) {
+            continue;
+        }
+        if let Some(newer) = current.iter().find(|c| version_of(c) > Some(version)) {
+            bail!(
+                "OpenSearch at {}: the index {newer} was written by a newer quarry (schema v{}; this one knows v{version}): upgrade quarry",
+                client.shown,
+                version_of(newer).unwrap_or(0)
+            );
+        }
+        let vectors = match current.first() {
+            Some(old) => vector_fields(client, old)?,
+            None => json!({}),
+        };
+        let mut body = definition(layout, kind, &vectors);
+        if !current.is_empty() {
+            // The alias moves only once the copy is whole.
+            body.as_object_mut().unwrap().remove("aliases");
+        }
+        match client.call("PUT", &format!("/{target}"), Some(&body))? {
+            Ok(_) => {}
+            Err(r) if reason_type(&r.body) == "resource_already_exists_exception" => continue,
+            Err(r) => return Err(client.refused("PUT", &format!("/{target}"), &r)),
+        }
+        if let Some(old) = current.first() {
+            client.json(
+                "POST",
+                "/_reindex?refresh=true&wait_for_completion=true",
+                Some(&json!({"source": {"index": old}, "dest": {"index": target}})),
+            )?;
+            let mut actions = vec![json!({"add": {"index": target, "alias": alias}})];
+            for old in &current {
+                actions.push(json!({"remove_index": {"index": old}}));
+            }
+            client.json("POST", "/_aliases", Some(&json!({ "actions": actions })))?;
+        }
+    }
+    Ok(())
+}
+
+fn reason_type(body: &Value) -> &str {
+    body["error"]["type"].as_str().unwrap_or("")
+}
+
+/// The schema version in a versioned index's name (`…-v3` → 3).
+fn version_of(index: &str) -> Option<u32> {
+    index.rsplit_once("-v").and_then(|(_, v)| v.parse().ok())
+}
+
+/// Adds a vector field of `dims` dimensions to the index of `kind` (a no-op when it is there).
+pub(crate) fn add_vector_field(
+    client: &Client,
+    layout: &Layout,
+    kind: &str,
+    dims: usize,
+) -> Result<()> {
+    client.json(
+        "PUT",
+        &format!("/{}/_mapping", layout.alias(kind)),
+        Some(&json!({"properties": {vector_name(dims): vector_field(dims)}})),
+    )?;
+    Ok(())
+}
+
+/// The field vectors of `dims` dimensions are kept in.
+pub(crate) fn vector_name(dims: usize) -> String {
+    format!("vec_{dims}")
+}

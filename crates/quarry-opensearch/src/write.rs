@@ -1,0 +1,507 @@
+//! Writing the index: repos, batches of files (their chunks, definitions, calls and
+//! trigrams), vectors. Every document carries its repo's id and name and its file's path, so
+//! a file's rows are replaced or removed by one delete-by-query per index, and every search
+//! filters without a join.
+//!
+//! A batch has no transaction to hide in. Before writing, the batch's paths go into a marker
+//! document (`pending-REPO`); after the last write and the refresh that makes it visible, the
+//! marker goes. A writer that finds a marker (the last one died mid-batch) removes those
+//! files' rows and their states first, so the next index run reads them again: what a crash
+//! leaves is files that are wholly there or wholly absent once a writer has passed.
+
+use std::collections::{HashMap, HashSet};
+
+use anyhow::{bail, Result};
+use quarry_core::store::{IndexBatch, RepoInfo, SkipCounts};
+use serde_json::{json, Value};
+
+use crate::schema::{self, vector_name};
+use crate::trigrams;
+use crate::{repo_from_source, OpenSearchStore};
+
+/// The indexes holding a repo's files and what was read from them.
+pub(crate) const FILE_KINDS: [&str; 4] = ["files", "chunks", "symbols", "calls"];
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+pub(crate) fn ensure_repo(store: &OpenSearchStore, name: &str, root: &str) -> Result<RepoInfo> {
+    let found = store.client.json(
+        "POST",
+        &format!("/{}/_search", store.alias("meta")),
+        Some(&json!({"size": 1, "query": {"bool": {"filter": [
+            {"term": {"type": "repo"}}, {"term": {"root": root}}]}}})),
+    )?;
+    if let Some(hit) = found["hits"]["hits"].get(0) {
+        return Ok(repo_from_source(&hit["_source"]));
+    }
+    // A name is claimed by creating its document: two writers never take one name.
+    let mut candidate = name.to_string();
+    let mut n = 2;
+    loop {
+        let path = format!(
+            "/{}/_create/name-{}?refresh=true",
+            store.alias("meta"),
+            urlencode(&candidate)
+        );
+        match store
+            .client
+            .call("PUT", &path, Some(&json!({"type": "name"})))?
+        {
+            Ok(_) => break,
+            Err(r) if r.status == 409 => {
+                candidate = format!("{name}-{n}");
+                n += 1;
+            }
+            Err(r) => return Err(store.client.refused("PUT", &path, &r)),
+        }
+    }
+    let id = store.new_ids(1)?;
+    let doc = json!({
+        "type": "repo", "id": id, "name": candidate, "root": root, "indexed_at": null,
+        "files": 0, "chunks": 0, "skipped": {}, "embed_history": true,
+    });
+    store.put_meta(&format!("repo-{id}"), &doc)?;
+    Ok(repo_from_source(&doc))
+}
+
+/// A document id or name as a URL path segment.
+pub(crate) fn urlencode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn repo_doc(store: &OpenSearchStore, repo: i64) -> Result<Value> {
+    match store.meta(&format!("repo-{repo}"))? {
+        Some(doc) => Ok(doc),
+        None => bail!(
+            "OpenSearch at {}: no repo with id {repo}",
+            store.client.shown
+        ),
+    }
+}
+
+pub(crate) fn remove_repo(store: &OpenSearchStore, repo: i64) -> Result<()> {
+    let doc = repo_doc(store, repo)?;
+    let mut kinds = FILE_KINDS.to_vec();
+    kinds.push("commits");
+    store.client.delete_where(
+        &store.layout.aliases(&kinds),
+        json!({"term": {"repo_id": repo}}),
+    )?;
+    store.delete_meta(&format!("repo-{repo}"))?;
+    if let Some(name) = doc["name"].as_str() {
+        store.delete_meta(&format!("name-{}", urlencode(name)))?;
+    }
+    store.bump("generation", 1)?;
+    Ok(())
+}
+
+pub(crate) fn clear_files(store: &OpenSearchStore, repo: i64) -> Result<()> {
+    store.client.delete_where(
+        &store.layout.aliases(&FILE_KINDS),
+        json!({"term": {"repo_id": repo}}),
+    )?;
+    store.bump("generation", 1)?;
+    Ok(())
+}
+
+/// Removes the rows of `paths` of `repo` from every file index.
+fn remove_paths(store: &OpenSearchStore, repo: i64, paths: &[&str]) -> Result<()> {
+    for part in paths.chunks(1000) {
+        store.client.delete_where(
+            &store.layout.aliases(&FILE_KINDS),
+            json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": part}}]}}),
+        )?;
+    }
+    Ok(())
+}
+
+/// Finishes what a writer that died mid-batch left: its files go whole (their states too,
+/// so the next run reads them again).
+pub(crate) fn recover(store: &OpenSearchStore) -> Result<()> {
+    let found = store.client.json(
+        "POST",
+        &format!("/{}/_search", store.alias("meta")),
+        Some(&json!({"size": 100, "query": {"term": {"type": "pending"}}})),
+    )?;
+    for hit in found["hits"]["hits"].as_array().into_iter().flatten() {
+        let doc = &hit["_source"];
+        let repo = doc["repo"].as_i64().unwrap_or(0);
+        let paths: Vec<&str> = doc["paths"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        remove_paths(store, repo, &paths)?;
+        store.bump("generation", 1)?;
+        store.delete_meta(hit["_id"].as_str().unwrap_or(""))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    recover(store)?;
+    let repo_name = repo_doc(store, repo)?["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let replaced: Vec<&str> = batch
+        .upserts
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(batch.deleted.iter().map(String::as_str))
+        .collect();
+    let mut marked: Vec<&str> = replaced.clone();
+    marked.extend(batch.touched.iter().map(|(p, _)| p.as_str()));
+    let marker = format!("pending-{repo}");
+    store.put_meta(
+        &marker,
+        &json!({"type": "pending", "repo": repo, "paths": marked}),
+    )?;
+
+    remove_paths(store, repo, &replaced)?;
+    let mut actions: Vec<(Value, Option<Value>)> = Vec::new();
+    let chunk_count: usize = batch.upserts.iter().map(|f| f.content.chunks.len()).sum();
+    let symbol_count: usize = batch.upserts.iter().map(|f| f.content.symbols.len()).sum();
+    let call_count: usize = batch.upserts.iter().map(|f| f.content.calls.len()).sum();
+    let mut next = store.new_ids(batch.upserts.len() + chunk_count + symbol_count + call_count)?;
+    let mut id = || {
+        next += 1;
+        next - 1
+    };
+    // Chunks whose text already has a vector get it now (vectors are kept by text hash).
+    let dims = store.vector_dims()?;
+    let hashes: Vec<Vec<String>> = batch
+        .upserts
+        .iter()
+        .map(|f| {
+            f.content
+                .chunks
+                .iter()
+                .map(|c| quarry_core::chunk_embed_hash(&f.path, c))
+                .collect()
+        })
+        .collect();
+    let known = match dims {
+        Some(_) => stored_vectors(store, hashes.iter().flatten())?,
+        None => HashMap::new(),
+    };
+    let (files, chunks, symbols, calls) = (
+        store.alias("files"),
+        store.alias("chunks"),
+        store.alias("symbols"),
+        store.alias("calls"),
+    );
+    // Every field's tokens, stemmed as FTS5 stems them (bm25.rs).
+    let fields: Vec<_> = batch.upserts.iter().map(|f| f.search_fields()).collect();
+    store.lexicon.borrow_mut().learn(
+        store,
+        fields.iter().flat_map(|(chunks, file)| {
+            chunks
+                .iter()
+                .chain(std::iter::once(file))
+                .flat_map(|f| [f.path.as_str(), f.symbols.as_str(), f.body.as_str()])
+        }),
+    )?;
+    let lexicon = store.lexicon.borrow();
+    for ((file, hashes), (chunk_fields, file_fields)) in
+        batch.upserts.iter().zip(&hashes).zip(&fields)
+    {
+        let file_id = id();
+        let base = json!({"repo_id": repo, "repo": repo_name, "path": file.path});
+        let with = |extra: Value| {
+            let mut doc = base.clone();
+            doc.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            doc
+        };
+        let grams = file.grep_text.as_deref().map(trigrams::grams);
+        actions.push((
+            json!({"index": {"_index": files, "_id": file_id.to_string()}}),
+            Some(with(json!({
+                "id": file_id, "language": file.language.name(),
+                "stem": quarry_core::tokens::file_stem_key(&file.path),
+                "hash": file.state.hash, "size": file.state.size, "mtime_ns": file.state.mtime_ns,
+                "has_text": grams.is_some(), "grams": grams.unwrap_or_default(),
+                "t_path": lexicon.stem(&file_fields.path),
+                "t_symbols": lexicon.stem(&file_fields.symbols),
+                "t_body": lexicon.stem(&file_fields.body), "n_tokens": file_fields.token_count(),
+            }))),
+        ));
+        for ((chunk, fields), hash) in file.content.chunks.iter().zip(chunk_fields).zip(hashes) {
+            let chunk_id = id();
+            let mut doc = with(json!({
+                "id": chunk_id, "file_id": file_id, "start_line": chunk.start_line,
+                "end_line": chunk.end_line, "symbol": chunk.symbol, "kind": chunk.kind,
+                "signature": chunk.signature, "text": chunk.text,
+                "language": chunk.language.name(), "file_language": file.language.name(),
+                "page": chunk.page, "cell": chunk.cell, "embed_hash": hash,
+                "embedded": false,
+                "t_path": lexicon.stem(&fields.path), "t_symbols": lexicon.stem(&fields.symbols),
+                "t_body": lexicon.stem(&fields.body), "n_tokens": fields.token_count(),
+            }));
+            if let (Some(dims), Some(vector)) = (dims, known.get(hash)) {
+                doc[vector_name(dims)] = vector.clone();
+                doc["embedded"] = json!(true);
+            }
+            actions.push((
+                json!({"index": {"_index": chunks, "_id": chunk_id.to_string()}}),
+                Some(doc),
+            ));
+        }
+        for symbol in &file.content.symbols {
+            let symbol_id = id();
+            actions.push((
+                json!({"index": {"_index": symbols, "_id": symbol_id.to_string()}}),
+                Some(with(json!({
+                    "id": symbol_id, "file_language": file.language.name(),
+                    "name": symbol.name, "parent": symbol.parent, "kind": symbol.kind,
+                    "start_line": symbol.start_line, "end_line": symbol.end_line,
+                    "signature": symbol.signature,
+                }))),
+            ));
+        }
+        for call in &file.content.calls {
+            let call_id = id();
+            actions.push((
+                json!({"index": {"_index": calls, "_id": call_id.to_string()}}),
+                Some(with(json!({
+                    "id": call_id, "callee": call.callee, "caller": call.caller,
+                    "line": call.line,
+                }))),
+            ));
+        }
+    }
+    drop(lexicon);
+    if !batch.touched.is_empty() {
+        let paths: Vec<&str> = batch.touched.iter().map(|(p, _)| p.as_str()).collect();
+        let mut ids: HashMap<String, i64> = HashMap::new();
+        store.client.scan(
+            &files,
+            json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": paths}}]}}),
+            &["id", "path"],
+            |doc| {
+                ids.insert(
+                    doc["path"].as_str().unwrap_or("").to_string(),
+                    doc["id"].as_i64().unwrap_or(0),
+                );
+                Ok(())
+            },
+        )?;
+        for (path, state) in &batch.touched {
+            if let Some(id) = ids.get(path) {
+                actions.push((
+                    json!({"update": {"_index": files, "_id": id.to_string()}}),
+                    Some(json!({"doc": {
+                        "hash": state.hash, "size": state.size, "mtime_ns": state.mtime_ns,
+                    }})),
+                ));
+            }
+        }
+    }
+    store.client.bulk(&actions, false)?;
+    store.client.refresh(&store.layout.aliases(&FILE_KINDS))?;
+    store.bump("generation", 1)?;
+    store.delete_meta(&marker)
+}
+
+/// The stored vectors of these text hashes, by hash.
+fn stored_vectors<'a>(
+    store: &OpenSearchStore,
+    hashes: impl Iterator<Item = &'a String>,
+) -> Result<HashMap<String, Value>> {
+    let unique: HashSet<&String> = hashes.collect();
+    let unique: Vec<&String> = unique.into_iter().collect();
+    let mut out = HashMap::new();
+    for part in unique.chunks(500) {
+        let answer = store.client.json(
+            "POST",
+            &format!("/{}/_mget", store.alias("vectors")),
+            Some(&json!({ "ids": part })),
+        )?;
+        for doc in answer["docs"].as_array().into_iter().flatten() {
+            if doc["found"] == json!(true) {
+                out.insert(
+                    doc["_id"].as_str().unwrap_or("").to_string(),
+                    doc["_source"]["v"].clone(),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn finish_run(store: &OpenSearchStore, repo: i64, skipped: &SkipCounts) -> Result<()> {
+    let mut doc = repo_doc(store, repo)?;
+    let of_repo = json!({"term": {"repo_id": repo}});
+    doc["files"] = json!(store.client.count(&store.alias("files"), of_repo.clone())?);
+    doc["chunks"] = json!(store.client.count(&store.alias("chunks"), of_repo)?);
+    doc["indexed_at"] = json!(now());
+    doc["skipped"] = serde_json::to_value(skipped)?;
+    store.put_meta(&format!("repo-{repo}"), &doc)
+}
+
+pub(crate) fn set_embedding_model(store: &OpenSearchStore, fingerprint: &str) -> Result<bool> {
+    let stored = store.meta("embedding_model")?;
+    let stored = stored.as_ref().and_then(|d| d["value"].as_str());
+    if stored == Some(fingerprint) {
+        return Ok(false);
+    }
+    let dropped = drop_vectors(store)?;
+    store.put_meta(
+        "embedding_model",
+        &json!({"type": "setting", "value": fingerprint}),
+    )?;
+    Ok(dropped || stored.is_some())
+}
+
+/// Drops every chunk and commit vector (another model's); returns whether there were any.
+fn drop_vectors(store: &OpenSearchStore) -> Result<bool> {
+    let Some(dims) = store.vector_dims()? else {
+        return Ok(false);
+    };
+    let field = vector_name(dims);
+    for kind in ["chunks", "commits"] {
+        store.client.json(
+            "POST",
+            &format!("/{}/_update_by_query?refresh=true&conflicts=proceed", store.alias(kind)),
+            Some(&json!({
+                "query": {"term": {"embedded": true}},
+                "script": {"source": "ctx._source.remove(params.field); ctx._source.embedded = false",
+                           "params": {"field": field}},
+            })),
+        )?;
+    }
+    store
+        .client
+        .delete_where(&store.alias("vectors"), json!({"match_all": {}}))?;
+    store.delete_meta("vector_dims")?;
+    Ok(true)
+}
+
+pub(crate) fn put_embeddings(
+    store: &OpenSearchStore,
+    vectors: &[(String, Vec<f32>)],
+) -> Result<()> {
+    let Some(dims) = vectors.first().map(|(_, v)| v.len()) else {
+        return Ok(());
+    };
+    if let Some((hash, v)) = vectors.iter().find(|(_, v)| v.len() != dims) {
+        bail!(
+            "vectors of different lengths in one batch ({dims} and {} for {hash})",
+            v.len()
+        );
+    }
+    let stored = ensure_dims(store, dims)?;
+    if stored != dims {
+        bail!(
+            "OpenSearch at {} holds {stored}-dimensional vectors and the configured model makes {dims}: vectors of two models are never mixed. Set the model the index was built with, or re-embed: `quarry index --rebuild`",
+            store.client.shown
+        );
+    }
+    let vectors_index = store.alias("vectors");
+    let actions: Vec<(Value, Option<Value>)> = vectors
+        .iter()
+        .map(|(hash, v)| {
+            (
+                json!({"index": {"_index": vectors_index, "_id": hash}}),
+                Some(json!({"id": hash, "v": v})),
+            )
+        })
+        .collect();
+    store.client.bulk(&actions, false)?;
+    // Every chunk with one of these texts gets its vector, in place.
+    for part in vectors.chunks(200) {
+        let hashes: Vec<&str> = part.iter().map(|(h, _)| h.as_str()).collect();
+        let by_hash: serde_json::Map<String, Value> =
+            part.iter().map(|(h, v)| (h.clone(), json!(v))).collect();
+        let answer = store.client.json(
+            "POST",
+            &format!("/{}/_update_by_query?refresh=true&conflicts=proceed", store.alias("chunks")),
+            Some(&json!({
+                "query": {"terms": {"embed_hash": hashes}},
+                "script": {
+                    "source": "ctx._source[params.field] = params.v[ctx._source.embed_hash]; ctx._source.embedded = true",
+                    "params": {"field": vector_name(dims), "v": by_hash},
+                },
+            })),
+        )?;
+        if let Some(failure) = answer["failures"].as_array().and_then(|f| f.first()) {
+            bail!(
+                "OpenSearch at {}: storing vectors failed: {failure}",
+                store.client.shown
+            );
+        }
+    }
+    store.client.refresh(&vectors_index)
+}
+
+/// The dimension vectors are stored at: the stored one, else `dims` (recorded, and the
+/// vector fields of that length added to the chunk and commit indexes).
+pub(crate) fn ensure_dims(store: &OpenSearchStore, dims: usize) -> Result<usize> {
+    if let Some(stored) = store.vector_dims()? {
+        return Ok(stored);
+    }
+    for kind in ["chunks", "commits"] {
+        schema::add_vector_field(&store.client, &store.layout, kind, dims)?;
+    }
+    store.put_meta("vector_dims", &json!({"type": "setting", "value": dims}))?;
+    Ok(dims)
+}
+
+/// Deletes stored vectors whose text no chunk has any more; returns how many.
+pub(crate) fn prune_vectors(store: &OpenSearchStore) -> Result<u64> {
+    let mut stored: Vec<String> = Vec::new();
+    store.client.scan(
+        &store.alias("vectors"),
+        json!({"match_all": {}}),
+        &["id"],
+        |doc| {
+            stored.push(doc["id"].as_str().unwrap_or("").to_string());
+            Ok(())
+        },
+    )?;
+    let mut unused: Vec<String> = Vec::new();
+    for part in stored.chunks(1000) {
+        let answer = store.client.json(
+            "POST",
+            &format!("/{}/_search", store.alias("chunks")),
+            Some(&json!({
+                "size": 0,
+                "query": {"terms": {"embed_hash": part}},
+                "aggs": {"used": {"terms": {"field": "embed_hash", "size": part.len()}}},
+            })),
+        )?;
+        let used: HashSet<&str> = answer["aggregations"]["used"]["buckets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["key"].as_str())
+            .collect();
+        unused.extend(part.iter().filter(|h| !used.contains(h.as_str())).cloned());
+    }
+    let index = store.alias("vectors");
+    let actions: Vec<(Value, Option<Value>)> = unused
+        .iter()
+        .map(|h| (json!({"delete": {"_index": index, "_id": h}}), None))
+        .collect();
+    store.client.bulk(&actions, true)?;
+    Ok(unused.len() as u64)
+}

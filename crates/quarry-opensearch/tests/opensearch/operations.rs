@@ -1,0 +1,451 @@
+//! Running the store: a schema version moved into a new index behind its alias (searches
+//! answering whole all along), a batch cut
+//! off by a dead writer, a cluster too busy to take writes (429), a wrong address.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use quarry_core::store::{IndexBatch, Store};
+use quarry_core::VectorQuery;
+use quarry_opensearch::OpenSearchStore;
+use quarry_test_opensearch::{request, server, store_url};
+
+use crate::common::{chunk, file, query};
+
+fn get(path: &str) -> String {
+    let (status, body) = request(server(), "GET", path, None).unwrap();
+    assert!(status < 300, "GET {path}: {status} {body}");
+    body
+}
+
+#[test]
+fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_moves() {
+    let url = store_url("schema");
+    let prefix = url.rsplit('/').next().unwrap().to_string();
+    let timeout = Duration::from_secs(30);
+    let mut old = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+    let repo = old.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    old.apply(repo.id, &batch).unwrap();
+    old.set_embedding_model("m").unwrap();
+    let pending = old.pending_embeddings(10, None, &[]).unwrap();
+    old.put_embeddings(&[(pending[0].hash.clone(), vec![0.6, 0.8])])
+        .unwrap();
+    assert!(get(&format!("/_alias/{prefix}-chunks")).contains(&format!("{prefix}-chunks-v0")));
+
+    // The current version: every index copied, the aliases moved, the old indexes gone.
+    let store = OpenSearchStore::connect(&url).unwrap();
+    let aliases = get(&format!("/_alias/{prefix}-*"));
+    assert!(
+        aliases.contains(&format!("{prefix}-chunks-v1")),
+        "{aliases}"
+    );
+    assert!(!aliases.contains("-v0"), "{aliases}");
+    assert_eq!(
+        store.search_lexical(&query("alpha")).unwrap()[0].path,
+        "a.py"
+    );
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 1);
+    // The vector field came along with its vectors.
+    let near = store
+        .search_vector(&VectorQuery {
+            vectors: vec![vec![0.6, 0.8]],
+            limit: 1,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(near.len(), 1);
+    assert_eq!(store.embedding_model().unwrap().as_deref(), Some("m"));
+
+    // An index of a newer quarry is not touched: the older one says to upgrade.
+    drop(OpenSearchStore::connect_at(&url, timeout, 2).unwrap());
+    let err = OpenSearchStore::connect(&url)
+        .err()
+        .expect("a newer schema");
+    assert!(format!("{err:#}").contains("newer quarry"), "{err:#}");
+}
+
+/// While a new schema version is built and the aliases move, a reader searching all along
+/// gets every answer whole: the new index is filled before the alias points at it.
+#[test]
+fn opensearch_searches_never_see_a_half_built_index_while_the_schema_moves() {
+    let url = store_url("schema_storm");
+    let timeout = Duration::from_secs(30);
+    let mut old = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+    let repo = old.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    for i in 0..400 {
+        batch.upserts.push(file(
+            &format!("m{i:03}.py"),
+            &format!("h{i}"),
+            vec![chunk(
+                1,
+                1,
+                Some(&format!("handler_{i}")),
+                "def handler(): return widget",
+            )],
+        ));
+    }
+    old.apply(repo.id, &batch).unwrap();
+    let mut wide = query("widget");
+    wide.limit = 1000;
+    let before = old.search_lexical(&wide).unwrap().len();
+    assert_eq!(before, 400);
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (url, done, wide) = (url.clone(), done.clone(), wide.clone());
+        let reader = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+        std::thread::spawn(move || {
+            let mut rounds = 0;
+            loop {
+                let finished = done.load(Ordering::SeqCst);
+                let found = reader.search_lexical(&wide).unwrap().len();
+                let files = reader.stats().unwrap()[0].files;
+                assert_eq!((found, files), (400, 400), "round {rounds}");
+                rounds += 1;
+                if finished {
+                    return rounds;
+                }
+            }
+        })
+    };
+    // Connecting with the current version copies every index and moves the aliases.
+    let new = OpenSearchStore::connect(&url).unwrap();
+    done.store(true, Ordering::SeqCst);
+    let rounds = reader.join().unwrap();
+    assert!(rounds >= 2, "the reader searched during the move: {rounds}");
+    assert!(get(&format!(
+        "/_alias/{}-chunks",
+        url.rsplit('/').next().unwrap()
+    ))
+    .contains("-v1"));
+    assert_eq!(new.search_lexical(&wide).unwrap().len(), 400);
+}
+
+#[test]
+fn opensearch_a_batch_cut_off_by_a_dead_writer_is_taken_away_whole_by_the_next() {
+    let url = store_url("cutoff");
+    let mut store = OpenSearchStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "kept.py",
+        "h1",
+        vec![chunk(1, 1, Some("kept"), "def kept(): pass")],
+    ));
+    batch.upserts.push(file(
+        "cut.py",
+        "h2",
+        vec![chunk(1, 1, Some("cut"), "def cut(): pass")],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    // A writer that died after writing part of a batch leaves its marker (the first thing a
+    // batch writes) naming the batch's files.
+    let marker = serde_json::json!({"type": "pending", "repo": repo.id, "paths": ["cut.py"]});
+    let (status, body) = request(
+        server(),
+        "PUT",
+        &format!(
+            "/{}/_doc/pending-{}?refresh=true",
+            store.index("meta"),
+            repo.id
+        ),
+        Some(&marker.to_string()),
+    )
+    .unwrap();
+    assert!(status < 300, "{body}");
+    // The next writer removes that file whole, state too: the next run reads it again.
+    let store = OpenSearchStore::connect(&url).unwrap();
+    let states = store.file_states(repo.id).unwrap();
+    assert_eq!(states.keys().collect::<Vec<_>>(), ["kept.py"]);
+    assert!(store.search_lexical(&query("cut")).unwrap().is_empty());
+    assert!(store.definitions("cut", &[], 10).unwrap().is_empty());
+    assert_eq!(store.search_lexical(&query("kept")).unwrap().len(), 1);
+    assert!(!get(&format!("/{}/_search?q=type:pending", store.index("meta"))).contains("cut.py"));
+}
+
+/// An HTTP relay in front of the node that turns away the first `_bulk` whole (429) and
+/// answers the second with every item turned away (429), as a cluster whose write queue is
+/// full does; everything else passes through.
+struct BusyRelay {
+    port: u16,
+    turned_away: Arc<AtomicUsize>,
+    /// The most actions one `_bulk` request passed on carried, and how many were passed on.
+    largest_bulk: Arc<AtomicUsize>,
+    bulks: Arc<AtomicUsize>,
+}
+
+impl BusyRelay {
+    fn start(target: u16) -> BusyRelay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let turned_away = Arc::new(AtomicUsize::new(0));
+        let largest_bulk = Arc::new(AtomicUsize::new(0));
+        let bulks = Arc::new(AtomicUsize::new(0));
+        let counts = [turned_away.clone(), largest_bulk.clone(), bulks.clone()];
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let counts = counts.clone();
+                std::thread::spawn(move || relay(client, target, &counts));
+            }
+        });
+        BusyRelay {
+            port,
+            turned_away,
+            largest_bulk,
+            bulks,
+        }
+    }
+}
+
+/// The number of actions in a `_bulk` request's body (an action line, then its source unless
+/// it is a delete).
+fn bulk_actions(body: &str) -> usize {
+    let mut count = 0;
+    let mut lines = body.lines().filter(|l| !l.trim().is_empty());
+    while let Some(action) = lines.next() {
+        let action: serde_json::Value = serde_json::from_str(action).unwrap();
+        if action.get("delete").is_none() {
+            lines.next();
+        }
+        count += 1;
+    }
+    count
+}
+
+fn relay(
+    client: TcpStream,
+    target: u16,
+    [turned_away, largest_bulk, bulks]: &[Arc<AtomicUsize>; 3],
+) {
+    let mut reader = BufReader::new(client.try_clone().unwrap());
+    let mut client = client;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut parts = line.split_whitespace();
+        let (method, path) = (
+            parts.next().unwrap_or("").to_string(),
+            parts.next().unwrap_or("").to_string(),
+        );
+        let mut length = 0;
+        let mut content_type = "application/json".to_string();
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            if header.trim().is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap_or(("", ""));
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap_or(0),
+                "content-type" => content_type = value.trim().to_string(),
+                _ => {}
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let body = String::from_utf8(body).unwrap();
+        let (status, answer) = if path.starts_with("/_bulk")
+            && turned_away.load(Ordering::SeqCst) == 0
+        {
+            turned_away.fetch_add(1, Ordering::SeqCst);
+            (429, r#"{"error":{"type":"es_rejected_execution_exception","reason":"rejected execution: queue full"},"status":429}"#.to_string())
+        } else if path.starts_with("/_bulk") && turned_away.load(Ordering::SeqCst) == 1 {
+            turned_away.fetch_add(1, Ordering::SeqCst);
+            let mut items = Vec::new();
+            let mut lines = body.lines();
+            while let Some(action) = lines.next() {
+                let action: serde_json::Value = serde_json::from_str(action).unwrap();
+                let kind = action.as_object().unwrap().keys().next().unwrap().clone();
+                if kind != "delete" {
+                    lines.next();
+                }
+                items.push(serde_json::json!({kind: {"status": 429, "error": {"type": "es_rejected_execution_exception", "reason": "queue full"}}}));
+            }
+            (
+                200,
+                serde_json::json!({"took": 1, "errors": true, "items": items}).to_string(),
+            )
+        } else {
+            if path.starts_with("/_bulk") {
+                largest_bulk.fetch_max(bulk_actions(&body), Ordering::SeqCst);
+                bulks.fetch_add(1, Ordering::SeqCst);
+            }
+            forward(target, &method, &path, &body, &content_type)
+        };
+        let reply = format!(
+            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        if client.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn forward(port: u16, method: &str, path: &str, body: &str, content_type: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("http://127.0.0.1:{port}{path}"))
+        .header("Content-Type", content_type)
+        .body(body.to_string())
+        .unwrap();
+    let mut response = agent.run(request).unwrap();
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap())
+}
+
+#[test]
+fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
+    let node = server();
+    let relay = BusyRelay::start(node.http_port);
+    let url = store_url("busy").replace(
+        &format!(":{}/", node.http_port),
+        &format!(":{}/", relay.port),
+    );
+    let mut store = OpenSearchStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    for i in 0..30 {
+        batch.upserts.push(file(
+            &format!("m{i}.py"),
+            "h",
+            vec![chunk(
+                1,
+                1,
+                Some(&format!("handler_{i}")),
+                "def handler(): pass",
+            )],
+        ));
+    }
+    store.apply(repo.id, &batch).unwrap();
+    assert_eq!(
+        relay.turned_away.load(Ordering::SeqCst),
+        2,
+        "both refusals were met"
+    );
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 30);
+    assert_eq!(store.definitions("handler_7", &[], 10).unwrap().len(), 1);
+    assert_eq!(store.stats().unwrap()[0].chunks, 30);
+
+    // A batch of more actions than one request may carry goes as several bounded requests.
+    let before = relay.bulks.load(Ordering::SeqCst);
+    let mut big = IndexBatch::default();
+    for i in 0..700 {
+        big.upserts.push(file(
+            &format!("many/f{i}.py"),
+            "h",
+            vec![chunk(1, 1, Some(&format!("many_{i}")), "def many(): pass")],
+        ));
+    }
+    store.apply(repo.id, &big).unwrap();
+    let largest = relay.largest_bulk.load(Ordering::SeqCst);
+    assert!(
+        largest > 500 && largest <= 1000,
+        "at most 1,000 actions a request: {largest}"
+    );
+    assert!(relay.bulks.load(Ordering::SeqCst) - before >= 2);
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 730);
+    assert_eq!(store.definitions("many_699", &[], 10).unwrap().len(), 1);
+}
+
+#[test]
+fn opensearch_a_wrong_address_or_prefix_is_a_clear_error_without_the_password() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let err = OpenSearchStore::connect_with(
+        &format!("opensearch+http://admin:hunter2@127.0.0.1:{port}/x"),
+        Duration::from_secs(2),
+    )
+    .err()
+    .expect("nothing listens");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("cannot connect to OpenSearch at opensearch+http://admin:***@127.0.0.1"),
+        "{message}"
+    );
+    assert!(!message.contains("hunter2"), "{message}");
+    let bad = format!(
+        "opensearch+http://127.0.0.1:{}/Has Spaces",
+        server().http_port
+    );
+    assert!(format!("{:#}", OpenSearchStore::connect(&bad).err().unwrap()).contains("prefix"));
+}
+
+/// A secured cluster as quarry's client meets it: HTTPS with a certificate of a private CA and
+/// basic auth in front of the node (quarry_test_opensearch::tls_front). The CA file makes TLS
+/// work, the password in the URL is sent, and the errors without them say what is wrong
+/// without showing it.
+#[test]
+fn opensearch_https_with_a_private_ca_and_basic_auth() {
+    let front = quarry_test_opensearch::tls_front("quarry", "s@cret");
+    let port = front.port;
+    let prefix = quarry_test_opensearch::index_prefix("tls");
+    let ca = &front.ca;
+    let url = format!(
+        "opensearch+https://quarry:s%40cret@127.0.0.1:{port}/{prefix}?ca={}",
+        ca.display()
+    );
+
+    let mut store = OpenSearchStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    assert_eq!(
+        store.search_lexical(&query("alpha")).unwrap()[0].path,
+        "a.py"
+    );
+
+    let wrong = format!(
+        "opensearch+https://quarry:nope@127.0.0.1:{port}/{prefix}?ca={}",
+        ca.display()
+    );
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect(&wrong).err().expect("refused")
+    );
+    assert!(
+        message.contains("401") && message.contains("password"),
+        "{message}"
+    );
+    assert!(
+        message.contains("quarry:***@") && !message.contains("nope"),
+        "{message}"
+    );
+    // Without the CA file the certificate is not trusted.
+    let untrusted = format!("opensearch+https://quarry:s%40cret@127.0.0.1:{port}/{prefix}");
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect(&untrusted)
+            .err()
+            .expect("untrusted")
+    );
+    assert!(
+        message.contains("cannot connect") && message.contains("?ca=FILE"),
+        "{message}"
+    );
+    assert!(!message.contains("s@cret"), "{message}");
+}
