@@ -88,7 +88,7 @@ let debounce = null;
 let typedAt = 0;
 
 function filters() {
-  return { repo: $("#f-repo").value, lang: $("#f-lang").value, type: $("#f-type").value, path: $("#f-path").value };
+  return { repo: $("#f-repo").value, lang: $("#f-lang").value, type: $("#f-type").value, mode: $("#f-mode").value, path: $("#f-path").value };
 }
 
 function tab() { return document.querySelector('input[name="tab"]:checked').value; }
@@ -112,11 +112,11 @@ async function search(q, f, started) {
   try {
     let node;
     if (tab() === "history") {
-      const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, limit: 30 }, inflight.signal);
+      const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
       if (mine !== generation) return; // a newer keystroke won
       node = commitList(found.commits, `${found.commits.length} commits (${found.mode})`, `Commits for ${q}`);
     } else {
-      const found = await api("/api/search/code", { query: q, repo: f.repo, language: f.lang, type: f.type, path: f.path, limit: 30 }, inflight.signal);
+      const found = await api("/api/search/code", { query: q, repo: f.repo, language: f.lang, type: f.type, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
       if (mine !== generation) return;
       node = codeResults(found, q);
     }
@@ -353,6 +353,8 @@ let viewing = null;
 // `initial`: the first draw after the page loads, which must not undo what was typed while
 // the filters loaded.
 async function route(initial) {
+  // Typing began before the page finished loading: that search is the one to show.
+  if (initial === true && typedAt > 0) return;
   const p = params();
   if (viewing) viewing.abort();
   viewing = new AbortController();
@@ -368,6 +370,7 @@ async function route(initial) {
     $("#f-repo").value = repo;
     $("#f-lang").value = p.get("lang") || "";
     $("#f-type").value = p.get("type") || "";
+    $("#f-mode").value = p.get("mode") || "";
     $("#f-path").value = p.get("path") || "";
     document.title = p.get("q") ? `${p.get("q")} — quarry` : "quarry";
     if (initial === true && !p.has("q")) return;
@@ -404,7 +407,7 @@ box.addEventListener("input", () => {
   scheduleSearch();
 });
 $("#search-form").addEventListener("submit", (e) => { e.preventDefault(); scheduleSearch(); });
-for (const input of document.querySelectorAll('input[name="tab"], #f-repo, #f-lang, #f-type, #f-path')) {
+for (const input of document.querySelectorAll('input[name="tab"], #f-repo, #f-lang, #f-type, #f-mode, #f-path')) {
   input.addEventListener(input.id === "f-path" ? "input" : "change", scheduleSearch);
 }
 
