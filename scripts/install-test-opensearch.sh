@@ -41,6 +41,20 @@ for candidate in "${OPENSEARCH_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/java-
         break
     fi
 done
+# A fresh Debian machine gets them from apt (as root), as the other install scripts do.
+apt_install() {
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get install -y "$@" >&2 || { apt-get update >&2 && apt-get install -y "$@" >&2; }
+    else
+        return 1
+    fi
+}
+if [ -z "$java_home" ] && apt_install openjdk-17-jdk-headless; then
+    java_home=$(ls -d /usr/lib/jvm/java-17-openjdk-* 2>/dev/null | head -1)
+fi
+if ! command -v mvn >/dev/null 2>&1; then
+    apt_install maven || true
+fi
 if [ -z "$java_home" ]; then
     echo "install-test-opensearch.sh: OpenSearch $OPENSEARCH needs Java 17 or later: install it (e.g. 'apt-get install openjdk-17-jdk-headless') or set OPENSEARCH_JAVA_HOME." >&2
     exit 1
