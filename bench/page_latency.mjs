@@ -27,10 +27,13 @@ for (const [i, q] of [queries[0], ...queries].entries()) {
   await page.waitForSelector(`#main[data-query="${q.replace(/"/g, '\\"')}"]`, { timeout: 30000 });
   await page.waitForFunction(() => window.quarryTimings.length > 0);
   const timings = await page.evaluate(() => window.quarryTimings);
+  const fetches = await page.evaluate(() => window.quarryFetchTimings);
   const files = await page.$$eval(".file-group h2 a", (as) => as.length);
-  if (i > 0) rows.push({ query: q, final_ms: +timings[timings.length - 1].toFixed(1), searches_drawn: timings.length, files });
+  if (i > 0) rows.push({ query: q, final_ms: +timings[timings.length - 1].toFixed(1), server_ms: +fetches[fetches.length - 1].toFixed(1), searches_drawn: timings.length, files });
 }
 await browser.close();
 const sorted = rows.map((r) => r.final_ms).sort((a, b) => a - b);
 const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-console.log(JSON.stringify({ queries: rows.length, p50_ms: pct(0.5), p95_ms: pct(0.95), rows }, null, 1));
+const server = rows.map((r) => r.server_ms).sort((a, b) => a - b);
+const spct = (p) => server[Math.min(server.length - 1, Math.floor(p * server.length))];
+console.log(JSON.stringify({ queries: rows.length, p50_ms: pct(0.5), p95_ms: pct(0.95), server_p50_ms: spct(0.5), rows }, null, 1));

@@ -15,6 +15,8 @@ const TOKEN_KEY = "quarry-token";
 const DEBOUNCE_MS = 0;
 // Keystroke-to-paint times of the last searches (ms), read by bench/ and the browser test.
 window.quarryTimings = [];
+// Of each, the part spent waiting for the server's answer (request sent to JSON read).
+window.quarryFetchTimings = [];
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -109,15 +111,19 @@ async function search(q, f, started) {
   if (inflight) inflight.abort();
   inflight = new AbortController();
   if (!q.trim()) { main.replaceChildren(); status.textContent = ""; return; }
+  const asked = performance.now();
+  let answered = asked;
   try {
     let node;
     if (tab() === "history") {
       const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
       if (mine !== generation) return; // a newer keystroke won
+      answered = performance.now();
       node = commitList(found.commits, `${found.commits.length} commits (${found.mode})`, `Commits for ${q}`);
     } else {
       const found = await api("/api/search/code", { query: q, repo: f.repo, language: f.lang, type: f.type, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
       if (mine !== generation) return;
+      answered = performance.now();
       node = codeResults(found, q);
     }
     main.replaceChildren(node);
@@ -125,7 +131,10 @@ async function search(q, f, started) {
     status.textContent = "";
     if (started) {
       requestAnimationFrame(() => setTimeout(() => {
-        if (mine === generation) window.quarryTimings.push(performance.now() - started);
+        if (mine === generation) {
+          window.quarryTimings.push(performance.now() - started);
+          window.quarryFetchTimings.push(answered - asked);
+        }
       }, 0));
     }
   } catch (e) {
