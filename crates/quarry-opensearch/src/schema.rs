@@ -198,12 +198,23 @@ pub(crate) fn current_indexes(
     let answer = match client.call("GET", &path, None)? {
         Ok(v) => v,
         // Some alias missing: the body still lists the indexes of the others.
-        Err(r) if r.status == 404 && r.body.get("status").is_some() && !r.body["error"].is_object() => r.body,
+        Err(r)
+            if r.status == 404
+                && r.body.get("status").is_some()
+                && !r.body["error"].is_object() =>
+        {
+            r.body
+        }
         Err(r) => return Ok(Err(r)),
     };
     let mut out: std::collections::HashMap<String, Vec<String>> = Default::default();
     for (index, body) in answer.as_object().into_iter().flatten() {
-        for alias in body["aliases"].as_object().into_iter().flatten().map(|(a, _)| a) {
+        for alias in body["aliases"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(a, _)| a)
+        {
             out.entry(alias.clone()).or_default().push(index.clone());
         }
     }
