@@ -150,9 +150,7 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
     if terms.is_empty() || r.limit == 0 {
         return Ok(Vec::new());
     }
-    // `named`: each field's clause named `t{term}f{field}`, so each hit says which terms it
-    // holds in which fields (`matched_queries`).
-    let named_matches = |term: &[String], named: Option<usize>| -> Value {
+    let matches = |term: &[String]| -> Value {
         let text = term.join(" ");
         let kind = if term.len() > 1 {
             "match_phrase"
@@ -162,18 +160,10 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
         let per_field: Vec<Value> = r
             .fields
             .iter()
-            .enumerate()
-            .map(|(j, (field, weight))| {
-                let mut clause = json!({"query": text, "boost": weight.max(1e-6)});
-                if let Some(i) = named {
-                    clause["_name"] = json!(format!("t{i}f{j}"));
-                }
-                json!({kind: {*field: clause}})
-            })
+            .map(|(field, weight)| json!({kind: {*field: {"query": text, "boost": weight.max(1e-6)}}}))
             .collect();
         json!({"bool": {"should": per_field}})
     };
-    let matches = |term: &[String]| named_matches(term, None);
     // FTS5's statistics: rows, tokens, each term's rows — over the whole index (a `global`
     // aggregation: the query and the filters do not narrow it).
     let mut counts = serde_json::Map::new();
@@ -184,19 +174,11 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
         "tokens": {"sum": {"field": "n_tokens"}},
         "rows": {"filters": {"filters": counts}},
     }}});
-    // The candidates: Lucene's best by its own BM25, over the terms that weigh. Pruned (see
-    // below), they come without their tokens: their ids, lengths and which terms each holds
-    // in which fields; otherwise with the fields' tokens.
-    let prune = r.fields.iter().all(|(_, w)| *w >= 0.0)
-        && terms.iter().flat_map(|(t, _)| t).all(|t| {
-            // Lucene's whitespace tokenizer cuts tokens at 255 characters and splits on Java's
-            // whitespace: only terms both sides read alike are bounded by what Lucene matched.
-            t.chars().count() < 255 && !t.chars().any(char::is_whitespace)
-        });
+    // The candidates: Lucene's best by its own BM25, over the terms that weigh.
     let should = |used: &[usize]| -> Vec<Value> {
         used.iter()
             .map(|&i| {
-                let mut m = named_matches(&terms[i].0, prune.then_some(i));
+                let mut m = matches(&terms[i].0);
                 m["bool"]["boost"] = json!(terms[i].1);
                 m
             })
@@ -213,16 +195,10 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
     );
     let search = |used: &[usize], with_statistics: bool| -> Result<Value> {
         let mut body = json!({
-            "size": candidates,
+            "size": candidates, "_source": source,
             "query": {"bool": {"should": should(used), "minimum_should_match": 1, "filter": r.filters}},
             "sort": ["_score", {"id": "asc"}],
         });
-        if prune {
-            body["_source"] = json!(false);
-            body["docvalue_fields"] = json!(["n_tokens"]);
-        } else {
-            body["_source"] = json!(source);
-        }
         if with_statistics {
             body["aggs"] = statistics.clone();
         }
@@ -270,79 +246,6 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
             store.client.shown
         );
     };
-    let norm_of = |length: f64| K1 * (1.0 - r.b + r.b * length / average.max(1e-9));
-    let pruned;
-    let hits = if prune {
-        // FTS5's score of a term is weight × f(k1 + 1) / (f + norm), rising with f (the
-        // weighted count of the term over the fields) towards weight × (k1 + 1). A candidate
-        // holds the term in field j at least once where Lucene matched it there, so f is at
-        // least the sum of those fields' weights (a lower bound), and the term adds nothing
-        // where it matched in no field (the upper bound). Candidates whose upper bound is
-        // below the `limit`-th best lower bound cannot reach the top `limit`: their tokens
-        // are not fetched.
-        let bounds: Vec<(i64, f64, f64)> = hits
-            .iter()
-            .filter_map(|hit| {
-                let id = hit["sort"][1].as_i64()?;
-                let length = hit["fields"]["n_tokens"][0].as_f64().unwrap_or(0.0);
-                let norm = norm_of(length);
-                let mut least = vec![0.0; terms.len()];
-                let mut held = vec![false; terms.len()];
-                for name in hit["matched_queries"].as_array().into_iter().flatten() {
-                    let Some((i, j)) = name
-                        .as_str()
-                        .and_then(|n| n.strip_prefix('t'))
-                        .and_then(|n| n.split_once('f'))
-                        .and_then(|(i, j)| {
-                            Some((i.parse::<usize>().ok()?, j.parse::<usize>().ok()?))
-                        })
-                    else {
-                        continue;
-                    };
-                    if let (Some(l), Some((_, w))) = (least.get_mut(i), r.fields.get(j)) {
-                        *l += w;
-                        held[i] = true;
-                    }
-                }
-                let (mut low, mut high) = (0.0, 0.0);
-                for &i in &used {
-                    if held[i] && least[i] > 0.0 {
-                        let f = least[i];
-                        low += weighing[i].0 * (f * (K1 + 1.0)) / (f + norm);
-                        high += weighing[i].0 * (K1 + 1.0);
-                    }
-                }
-                Some((id, low, high))
-            })
-            .collect();
-        let mut lows: Vec<f64> = bounds.iter().map(|b| b.1).collect();
-        lows.sort_by(|a, b| b.total_cmp(a));
-        let floor = if bounds.len() == hits.len() && lows.len() > r.limit {
-            // A margin for rounding: a candidate at the bound is kept.
-            let at = lows[r.limit - 1];
-            at - at.abs() * 1e-9 - 1e-12
-        } else {
-            f64::NEG_INFINITY
-        };
-        let ids: Vec<i64> = bounds
-            .iter()
-            .filter(|b| b.2 >= floor)
-            .map(|b| b.0)
-            .collect();
-        let answer = store.client.json(
-            "POST",
-            &format!("/{}/_search", store.alias(r.kind)),
-            Some(&json!({"size": ids.len(), "_source": source, "query": {"terms": {"id": ids}}})),
-        )?;
-        pruned = answer["hits"]["hits"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        // (a candidate removed since by another writer is left out, as its text would be.)
-        &pruned
-    } else {
-        hits
-    };
     let mut scored: Vec<(Option<i64>, f64)> = hits
         .iter()
         .map(|hit| {
@@ -357,7 +260,8 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
                     )
                 })
                 .collect();
-            let norm = norm_of(doc["n_tokens"].as_f64().unwrap_or(0.0));
+            let length = doc["n_tokens"].as_f64().unwrap_or(0.0);
+            let norm = K1 * (1.0 - r.b + r.b * length / average.max(1e-9));
             let score: f64 = used
                 .iter()
                 .map(|&i| {
