@@ -164,72 +164,89 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
             .collect();
         json!({"bool": {"should": per_field}})
     };
-    // FTS5's statistics: rows, tokens, each term's rows — over the whole index.
+    // FTS5's statistics: rows, tokens, each term's rows — over the whole index (a `global`
+    // aggregation: the query and the filters do not narrow it).
     let mut counts = serde_json::Map::new();
     for (i, (term, _)) in terms.iter().enumerate() {
         counts.insert(format!("t{i}"), matches(term));
     }
-    let stats = store.client.json(
-        "POST",
-        &format!("/{}/_search", store.alias(r.kind)),
-        Some(&json!({
-            "size": 0, "track_total_hits": true,
-            "aggs": {"tokens": {"sum": {"field": "n_tokens"}},
-                     "rows": {"filters": {"filters": counts}}},
-        })),
-    )?;
-    let rows = stats["hits"]["total"]["value"].as_f64().unwrap_or(0.0);
-    let tokens = stats["aggregations"]["tokens"]["value"]
-        .as_f64()
-        .unwrap_or(0.0);
-    let average = tokens / rows.max(1.0);
-    // Each term's IDF (floored as FTS5 floors it) times how often it was named, and whether
-    // it weighs at all (in fewer than half of the rows).
-    let mut weighing: Vec<(f64, bool)> = Vec::new();
-    for (i, (_, times)) in terms.iter().enumerate() {
-        let hits = stats["aggregations"]["rows"]["buckets"][format!("t{i}")]["doc_count"]
-            .as_f64()
-            .unwrap_or(0.0);
-        let raw = ((rows - hits + 0.5) / (hits + 0.5)).ln();
-        weighing.push((if raw <= 0.0 { 1e-6 } else { raw } * times, raw > 0.0));
-    }
-    let mut used: Vec<usize> = (0..terms.len()).collect();
-    if r.only_weighing_terms && weighing.iter().any(|(_, weighs)| *weighs) {
-        used.retain(|&i| weighing[i].1);
-    }
-    // The candidates: Lucene's best by its own BM25.
-    let should: Vec<Value> = used
-        .iter()
-        .map(|&i| {
-            let mut m = matches(&terms[i].0);
-            m["bool"]["boost"] = json!(terms[i].1);
-            m
-        })
-        .collect();
+    let statistics = json!({"all": {"global": {}, "aggs": {
+        "tokens": {"sum": {"field": "n_tokens"}},
+        "rows": {"filters": {"filters": counts}},
+    }}});
+    // The candidates: Lucene's best by its own BM25, over the terms that weigh.
+    let should = |used: &[usize]| -> Vec<Value> {
+        used.iter()
+            .map(|&i| {
+                let mut m = matches(&terms[i].0);
+                m["bool"]["boost"] = json!(terms[i].1);
+                m
+            })
+            .collect()
+    };
     // Only what scoring reads comes with the candidates; the answer's fields come for the
     // best `limit` alone.
     let mut source: Vec<&str> = r.fields.iter().map(|(f, _)| *f).collect();
     source.extend(["id", "n_tokens"]);
     let candidates = (4 * r.limit + 100).min(10_000);
-    let answer = store.client.json(
-        "POST",
-        &format!(
-            "/{}/_search?search_type=dfs_query_then_fetch",
-            store.alias(r.kind)
-        ),
-        Some(&json!({
+    let path = format!(
+        "/{}/_search?search_type=dfs_query_then_fetch",
+        store.alias(r.kind)
+    );
+    let search = |used: &[usize], with_statistics: bool| -> Result<Value> {
+        let mut body = json!({
             "size": candidates, "_source": source,
-            "query": {"bool": {"should": should, "minimum_should_match": 1, "filter": r.filters}},
+            "query": {"bool": {"should": should(used), "minimum_should_match": 1, "filter": r.filters}},
             "sort": ["_score", {"id": "asc"}],
-        })),
-    )?;
+        });
+        if with_statistics {
+            body["aggs"] = statistics.clone();
+        }
+        store.client.json("POST", &path, Some(&body))
+    };
+    let all: Vec<usize> = (0..terms.len()).collect();
+    // Which terms are searched depends on the statistics only when terms that do not weigh
+    // are left out: otherwise one search brings both.
+    let (stats, mut answer) = if r.only_weighing_terms {
+        let stats = store.client.json(
+            "POST",
+            &format!("/{}/_search", store.alias(r.kind)),
+            Some(&json!({"size": 0, "aggs": statistics})),
+        )?;
+        (stats, None)
+    } else {
+        let answer = search(&all, true)?;
+        (answer.clone(), Some(answer))
+    };
+    let stats = &stats["aggregations"]["all"];
+    let rows = stats["doc_count"].as_f64().unwrap_or(0.0);
+    let tokens = stats["tokens"]["value"].as_f64().unwrap_or(0.0);
+    let average = tokens / rows.max(1.0);
+    // Each term's IDF (floored as FTS5 floors it) times how often it was named, and whether
+    // it weighs at all (in fewer than half of the rows).
+    let mut weighing: Vec<(f64, bool)> = Vec::new();
+    for (i, (_, times)) in terms.iter().enumerate() {
+        let hits = stats["rows"]["buckets"][format!("t{i}")]["doc_count"]
+            .as_f64()
+            .unwrap_or(0.0);
+        let raw = ((rows - hits + 0.5) / (hits + 0.5)).ln();
+        weighing.push((if raw <= 0.0 { 1e-6 } else { raw } * times, raw > 0.0));
+    }
+    let mut used = all.clone();
+    if r.only_weighing_terms && weighing.iter().any(|(_, weighs)| *weighs) {
+        used.retain(|&i| weighing[i].1);
+    }
+    let answer = match answer.take() {
+        Some(answer) => answer,
+        None => search(&used, false)?,
+    };
     let Some(hits) = answer["hits"]["hits"].as_array() else {
         bail!(
             "OpenSearch at {}: a search answered {answer}",
             store.client.shown
         );
     };
-    let mut scored: Vec<(Value, f64)> = hits
+    let mut scored: Vec<(Option<i64>, f64)> = hits
         .iter()
         .map(|hit| {
             let doc = &hit["_source"];
@@ -256,18 +273,12 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
                     weighing[i].0 * (f * (K1 + 1.0)) / (f + norm)
                 })
                 .sum();
-            (doc.clone(), score)
+            (doc["id"].as_i64(), score)
         })
         .collect();
-    scored.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then(a.0["id"].as_i64().cmp(&b.0["id"].as_i64()))
-    });
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(r.limit);
-    let ids: Vec<i64> = scored
-        .iter()
-        .filter_map(|(doc, _)| doc["id"].as_i64())
-        .collect();
+    let ids: Vec<i64> = scored.iter().filter_map(|(id, _)| *id).collect();
     let mut wanted: Vec<&str> = r.source.to_vec();
     wanted.push("id");
     let answer = store.client.json(
@@ -283,7 +294,7 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
         .collect();
     Ok(scored
         .into_iter()
-        .filter_map(|(doc, score)| Some((docs.remove(&doc["id"].as_i64()?)?, score)))
+        .filter_map(|(id, score)| Some((docs.remove(&id?)?, score)))
         .collect())
 }
 

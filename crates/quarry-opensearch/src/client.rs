@@ -102,6 +102,7 @@ impl Client {
         use std::sync::atomic::Ordering;
         let mut pause = FIRST_PAUSE;
         let (mut unreachable, mut partial, mut busy) = (0, 0, 0);
+        let started = trace().then(std::time::Instant::now);
         loop {
             let node = self.current.load(Ordering::Relaxed) % self.bases.len();
             let mut request = ureq::http::Request::builder()
@@ -145,6 +146,7 @@ impl Client {
                 pause = (pause * 2).min(Duration::from_secs(5));
                 continue;
             }
+            let size = text.len();
             let value = if text.trim().is_empty() {
                 Value::Null
             } else {
@@ -174,6 +176,13 @@ impl Client {
                 }
                 std::thread::sleep(Duration::from_millis(250));
                 continue;
+            }
+            if let Some(started) = started {
+                eprintln!(
+                    "quarry-opensearch: {method} {path} -> {status}, {} bytes, {:.1} ms",
+                    size,
+                    started.elapsed().as_secs_f64() * 1000.0
+                );
             }
             return Ok((status, value));
         }
@@ -380,6 +389,13 @@ impl Client {
         self.json("POST", &format!("/{indexes}/_refresh"), None)?;
         Ok(())
     }
+}
+
+/// Whether each request is written to stderr with its status, size and time
+/// (`QUARRY_OPENSEARCH_TRACE=1`): where a command's time goes.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("QUARRY_OPENSEARCH_TRACE").is_some_and(|v| v != "0"))
 }
 
 /// What an OpenSearch error body says: its root cause's type and reason.

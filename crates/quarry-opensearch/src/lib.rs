@@ -241,7 +241,14 @@ impl OpenSearchStore {
             timeout,
             &shown,
         )?;
-        let hello = client.call("GET", "/", None).map_err(|e| {
+        // The first call both says whether the cluster answers and reads which index each
+        // alias names: one round trip where every index is already at `version`.
+        let layout = Layout {
+            prefix: target.prefix,
+            shards: target.shards,
+            replicas: target.replicas,
+        };
+        let current = schema::current_indexes(&client, &layout).map_err(|e| {
             let detail = format!("{e:#}");
             let detail = detail
                 .strip_prefix(&format!("OpenSearch at {shown}: "))
@@ -253,16 +260,14 @@ impl OpenSearchStore {
             };
             anyhow!("cannot connect to OpenSearch at {shown}: {detail}; {hint}")
         })?;
-        if let Err(refusal) = hello {
-            let e = client.refused("GET", "/", &refusal);
-            return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e:#}"));
-        }
-        let layout = Layout {
-            prefix: target.prefix,
-            shards: target.shards,
-            replicas: target.replicas,
+        let current = match current {
+            Ok(current) => current,
+            Err(refusal) => {
+                let e = client.refused("GET", "/_alias", &refusal);
+                return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e:#}"));
+            }
         };
-        schema::migrate(&client, &layout, version).map_err(|e| {
+        schema::migrate(&client, &layout, version, &current).map_err(|e| {
             let text = format!("{e:#}");
             if text.contains("index.knn") {
                 anyhow!("{text}: the cluster needs the k-NN plugin (opensearch-knn)")

@@ -186,21 +186,59 @@ fn vector_fields(client: &Client, index: &str) -> Result<Value> {
     Ok(Value::Object(out))
 }
 
+/// The indexes behind each alias of `layout`, in one call (`GET /_alias/A,B,…`): an alias
+/// no index holds yet is missing from the answer (which is then a 404 listing the others).
+/// A refusal (not reachable, not authorised) is handed back as the caller's first contact
+/// with the cluster.
+pub(crate) fn current_indexes(
+    client: &Client,
+    layout: &Layout,
+) -> Result<Result<std::collections::HashMap<String, Vec<String>>, crate::client::Refusal>> {
+    let path = format!("/_alias/{}", layout.aliases(&KINDS));
+    let answer = match client.call("GET", &path, None)? {
+        Ok(v) => v,
+        // Some alias missing: the body still lists the indexes of the others.
+        Err(r)
+            if r.status == 404
+                && r.body.get("status").is_some()
+                && !r.body["error"].is_object() =>
+        {
+            r.body
+        }
+        Err(r) => return Ok(Err(r)),
+    };
+    let mut out: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (index, body) in answer.as_object().into_iter().flatten() {
+        for alias in body["aliases"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(a, _)| a)
+        {
+            out.entry(alias.clone()).or_default().push(index.clone());
+        }
+    }
+    for indexes in out.values_mut() {
+        indexes.sort();
+    }
+    Ok(Ok(out))
+}
+
 /// Brings every index of `layout` to `version`: creates what is missing, copies an index of
 /// an older version into a new one and moves the alias to it. Safe to run from several
-/// processes at once: a creation another won is taken as done.
-pub(crate) fn migrate(client: &Client, layout: &Layout, version: u32) -> Result<()> {
+/// processes at once: a creation another won is taken as done. `current`: the indexes behind
+/// each alias ([`current_indexes`]); nothing else is asked when every alias already names its
+/// index of `version`.
+pub(crate) fn migrate(
+    client: &Client,
+    layout: &Layout,
+    version: u32,
+    current: &std::collections::HashMap<String, Vec<String>>,
+) -> Result<()> {
     for kind in KINDS {
         let alias = layout.alias(kind);
         let target = layout.versioned(kind, version);
-        let current: Vec<String> = match client.call("GET", &format!("/_alias/{alias}"), None)? {
-            Ok(v) => v
-                .as_object()
-                .map(|o| o.keys().cloned().collect())
-                .unwrap_or_default(),
-            Err(r) if r.status == 404 => Vec::new(),
-            Err(r) => return Err(client.refused("GET", &format!("/_alias/{alias}"), &r)),
-        };
+        let current: Vec<String> = current.get(&alias).cloned().unwrap_or_default();
         if current.contains(&target) {
             continue;
         }

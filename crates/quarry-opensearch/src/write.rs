@@ -117,13 +117,18 @@ pub(crate) fn clear_files(store: &OpenSearchStore, repo: i64) -> Result<()> {
     Ok(())
 }
 
-/// Removes the rows of `paths` of `repo` from every file index.
+/// Removes the rows of `paths` of `repo` from every file index. A count first: a delete (and
+/// the refresh of four indexes it brings) only where one of them has a row, not for the new
+/// files of a first run. The count sees what the delete would: every batch is refreshed
+/// before its marker goes.
 fn remove_paths(store: &OpenSearchStore, repo: i64, paths: &[&str]) -> Result<()> {
+    let indexes = store.layout.aliases(&FILE_KINDS);
     for part in paths.chunks(1000) {
-        store.client.delete_where(
-            &store.layout.aliases(&FILE_KINDS),
-            json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": part}}]}}),
-        )?;
+        let query =
+            json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": part}}]}});
+        if store.client.count(&indexes, query.clone())? > 0 {
+            store.client.delete_where(&indexes, query)?;
+        }
     }
     Ok(())
 }
@@ -145,6 +150,9 @@ pub(crate) fn recover(store: &OpenSearchStore) -> Result<()> {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
+        // What the dead writer sent may not have been refreshed yet: made visible first, so
+        // remove_paths's count sees it.
+        store.client.refresh(&store.layout.aliases(&FILE_KINDS))?;
         remove_paths(store, repo, &paths)?;
         store.bump("generation", 1)?;
         store.delete_meta(hit["_id"].as_str().unwrap_or(""))?;
