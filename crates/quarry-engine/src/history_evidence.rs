@@ -16,13 +16,12 @@ use quarry_core::history::CommitQuery;
 use quarry_core::ChunkHit;
 use quarry_rank::ChangedDefinition;
 
+use crate::answer::Mode;
 use crate::request::SearchRequest;
 use crate::workspace::Workspace;
 
 /// The commits asked for: the best-matching past changes.
 const VOTING_COMMITS: usize = 30;
-/// The issue's distinct words the commit search reads (each is a posting list read).
-const VOTE_TERMS: usize = 16;
 /// A commit changing more files than this votes for none (a reformat, a rename sweep).
 const MAX_FILES_PER_COMMIT: usize = 50;
 /// Files whose changed definitions are looked for (the best-voted; each costs a file read).
@@ -58,29 +57,17 @@ impl Workspace {
         if !synced {
             return Ok(Votes::new());
         }
-        // The commits are ranked by BM25 alone, over the issue's first words (its title
-        // counting most, as `log` reads an issue), without `log`'s passes over each
-        // candidate's files and patch: the votes are weighed by their own rules below, and
-        // those passes cost as much as the search itself (sympy, 62k commits: 93 ms of CPU
-        // for `log` on an issue text, most of it theirs).
-        let plan = quarry_rank::plan::plan(&request.query);
-        let mut issue = plan.clone();
-        issue.terms.truncate(VOTE_TERMS);
-        let fusion = &request.fusion;
         let query = CommitQuery {
-            terms: issue.lexical_terms(
-                fusion.files.title_repeat.round() as usize,
-                fusion.files.message_repeat.round() as usize,
-            ),
             repos: request.repos.clone(),
             limit: VOTING_COMMITS,
             ..Default::default()
         };
-        if query.terms.is_empty() {
-            return Ok(Votes::new());
-        }
-        let found = self.store().search_commits(&query)?;
-        let Some(best) = found.first().map(|c| c.score).filter(|s| *s > 0.0) else {
+        // Ranked as `log` ranks an issue text (its file-role and fix-shaped priors, its code
+        // echoes): commit BM25 alone over the issue's first 16 words was tried and lost
+        // (swebench_dev MRR 0.679 -> 0.656..0.671 against 0.682..0.701 with this ranking,
+        // docs/EVAL.md), for 60 ms less on sympy.
+        let found = self.search_commits(&request.query, query, Mode::Lexical, &request.fusion)?;
+        let Some(best) = found.commits.first().map(|c| c.score).filter(|s| *s > 0.0) else {
             return Ok(Votes::new());
         };
         let half_life = request.fusion.files.history_half_life_days;
@@ -91,11 +78,12 @@ impl Workspace {
                 .map_or(0.0, |d| d.as_secs_f64())
         };
         let newest = found
+            .commits
             .iter()
             .map(|c| time_of(&c.date))
             .fold(0.0f64, f64::max);
         let mut by_repo: HashMap<&str, Vec<String>> = HashMap::new();
-        for c in &found {
+        for c in &found.commits {
             by_repo.entry(&c.repo).or_default().push(c.sha.clone());
         }
         let mut changed: HashMap<(String, String), Vec<String>> = HashMap::new();
@@ -118,7 +106,7 @@ impl Workspace {
             }
         }
         let mut votes: HashMap<(String, String), (f64, Vec<Vote>)> = HashMap::new();
-        for commit in &found {
+        for commit in &found.commits {
             let Some(paths) = changed.get(&(commit.repo.clone(), commit.sha.clone())) else {
                 continue;
             };
