@@ -5,42 +5,11 @@
 mod common;
 
 use common::git::{commit, init};
-use common::{sample_repo, Env};
+use common::{sample_repo, Env, Server};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn start(env: &Env, extra: &[&str]) -> Server {
-    let mut child = env
-        .quarry()
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("quarry: serving ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_string();
-    Server { child, base }
+    common::serve(env, extra)
 }
 
 fn agent() -> ureq::Agent {

@@ -8,39 +8,8 @@ mod common;
 
 use common::git::{commit, init};
 use common::{sample_repo, Env};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(env: &Env, extra: &[&str]) -> (Server, String) {
-    let mut child = env
-        .quarry()
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("quarry: serving ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_string();
-    (Server(child), base)
-}
+use std::process::Command;
 
 fn screenshots() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -72,7 +41,8 @@ fn the_search_page_works_in_a_real_browser() {
     );
     env.ok(&["index", env.repo_path(), "--no-embed", "--name", "shop"]);
     env.ok(&["sync", env.repo_path(), "--no-embed"]);
-    let (_server, base) = serve(&env, &[]);
+    let server = common::serve(&env, &[]);
+    let base = server.base.clone();
 
     // The page and its assets carry a policy that allows nothing foreign.
     let agent: ureq::Agent = ureq::Agent::config_builder()

@@ -331,7 +331,7 @@ impl Service {
 
     pub fn summary(&self, p: SummaryParams) -> Result<Answer<FileSummary>> {
         let ws = self.workspace()?;
-        let (repo, file, shown) = self.resolve_file(&ws, &p.file)?;
+        let (repo, file, shown) = self.resolve_file(&ws, &p.file, &[])?;
         let body = match (p.mode.unwrap_or_default(), &p.symbol) {
             (SummaryMode::Structure, _) => {
                 FileSummary::Structure(summary::summarize_file_in(Some(&ws), &file, &shown)?)
@@ -370,13 +370,22 @@ impl Service {
         self.answer(&ws, &[], body)
     }
 
-    /// A file named relative to a repo's root (or absolute inside one): the repo, the real
-    /// path, and the path as shown. Paths that leave every repo root are refused.
-    pub fn resolve_file(&self, ws: &Workspace, file: &str) -> Result<(String, PathBuf, String)> {
-        let repos = ws.store().repos()?;
+    /// A file named relative to a repo's root (or absolute inside one) of `repos` (every repo
+    /// when empty): the repo, the real path, and the path as shown. Paths that leave every
+    /// repo root (`..`, a link out) are refused; a root reached through a link still serves.
+    pub fn resolve_file(
+        &self,
+        ws: &Workspace,
+        file: &str,
+        repos: &[String],
+    ) -> Result<(String, PathBuf, String)> {
         let asked = Path::new(file);
-        for repo in &repos {
+        for repo in ws.store().repos()? {
+            if !repos.is_empty() && !repos.contains(&repo.name) {
+                continue;
+            }
             let root = Path::new(&repo.root);
+            let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
             let candidate = if asked.is_absolute() {
                 asked.to_path_buf()
             } else {
@@ -385,10 +394,10 @@ impl Service {
             let Ok(real) = candidate.canonicalize() else {
                 continue;
             };
-            if let Ok(rel) = real.strip_prefix(root) {
+            if let Ok(rel) = real.strip_prefix(&root) {
                 if real.is_file() {
                     let shown = rel.to_string_lossy().replace('\\', "/");
-                    return Ok((repo.name.clone(), real, shown));
+                    return Ok((repo.name, real, shown));
                 }
             }
         }

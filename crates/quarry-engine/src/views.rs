@@ -55,35 +55,14 @@ impl Service {
     /// A file as the file view draws it: its lines, coloured when quarry has its grammar.
     pub fn file_view(&self, p: FileViewParams) -> Result<Answer<FileView>> {
         let ws = self.workspace()?;
-        let repos = ws.store().repos()?;
-        let rel = p.path.trim_start_matches('/');
         let named = p.repos.unwrap_or_default();
-        let wanted: Vec<_> = repos
-            .iter()
-            .filter(|r| named.is_empty() || named.contains(&r.name))
-            .collect();
-        if wanted.is_empty() {
-            return Err(bad(format!(
-                "no indexed repo is named `{}`",
-                named.join(",")
-            )));
+        let known = ws.store().repos()?;
+        if let Some(unknown) = named.iter().find(|n| !known.iter().any(|r| &r.name == *n)) {
+            return Err(bad(format!("no indexed repo is named `{unknown}`")));
         }
-        for repo in wanted {
-            let root = Path::new(&repo.root);
-            let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-            let Ok(real) = root.join(rel).canonicalize() else {
-                continue;
-            };
-            // `..` and links out of the repo resolve outside its root and are refused.
-            if !real.starts_with(&root) || !real.is_file() {
-                continue;
-            }
-            let body = read_view(&repo.name, rel, &real)?;
-            return self.answer(&ws, &[repo.name.clone()], body);
-        }
-        Err(bad(format!(
-            "`{rel}` is not a file inside an indexed repo (paths are relative to a repo's root)"
-        )))
+        let (repo, real, shown) = self.resolve_file(&ws, p.path.trim_start_matches('/'), &named)?;
+        let body = read_view(&repo, &shown, &real)?;
+        self.answer(&ws, &[repo], body)
     }
 
     /// One commit by SHA prefix, with its files and patch.

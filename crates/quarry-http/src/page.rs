@@ -23,7 +23,9 @@ pub fn is_page(path: &str) -> bool {
     path == "/" || path.starts_with("/assets/")
 }
 
-fn page_response(body: &'static str, content_type: &'static str) -> Response {
+/// `body` as `content_type` under the page's policy (an SVG opened by itself runs nothing
+/// either); the page's own files may be framed nowhere and are checked for changes each load.
+fn page_response(body: impl IntoResponse, content_type: &'static str) -> Response {
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -57,21 +59,7 @@ pub async fn asset(Path(name): Path<String>) -> Response {
     }
 }
 
-/// An SVG drawing as an answer (same policy: an SVG opened by itself runs nothing).
+/// An SVG drawing as an answer.
 pub fn svg_response(svg: String) -> Response {
-    let mut response = (StatusCode::OK, svg).into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("image/svg+xml"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    page_response(svg, "image/svg+xml")
 }

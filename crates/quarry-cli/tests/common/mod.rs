@@ -184,3 +184,42 @@ pub fn output_with_stdin(command: &mut Command, input: &[u8]) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// A `quarry serve` on a free loopback port, killed when dropped.
+#[allow(dead_code)]
+pub struct Server {
+    child: std::process::Child,
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `quarry serve` for `env`'s workspace (plus `extra` arguments) and reads the
+/// address it prints.
+#[allow(dead_code)]
+pub fn serve(env: &Env, extra: &[&str]) -> Server {
+    use std::io::BufRead;
+    let mut child = env
+        .quarry()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("quarry: serving ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    Server { child, base }
+}
