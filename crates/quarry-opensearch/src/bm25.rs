@@ -7,15 +7,16 @@
 //! 1e-6 there). On quarry's own sources that put only 60% of the top-10 files in common
 //! between the two stores (docs/OPENSEARCH.md). So, as on PostgreSQL, the server finds and
 //! quarry scores: the cluster ranks with Lucene's BM25 (the index's k1/b, quarry's field
-//! weights as boosts) and returns its best `4 × limit + 100` candidates with their fields'
-//! tokens; one aggregation over the whole index gives FTS5's row count, average length and
-//! each term's document count; quarry counts each term in each field of each candidate and
-//! scores it exactly as the embedded store does. A row outside Lucene's candidates cannot
+//! weights as boosts) and returns its best `4 × limit + 100` candidates, each with its length
+//! and how often each term occurs in each of its fields (named queries on the fields' `tf`
+//! subfields, whose similarity scores a document by that count: schema.rs); one aggregation
+//! over the whole index gives FTS5's row count, average length and each term's document
+//! count; quarry scores each candidate exactly as the embedded store does. A row outside Lucene's candidates cannot
 //! be answered; within them the order and the scores are the embedded store's.
 //!
 //! Tokens are stored stemmed (Porter, diacritics folded, as FTS5's `porter unicode61
-//! remove_diacritics 2` reads them), so the fields' analyzer only splits on whitespace and
-//! quarry can count a candidate's terms from the text it gets back. The stems come from the
+//! remove_diacritics 2` reads them), so the fields' analyzer only splits on whitespace: a
+//! term's count in a field is the count of quarry's token. The stems come from the
 //! server (`_analyze` with the index's `quarry_stem` analyzer), asked once per distinct
 //! token and kept in a [`Lexicon`].
 
@@ -114,8 +115,11 @@ pub(crate) struct Ranking<'a> {
     /// table's).
     pub filters: Value,
     pub limit: usize,
-    /// `_source` fields the caller reads from each hit (the fields and `id` are added).
+    /// `_source` fields the caller reads from each hit (`id` is added).
     pub source: &'a [&'a str],
+    /// The `source` fields are all keywords or numbers: read them from doc values, not from
+    /// the stored document (a file's holds all its tokens and trigrams).
+    pub from_doc_values: bool,
     /// Leave out terms with no weight (in at least half of all rows), unless every term is
     /// such: the embedded store's commit search does.
     pub only_weighing_terms: bool,
@@ -184,19 +188,45 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
             })
             .collect()
     };
-    // Only what scoring reads comes with the candidates; the answer's fields come for the
-    // best `limit` alone.
-    let mut source: Vec<&str> = r.fields.iter().map(|(f, _)| *f).collect();
-    source.extend(["id", "n_tokens"]);
+    // The candidates come without their documents: the id is the sort's tie-breaker, the
+    // length a doc value, and each term's count in each field the score of a named query
+    // on the field's `tf` subfield (schema.rs), "i.j" for term i in field j. Reading the
+    // tokens back instead cost 1.2 MB per short query and 13 MB per issue text's files.
     let candidates = (4 * r.limit + 100).min(10_000);
     let path = format!(
-        "/{}/_search?search_type=dfs_query_then_fetch",
+        "/{}/_search?search_type=dfs_query_then_fetch&include_named_queries_score=true",
         store.alias(r.kind)
     );
+    let counting = |used: &[usize]| -> Value {
+        let mut per_term = Vec::new();
+        for &i in used {
+            let term = &terms[i].0;
+            let text = term.join(" ");
+            let kind = if term.len() > 1 {
+                "match_phrase"
+            } else {
+                "match"
+            };
+            let per_field: Vec<Value> = r
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(j, (field, _))| {
+                    json!({kind: {format!("{field}.tf"): {"query": text, "_name": format!("{i}.{j}")}}})
+                })
+                .collect();
+            per_term.push(json!({"bool": {"should": per_field}}));
+        }
+        json!({"bool": {"should": per_term}})
+    };
     let search = |used: &[usize], with_statistics: bool| -> Result<Value> {
         let mut body = json!({
-            "size": candidates, "_source": source,
+            "size": candidates, "_source": false, "stored_fields": "_none_",
+            "docvalue_fields": ["n_tokens"],
             "query": {"bool": {"should": should(used), "minimum_should_match": 1, "filter": r.filters}},
+            // Every candidate matches some term, so this keeps them all; it is here for its
+            // named queries' counts.
+            "post_filter": counting(used),
             "sort": ["_score", {"id": "asc"}],
         });
         if with_statistics {
@@ -249,31 +279,26 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
     let mut scored: Vec<(Option<i64>, f64)> = hits
         .iter()
         .map(|hit| {
-            let doc = &hit["_source"];
-            let fields: Vec<(Vec<&str>, f64)> = r
-                .fields
-                .iter()
-                .map(|(f, w)| {
-                    (
-                        doc[*f].as_str().unwrap_or("").split_whitespace().collect(),
-                        *w,
-                    )
-                })
-                .collect();
-            let length = doc["n_tokens"].as_f64().unwrap_or(0.0);
+            let counts = &hit["matched_queries"];
+            let length = hit["fields"]["n_tokens"][0].as_f64().unwrap_or(0.0);
             let norm = K1 * (1.0 - r.b + r.b * length / average.max(1e-9));
             let score: f64 = used
                 .iter()
                 .map(|&i| {
-                    let term = &terms[i].0;
-                    let f: f64 = fields
+                    let phrase = terms[i].0.len() as f64;
+                    let f: f64 = r
+                        .fields
                         .iter()
-                        .map(|(tokens, w)| w * occurrences(tokens, term) as f64)
+                        .enumerate()
+                        .map(|(j, (_, w))| {
+                            let scored = counts[format!("{i}.{j}")].as_f64().unwrap_or(0.0);
+                            w * (scored / phrase).round()
+                        })
                         .sum();
                     weighing[i].0 * (f * (K1 + 1.0)) / (f + norm)
                 })
                 .sum();
-            (doc["id"].as_i64(), score)
+            (hit["sort"][1].as_i64(), score)
         })
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -281,43 +306,39 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
     let ids: Vec<i64> = scored.iter().filter_map(|(id, _)| *id).collect();
     let mut wanted: Vec<&str> = r.source.to_vec();
     wanted.push("id");
+    let body = if r.from_doc_values {
+        json!({"size": ids.len(), "_source": false, "stored_fields": "_none_",
+               "docvalue_fields": wanted, "query": {"terms": {"id": ids}}})
+    } else {
+        json!({"size": ids.len(), "_source": wanted, "query": {"terms": {"id": ids}}})
+    };
     let answer = store.client.json(
         "POST",
         &format!("/{}/_search", store.alias(r.kind)),
-        Some(&json!({"size": ids.len(), "_source": wanted, "query": {"terms": {"id": ids}}})),
+        Some(&body),
     )?;
     let mut docs: HashMap<i64, Value> = answer["hits"]["hits"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|h| Some((h["_source"]["id"].as_i64()?, h["_source"].clone())))
+        .filter_map(|h| {
+            let doc = if r.from_doc_values {
+                // Doc values come as arrays: their one value each, as `_source` holds it.
+                let fields = h["fields"].as_object()?;
+                Value::Object(
+                    fields
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.get(0)?.clone())))
+                        .collect(),
+                )
+            } else {
+                h["_source"].clone()
+            };
+            Some((doc["id"].as_i64()?, doc))
+        })
         .collect();
     Ok(scored
         .into_iter()
         .filter_map(|(id, score)| Some((docs.remove(&id?)?, score)))
         .collect())
-}
-
-/// How often `term` (one token, or a phrase of several in order) occurs in `tokens`.
-fn occurrences(tokens: &[&str], term: &[String]) -> usize {
-    if term.is_empty() || tokens.len() < term.len() {
-        return 0;
-    }
-    tokens
-        .windows(term.len())
-        .filter(|w| w.iter().zip(term).all(|(a, b)| *a == b.as_str()))
-        .count()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_phrase_counts_where_its_tokens_stand_together_in_order() {
-        let tokens = ["get", "user", "name", "get", "user", "x", "user", "get"];
-        let phrase = |p: &str| p.split(' ').map(String::from).collect::<Vec<_>>();
-        assert_eq!(super::occurrences(&tokens, &phrase("get user")), 2);
-        assert_eq!(super::occurrences(&tokens, &phrase("user")), 3);
-        assert_eq!(super::occurrences(&tokens, &phrase("user get")), 1);
-        assert_eq!(super::occurrences(&tokens[..1], &phrase("get user")), 0);
-    }
 }

@@ -246,6 +246,7 @@ pub(crate) fn search_commits(store: &OpenSearchStore, q: &CommitQuery) -> Result
             limit,
             source: &HIT_SOURCE,
             only_weighing_terms: true,
+            from_doc_values: false,
         },
     )?;
     // Ties: the newer commit first, as the embedded store breaks them.

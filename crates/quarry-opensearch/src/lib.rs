@@ -49,6 +49,9 @@ use serde_json::{json, Value};
 use client::Client;
 use schema::Layout;
 
+/// The version of the indexes' layout this quarry writes (each index is `PREFIX-KIND-vN`).
+pub const SCHEMA_VERSION: u32 = schema::VERSION;
+
 /// How long the connect and each call may wait when `store.timeout_s` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -125,6 +125,7 @@ pub(crate) fn lexical(store: &OpenSearchStore, q: &LexicalQuery) -> Result<Vec<C
             limit: q.limit,
             source: &CHUNK_SOURCE,
             only_weighing_terms: false,
+            from_doc_values: false,
         },
     )?;
     Ok(ranked
@@ -152,6 +153,7 @@ pub(crate) fn files_lexical(store: &OpenSearchStore, q: &LexicalQuery) -> Result
             limit: q.limit,
             source: &["repo", "path", "language"],
             only_weighing_terms: false,
+            from_doc_values: true,
         },
     )?;
     Ok(ranked

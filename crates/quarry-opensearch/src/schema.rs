@@ -9,7 +9,8 @@
 //! the `quarry_stem` analyzer, which quarry asks, bm25.rs): their analyzer only splits on
 //! whitespace. Lucene ranks them by BM25 with FTS5's k1 = 1.2 and b = 0.75 (commits: b = 0.9,
 //! `COMMIT_LENGTH_NORMALISATION`) as index similarity settings, which finds the candidates
-//! quarry scores as FTS5 does. Each document keeps its token count (`n_tokens`) for that.
+//! quarry scores as FTS5 does; a `tf` subfield of each answers how often a term occurs in a
+//! document. Each document keeps its token count (`n_tokens`) for that.
 //! Vectors are `knn_vector` fields (Lucene's HNSW, cosine), one per dimension (`vec_384`),
 //! added when the first vector of that length is stored. Every other field rides in `_source`
 //! (`dynamic: false`): stored, not indexed.
@@ -20,7 +21,8 @@ use serde_json::{json, Value};
 use crate::client::Client;
 
 /// The schema version: bump it with any change to a mapping or to the analysis settings.
-pub(crate) const VERSION: u32 = 1;
+/// v2: every full-text field has a `tf` subfield (its counts, see below).
+pub(crate) const VERSION: u32 = 2;
 
 /// The indexes of a store, by kind.
 pub(crate) const KINDS: [&str; 7] = [
@@ -57,8 +59,17 @@ impl Layout {
     }
 }
 
+/// A full-text field ranked by `similarity`, with a subfield `tf` of the same tokens whose
+/// "score" is how often a term (or a phrase) occurs in the document — the `quarry_tf`
+/// similarity. Asked as named queries (`include_named_queries_score`), it gives quarry each
+/// candidate's count of each term in each field (bm25.rs) without sending the tokens back.
 fn text(similarity: &str) -> Value {
-    json!({"type": "text", "analyzer": "whitespace", "similarity": similarity})
+    json!({
+        "type": "text", "analyzer": "whitespace", "similarity": similarity,
+        "fields": {"tf": {
+            "type": "text", "analyzer": "whitespace", "similarity": "quarry_tf", "norms": false,
+        }},
+    })
 }
 
 fn keyword() -> Value {
@@ -128,6 +139,9 @@ fn definition(layout: &Layout, kind: &str, vectors: &Value) -> Value {
                 "type": "BM25", "k1": 1.2,
                 "b": quarry_core::history::COMMIT_LENGTH_NORMALISATION,
             },
+            // A term's count in the document. Lucene's phrase scorer sums one score per term
+            // of the phrase, so a phrase of n tokens scores n × its count (bm25.rs divides).
+            "quarry_tf": {"type": "scripted", "script": {"source": "return doc.freq;"}},
         },
         // What quarry asks the stems of its tokens from (bm25.rs's Lexicon); the fields hold
         // the stems and only split on whitespace.
@@ -260,23 +274,78 @@ pub(crate) fn migrate(
         }
         match client.call("PUT", &format!("/{target}"), Some(&body))? {
             Ok(_) => {}
-            Err(r) if reason_type(&r.body) == "resource_already_exists_exception" => continue,
+            // Created by another process (copying now), or by one that died before moving
+            // the alias (the alias still names the old index): with no old index to copy,
+            // theirs is done; otherwise this one copies too — a copy writes each document
+            // under its own id, so two copies, or a second one after a dead one, agree.
+            Err(r) if reason_type(&r.body) == "resource_already_exists_exception" => {
+                if current.is_empty() {
+                    continue;
+                }
+            }
             Err(r) => return Err(client.refused("PUT", &format!("/{target}"), &r)),
         }
         if let Some(old) = current.first() {
-            client.json(
-                "POST",
-                "/_reindex?refresh=true&wait_for_completion=true",
-                Some(&json!({"source": {"index": old}, "dest": {"index": target}})),
-            )?;
+            copy(client, old, &target)?;
             let mut actions = vec![json!({"add": {"index": target, "alias": alias}})];
             for old in &current {
                 actions.push(json!({"remove_index": {"index": old}}));
             }
-            client.json("POST", "/_aliases", Some(&json!({ "actions": actions })))?;
+            if let Err(r) =
+                client.call("POST", "/_aliases", Some(&json!({ "actions": actions })))?
+            {
+                // Another process moved it first (and removed the old index).
+                let now = current_indexes(client, layout)?
+                    .map_err(|r| client.refused("GET", "/_alias", &r))?;
+                if !now.get(&alias).is_some_and(|names| names.contains(&target)) {
+                    return Err(client.refused("POST", "/_aliases", &r));
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// Copies every document of `from` into `to` as a server task, waited for in bounded polls:
+/// a copy of a large index outlasts one request's timeout, and a request sent again after
+/// a timeout would start a second copy.
+fn copy(client: &Client, from: &str, to: &str) -> Result<()> {
+    let started = client.json(
+        "POST",
+        "/_reindex?refresh=true&wait_for_completion=false",
+        Some(&json!({"source": {"index": from}, "dest": {"index": to}})),
+    )?;
+    let Some(task) = started["task"].as_str() else {
+        bail!(
+            "OpenSearch at {}: copying {from} into {to} answered {started}",
+            client.shown
+        );
+    };
+    loop {
+        let path = format!("/_tasks/{task}?wait_for_completion=true&timeout=5s");
+        match client.call("GET", &path, None)? {
+            Ok(answer) if answer["completed"] == true => {
+                let failures = &answer["response"]["failures"];
+                if answer["error"].is_object() || failures.as_array().is_some_and(|f| !f.is_empty())
+                {
+                    bail!(
+                        "OpenSearch at {}: copying {from} into {to} failed: {}",
+                        client.shown,
+                        if answer["error"].is_object() {
+                            &answer["error"]
+                        } else {
+                            &failures[0]
+                        }
+                    );
+                }
+                return Ok(());
+            }
+            Ok(_) => {}
+            // Still running when the poll's wait ran out.
+            Err(r) if r.status == 408 || reason_type(&r.body) == "timeout_exception" => {}
+            Err(r) => return Err(client.refused("GET", &path, &r)),
+        }
+    }
 }
 
 fn reason_type(body: &Value) -> &str {

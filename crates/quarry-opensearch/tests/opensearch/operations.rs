@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use quarry_core::store::{IndexBatch, Store};
 use quarry_core::VectorQuery;
-use quarry_opensearch::OpenSearchStore;
+use quarry_opensearch::{OpenSearchStore, SCHEMA_VERSION};
 use quarry_test_opensearch::{request, server, store_url};
 
 use crate::common::{chunk, file, query};
@@ -45,7 +45,7 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
     let store = OpenSearchStore::connect(&url).unwrap();
     let aliases = get(&format!("/_alias/{prefix}-*"));
     assert!(
-        aliases.contains(&format!("{prefix}-chunks-v1")),
+        aliases.contains(&format!("{prefix}-chunks-v{SCHEMA_VERSION}")),
         "{aliases}"
     );
     assert!(!aliases.contains("-v0"), "{aliases}");
@@ -66,11 +66,44 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
     assert_eq!(store.embedding_model().unwrap().as_deref(), Some("m"));
 
     // An index of a newer quarry is not touched: the older one says to upgrade.
-    drop(OpenSearchStore::connect_at(&url, timeout, 2).unwrap());
+    drop(OpenSearchStore::connect_at(&url, timeout, SCHEMA_VERSION + 1).unwrap());
     let err = OpenSearchStore::connect(&url)
         .err()
         .expect("a newer schema");
     assert!(format!("{err:#}").contains("newer quarry"), "{err:#}");
+}
+
+/// A move cut off after the new index was created and before its alias moved (a process
+/// killed mid-copy) is finished by the next connect, not taken as another's work done.
+#[test]
+fn opensearch_a_schema_move_cut_off_midway_is_finished_by_the_next_connect() {
+    let url = store_url("schema_cut");
+    let prefix = url.rsplit('/').next().unwrap().to_string();
+    let mut old = OpenSearchStore::connect_at(&url, Duration::from_secs(30), 0).unwrap();
+    let repo = old.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    old.apply(repo.id, &batch).unwrap();
+    let (status, body) = request(
+        server(),
+        "PUT",
+        &format!("/{prefix}-symbols-v{SCHEMA_VERSION}"),
+        Some("{}"),
+    )
+    .unwrap();
+    assert!(status < 300, "{status} {body}");
+    let store = OpenSearchStore::connect(&url).unwrap();
+    let after = get(&format!("/_alias/{prefix}-symbols"));
+    assert!(after.contains(&format!("-v{SCHEMA_VERSION}")), "{after}");
+    assert!(!after.contains("-v0"), "{after}");
+    assert_eq!(
+        store.search_lexical(&query("alpha")).unwrap()[0].path,
+        "a.py"
+    );
 }
 
 /// While a new schema version is built and the aliases move, a reader searching all along
@@ -127,7 +160,7 @@ fn opensearch_searches_never_see_a_half_built_index_while_the_schema_moves() {
         "/_alias/{}-chunks",
         url.rsplit('/').next().unwrap()
     ))
-    .contains("-v1"));
+    .contains(&format!("-v{SCHEMA_VERSION}")));
     assert_eq!(new.search_lexical(&wide).unwrap().len(), 400);
 }
 

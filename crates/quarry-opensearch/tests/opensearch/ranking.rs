@@ -66,6 +66,33 @@ fn opensearch_ranks_a_small_fixture_in_the_embedded_stores_order() {
         .map(String::from)
         .to_vec();
     assert_eq!(paths(&sqlite, &repeated), paths(&os, &repeated));
+    // The scores themselves, phrases among the terms (a phrase's count comes from the server
+    // as its tokens' count times theirs: bm25.rs divides), repeated tokens in one text.
+    let scored = |s: &dyn Store, q: &LexicalQuery| -> Vec<(String, f64)> {
+        s.search_lexical(q)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.path, h.score))
+            .collect()
+    };
+    for terms in [
+        vec!["retry request", "retry"],
+        vec!["retry", "retry", "queue"],
+        vec!["failed upload job", "exponential"],
+    ] {
+        let mut q = query("x");
+        q.terms = terms.iter().map(|t| t.to_string()).collect();
+        let (a, b) = (scored(&sqlite, &q), scored(&os, &q));
+        assert!(!a.is_empty(), "{terms:?} finds nothing");
+        assert_eq!(a.len(), b.len(), "{terms:?}: {a:?} vs {b:?}");
+        for ((pa, sa), (pb, sb)) in a.iter().zip(&b) {
+            assert_eq!(pa, pb, "{terms:?}: {a:?} vs {b:?}");
+            assert!(
+                (sa - sb).abs() <= 1e-9 * sa.abs().max(1.0),
+                "{terms:?}: {pa} scores {sa} embedded, {sb} on OpenSearch"
+            );
+        }
+    }
     // Weights of the query are the ones used: path alone.
     let mut by_path = query("retry");
     by_path.weights = quarry_core::store::FieldWeights {
