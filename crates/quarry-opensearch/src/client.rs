@@ -14,9 +14,13 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 
 /// Most actions in one `_bulk` request, and most bytes: OpenSearch's advice is 5–15 MB, and a
-/// request over `http.max_content_length` (100 MB) is refused whole.
-const BULK_ACTIONS: usize = 1000;
+/// request over `http.max_content_length` (100 MB) is refused whole. Most documents are small
+/// (a call site, a definition: ~200 bytes), so the byte bound is the one that usually holds.
+const BULK_ACTIONS: usize = 5000;
 const BULK_BYTES: usize = 8 * 1024 * 1024;
+/// `_bulk` requests in flight at once: a node indexes one request to one shard on one write
+/// thread, so a second keeps another core busy while the first is parsed and written.
+const BULK_IN_FLIGHT: usize = 2;
 /// How often a request or a bulk item turned away with 429 is sent again, and the first
 /// pause (doubled each time, at most 5 s): about half a minute in all.
 const BUSY_RETRIES: u32 = 10;
@@ -34,6 +38,9 @@ pub(crate) struct Client {
     auth: Option<String>,
     /// The store URL with its password as `***`, for messages.
     pub shown: String,
+    /// Indexes written by `_bulk` since they were last refreshed: a read of this process
+    /// refreshes them first (`send`), so it sees its own writes without a refresh per batch.
+    unrefreshed: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// How a call ended when it did not succeed.
@@ -90,6 +97,7 @@ impl Client {
             current: Default::default(),
             auth,
             shown: shown.to_string(),
+            unrefreshed: Default::default(),
         })
     }
 
@@ -99,6 +107,27 @@ impl Client {
     /// while it ran: its copies are being promoted elsewhere) is asked again, so an answer is
     /// never a part of one; so is one whose index went away under its alias (a schema move).
     fn send(&self, method: &str, path: &str, body: Option<(&str, String)>) -> Result<(u16, Value)> {
+        let reads = [
+            "/_search",
+            "/_count",
+            "/_delete_by_query",
+            "/_update_by_query",
+            "/_msearch",
+        ];
+        if reads.iter().any(|r| path.contains(r)) {
+            let named = path.trim_start_matches('/').split('/').next().unwrap_or("");
+            self.refresh_written(&named.split(',').collect::<Vec<_>>())?;
+        }
+        self.send_as_is(method, path, body)
+    }
+
+    /// [`Client::send`] without first refreshing what this process wrote.
+    fn send_as_is(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<(&str, String)>,
+    ) -> Result<(u16, Value)> {
         use std::sync::atomic::Ordering;
         let mut pause = FIRST_PAUSE;
         let (mut unreachable, mut partial, mut busy) = (0, 0, 0);
@@ -238,6 +267,7 @@ impl Client {
     /// `_bulk` in batches of at most `BULK_ACTIONS` actions and `BULK_BYTES` bytes; items the
     /// cluster turned away with 429 are sent again, any other failed item is an error.
     pub fn bulk(&self, actions: &[(Value, Option<Value>)], refresh: bool) -> Result<()> {
+        let mut requests: Vec<Vec<String>> = Vec::new();
         let mut start = 0;
         while start < actions.len() {
             let mut end = start;
@@ -258,8 +288,74 @@ impl Client {
                 lines.push(text);
                 end += 1;
             }
-            self.bulk_batch(lines, refresh)?;
+            requests.push(lines);
             start = end;
+        }
+        if !refresh {
+            let mut unrefreshed = self.unrefreshed.lock().unwrap_or_else(|e| e.into_inner());
+            for (action, _) in actions {
+                if let Some(index) = action
+                    .as_object()
+                    .and_then(|o| o.values().next())
+                    .and_then(|a| a["_index"].as_str())
+                {
+                    if !unrefreshed.contains(index) {
+                        unrefreshed.insert(index.to_string());
+                    }
+                }
+            }
+        }
+        // Requests taken in turn by `BULK_IN_FLIGHT` senders; the first error ends the rest.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let requests: Vec<std::sync::Mutex<Option<Vec<String>>>> = requests
+            .into_iter()
+            .map(|r| std::sync::Mutex::new(Some(r)))
+            .collect();
+        let send = || -> Result<()> {
+            use std::sync::atomic::Ordering;
+            while !failed.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(slot) = requests.get(i) else {
+                    return Ok(());
+                };
+                let lines = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Err(e) = self.bulk_batch(lines.unwrap_or_default(), refresh) {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Ok(())
+        };
+        if requests.len() < 2 {
+            return send();
+        }
+        std::thread::scope(|scope| {
+            let senders: Vec<_> = (0..BULK_IN_FLIGHT).map(|_| scope.spawn(send)).collect();
+            senders
+                .into_iter()
+                .map(|s| {
+                    s.join()
+                        .unwrap_or_else(|_| Err(anyhow!("a bulk sender panicked")))
+                })
+                .collect::<Result<Vec<()>>>()
+                .map(|_| ())
+        })
+    }
+
+    /// Refreshes those of `indexes` (as a read names them) that this process wrote without
+    /// refreshing (`bulk`), before the read.
+    pub fn refresh_written(&self, indexes: &[&str]) -> Result<()> {
+        let written: Vec<String> = {
+            let mut unrefreshed = self.unrefreshed.lock().unwrap_or_else(|e| e.into_inner());
+            indexes
+                .iter()
+                .filter(|i| unrefreshed.remove(**i))
+                .map(|i| i.to_string())
+                .collect()
+        };
+        if !written.is_empty() {
+            self.json("POST", &format!("/{}/_refresh", written.join(",")), None)?;
         }
         Ok(())
     }
@@ -371,6 +467,26 @@ impl Client {
         Ok(answer["count"].as_u64().unwrap_or(0))
     }
 
+    /// As [`Client::count`], without first making this process's own unrefreshed writes
+    /// visible: for a question they cannot change the answer of (the rows of paths this
+    /// process has not written since its last read).
+    pub fn count_before_own_writes(&self, index: &str, query: Value) -> Result<u64> {
+        let body = json!({ "query": query }).to_string();
+        let path = format!("/{index}/_count");
+        let (status, answer) = self.send_as_is("POST", &path, Some(("application/json", body)))?;
+        if !(200..300).contains(&status) {
+            return Err(self.refused(
+                "POST",
+                &path,
+                &Refusal {
+                    status,
+                    body: answer,
+                },
+            ));
+        }
+        Ok(answer["count"].as_u64().unwrap_or(0))
+    }
+
     /// Deletes what matches `query` in `indexes` (comma-separated) and makes it visible.
     pub fn delete_where(&self, indexes: &str, query: Value) -> Result<u64> {
         let answer = self.json(
@@ -387,6 +503,10 @@ impl Client {
     /// Makes every write to `indexes` so far visible to searches.
     pub fn refresh(&self, indexes: &str) -> Result<()> {
         self.json("POST", &format!("/{indexes}/_refresh"), None)?;
+        let mut unrefreshed = self.unrefreshed.lock().unwrap_or_else(|e| e.into_inner());
+        for index in indexes.split(',') {
+            unrefreshed.remove(index);
+        }
         Ok(())
     }
 }

@@ -214,6 +214,8 @@ pub struct OpenSearchStore {
     pruning: bool,
     /// The stems of the tokens met so far (bm25.rs).
     lexicon: std::cell::RefCell<bm25::Lexicon>,
+    /// Whether this process refreshed the file indexes before its first write (write.rs).
+    refreshed_once: std::cell::Cell<bool>,
 }
 
 impl OpenSearchStore {
@@ -283,6 +285,7 @@ impl OpenSearchStore {
             layout,
             pruning: false,
             lexicon: Default::default(),
+            refreshed_once: Default::default(),
         };
         write::recover(&store)?;
         Ok(store)

@@ -310,6 +310,9 @@ pub(crate) fn migrate(
 /// a copy of a large index outlasts one request's timeout, and a request sent again after
 /// a timeout would start a second copy.
 fn copy(client: &Client, from: &str, to: &str) -> Result<()> {
+    // Writes acknowledged but not yet refreshed (a writer that died before its run's end)
+    // are copied too: the copy reads through a searcher.
+    client.refresh(from)?;
     let started = client.json(
         "POST",
         "/_reindex?refresh=true&wait_for_completion=false",

@@ -128,6 +128,8 @@ fn opensearch_searches_never_see_a_half_built_index_while_the_schema_moves() {
         ));
     }
     old.apply(repo.id, &batch).unwrap();
+    // A run ends here: what it wrote is visible to every reader.
+    old.finish_run(repo.id, &Default::default()).unwrap();
     let mut wide = query("widget");
     wide.limit = 1000;
     let before = old.search_lexical(&wide).unwrap().len();
@@ -380,7 +382,7 @@ fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
     // A batch of more actions than one request may carry goes as several bounded requests.
     let before = relay.bulks.load(Ordering::SeqCst);
     let mut big = IndexBatch::default();
-    for i in 0..700 {
+    for i in 0..1300 {
         big.upserts.push(file(
             &format!("many/f{i}.py"),
             "h",
@@ -390,12 +392,12 @@ fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
     store.apply(repo.id, &big).unwrap();
     let largest = relay.largest_bulk.load(Ordering::SeqCst);
     assert!(
-        largest > 500 && largest <= 1000,
-        "at most 1,000 actions a request: {largest}"
+        largest > 2500 && largest <= 5000,
+        "at most 5,000 actions a request: {largest}"
     );
     assert!(relay.bulks.load(Ordering::SeqCst) - before >= 2);
-    assert_eq!(store.file_states(repo.id).unwrap().len(), 730);
-    assert_eq!(store.definitions("many_699", &[], 10).unwrap().len(), 1);
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 1330);
+    assert_eq!(store.definitions("many_1299", &[], 10).unwrap().len(), 1);
 }
 
 #[test]
