@@ -346,16 +346,19 @@ impl Client {
     /// Refreshes those of `indexes` (as a read names them) that this process wrote without
     /// refreshing (`bulk`), before the read.
     pub fn refresh_written(&self, indexes: &[&str]) -> Result<()> {
-        let written: Vec<String> = {
-            let mut unrefreshed = self.unrefreshed.lock().unwrap_or_else(|e| e.into_inner());
-            indexes
-                .iter()
-                .filter(|i| unrefreshed.remove(**i))
-                .map(|i| i.to_string())
-                .collect()
-        };
+        // Held through the refresh: a read on another thread (the statistics beside the
+        // candidate search, bm25.rs) waits for it rather than reading before it is done.
+        let mut unrefreshed = self.unrefreshed.lock().unwrap_or_else(|e| e.into_inner());
+        let written: Vec<&str> = indexes
+            .iter()
+            .copied()
+            .filter(|i| unrefreshed.contains(*i))
+            .collect();
         if !written.is_empty() {
             self.json("POST", &format!("/{}/_refresh", written.join(",")), None)?;
+            for index in written {
+                unrefreshed.remove(index);
+            }
         }
         Ok(())
     }
