@@ -155,16 +155,10 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
         return Ok(Vec::new());
     }
     let matches = |term: &[String]| -> Value {
-        let text = term.join(" ");
-        let kind = if term.len() > 1 {
-            "match_phrase"
-        } else {
-            "match"
-        };
         let per_field: Vec<Value> = r
             .fields
             .iter()
-            .map(|(field, weight)| json!({kind: {*field: {"query": text, "boost": weight.max(1e-6)}}}))
+            .map(|(field, weight)| term_query(term, field, json!({"boost": weight.max(1e-6)})))
             .collect();
         json!({"bool": {"should": per_field}})
     };
@@ -198,25 +192,24 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
         store.alias(r.kind)
     );
     let counting = |used: &[usize]| -> Value {
-        let mut per_term = Vec::new();
-        for &i in used {
-            let term = &terms[i].0;
-            let text = term.join(" ");
-            let kind = if term.len() > 1 {
-                "match_phrase"
-            } else {
-                "match"
-            };
-            let per_field: Vec<Value> = r
-                .fields
-                .iter()
-                .enumerate()
-                .map(|(j, (field, _))| {
-                    json!({kind: {format!("{field}.tf"): {"query": text, "_name": format!("{i}.{j}")}}})
-                })
-                .collect();
-            per_term.push(json!({"bool": {"should": per_field}}));
-        }
+        let per_term: Vec<Value> = used
+            .iter()
+            .map(|&i| {
+                let per_field: Vec<Value> = r
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (field, _))| {
+                        term_query(
+                            &terms[i].0,
+                            &format!("{field}.tf"),
+                            json!({"_name": format!("{i}.{j}")}),
+                        )
+                    })
+                    .collect();
+                json!({"bool": {"should": per_field}})
+            })
+            .collect();
         json!({"bool": {"should": per_term}})
     };
     let search = |used: &[usize]| -> Result<Value> {
@@ -349,4 +342,16 @@ pub(crate) fn ranked(store: &OpenSearchStore, r: &Ranking) -> Result<Vec<(Value,
         .into_iter()
         .filter_map(|(id, score)| Some((docs.remove(&id?)?, score)))
         .collect())
+}
+
+/// The query for one term in one field: a `match` of its token, or a `match_phrase` of a
+/// term of several, with `options` (a boost, a name) beside the text.
+fn term_query(term: &[String], field: &str, mut options: Value) -> Value {
+    let kind = if term.len() > 1 {
+        "match_phrase"
+    } else {
+        "match"
+    };
+    options["query"] = json!(term.join(" "));
+    json!({kind: {field: options}})
 }

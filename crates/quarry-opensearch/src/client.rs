@@ -306,28 +306,24 @@ impl Client {
             }
         }
         // Requests taken in turn by `BULK_IN_FLIGHT` senders; the first error ends the rest.
-        let next = std::sync::atomic::AtomicUsize::new(0);
+        let several = requests.len() > 1;
+        let queue = std::sync::Mutex::new(requests.into_iter());
         let failed = std::sync::atomic::AtomicBool::new(false);
-        let requests: Vec<std::sync::Mutex<Option<Vec<String>>>> = requests
-            .into_iter()
-            .map(|r| std::sync::Mutex::new(Some(r)))
-            .collect();
         let send = || -> Result<()> {
             use std::sync::atomic::Ordering;
             while !failed.load(Ordering::Relaxed) {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(slot) = requests.get(i) else {
+                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some(lines) = next else {
                     return Ok(());
                 };
-                let lines = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Err(e) = self.bulk_batch(lines.unwrap_or_default(), refresh) {
+                if let Err(e) = self.bulk_batch(lines, refresh) {
                     failed.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
             }
             Ok(())
         };
-        if requests.len() < 2 {
+        if !several {
             return send();
         }
         std::thread::scope(|scope| {

@@ -21,12 +21,9 @@ fn get(path: &str) -> String {
     body
 }
 
-#[test]
-fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_moves() {
-    let url = store_url("schema");
-    let prefix = url.rsplit('/').next().unwrap().to_string();
-    let timeout = Duration::from_secs(30);
-    let mut old = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+/// A store at schema version 0 holding one file, `a.py`, with `alpha` in it.
+fn schema_v0_store(url: &str) -> (OpenSearchStore, quarry_core::store::RepoInfo) {
+    let mut old = OpenSearchStore::connect_at(url, Duration::from_secs(30), 0).unwrap();
     let repo = old.ensure_repo("r", "/src/r").unwrap();
     let mut batch = IndexBatch::default();
     batch.upserts.push(file(
@@ -35,6 +32,15 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
         vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
     ));
     old.apply(repo.id, &batch).unwrap();
+    (old, repo)
+}
+
+#[test]
+fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_moves() {
+    let url = store_url("schema");
+    let prefix = url.rsplit('/').next().unwrap().to_string();
+    let timeout = Duration::from_secs(30);
+    let (mut old, repo) = schema_v0_store(&url);
     old.set_embedding_model("m").unwrap();
     let pending = old.pending_embeddings(10, None, &[]).unwrap();
     old.put_embeddings(&[(pending[0].hash.clone(), vec![0.6, 0.8])])
@@ -79,15 +85,7 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
 fn opensearch_a_schema_move_cut_off_midway_is_finished_by_the_next_connect() {
     let url = store_url("schema_cut");
     let prefix = url.rsplit('/').next().unwrap().to_string();
-    let mut old = OpenSearchStore::connect_at(&url, Duration::from_secs(30), 0).unwrap();
-    let repo = old.ensure_repo("r", "/src/r").unwrap();
-    let mut batch = IndexBatch::default();
-    batch.upserts.push(file(
-        "a.py",
-        "h1",
-        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
-    ));
-    old.apply(repo.id, &batch).unwrap();
+    schema_v0_store(&url);
     let (status, body) = request(
         server(),
         "PUT",
