@@ -4,7 +4,7 @@ one node and on three — ingest, bytes per chunk, search latency as whole `quar
 processes, and kNN recall@10 of OpenSearch's HNSW against the exact scan on real embeddings.
 
 Usage: bench/opensearch_scale.py TREE [--copies 3] [--issues EVAL.jsonl --issue-repo sympy]
-                                 [--real-vectors INDEX.sqlite ...] [--queries 100]
+                                 [--real-vectors INDEX.sqlite ...] [--queries 100] [--vector-copies N]
                                  [--stores embedded,postgres,os1,os3] [--quarry PATH]
 
 The corpus is bench/pg_scale.py's layout: TREE hard-linked into COPIES folders, each indexed by
@@ -83,12 +83,19 @@ def real_vectors(paths):
     return rows
 
 
-def recall(cluster, name, rows, args):
+def recall(cluster, name, rows, args, copies=1):
+    """Recall@10 of HNSW against the exact scan. COPIES > 1: the corpus (the real vectors less
+    the held-out queries) is stored COPIES times, each copy a repo of its own, and each query is
+    searched filtered to one copy drawn at random: its ten nearest are distinct real vectors,
+    found in a graph over every copy (unfiltered, the nearest would be COPIES equal vectors)."""
+    cluster.request("DELETE", "/recall*")
     dims = len(rows[0][2]) // 4
     rng = random.Random(7)
     rows = list(rows)
     rng.shuffle(rows)
     held, corpus = rows[:args.queries], rows[args.queries:]
+    if copies > 1:
+        corpus = [(c, f"{key}-{c}", blob) for c in range(copies) for _, key, blob in corpus]
     shards = {"number_of_shards": 3, "number_of_replicas": 1} if len(cluster.http_ports) > 1 else {"number_of_shards": 1, "number_of_replicas": 0}
     cluster.request("PUT", "/recall", {
         "settings": {"index": dict(shards, knn=True)},
@@ -103,6 +110,8 @@ def recall(cluster, name, rows, args):
             lines.append(json.dumps({"index": {"_index": "recall", "_id": key}}))
             lines.append(json.dumps({"repo": repo, "vec": [round(x, 7) for x in struct.unpack(f"<{dims}f", blob)]}))
         cluster.request("POST", "/_bulk", ("\n".join(lines) + "\n").encode())
+        if i % 100_000 == 0 and copies > 1:
+            print(f"  recall: {i:,} of {len(corpus):,} vectors loaded", file=sys.stderr, flush=True)
     cluster.request("POST", "/recall/_refresh")
     loaded = time.perf_counter() - started
 
@@ -120,17 +129,18 @@ def recall(cluster, name, rows, args):
         answer = cluster.request("POST", "/recall/_search", {"size": 10, "_source": False, "query": query})
         return [h["_id"] for h in answer["hits"]["hits"]], (time.perf_counter() - started) * 1000
 
-    queries = [(list(struct.unpack(f"<{dims}f", blob)), repo) for repo, _, blob in held]
+    queries = [(list(struct.unpack(f"<{dims}f", blob)), rng.randrange(copies) if copies > 1 else repo)
+               for repo, _, blob in held]
     repos = {}
     for repo, _, _ in corpus:
         repos[repo] = repos.get(repo, 0) + 1
     print(f"\n{name}: {len(corpus):,} real vectors x {dims} from {len(args.real_vectors)} workspaces "
-          f"({len(repos)} repos, {min(repos.values()):,}-{max(repos.values()):,} vectors each); loaded in {loaded:.0f} s; "
-          f"{len(held)} held out as queries")
+          f"({len(repos)} {'copies' if copies > 1 else 'repos'}, {min(repos.values()):,}-{max(repos.values()):,} vectors each); "
+          f"loaded in {loaded:.0f} s; {len(held)} held out as queries")
     print(f"{'search':28} | {'recall@10':>9} | {'p50':>7} {'p95':>7}")
-    for filtered in (False, True):
+    for filtered in ((True,) if copies > 1 else (False, True)):
         exact = [top(v, 10, repo if filtered else None, True) for v, repo in queries]
-        label = "filtered to its repo" if filtered else "unfiltered"
+        label = ("filtered to one copy" if copies > 1 else "filtered to its repo") if filtered else "unfiltered"
         print(f"{'exact scan, ' + label:28} | {1:9.3f} | {statistics.median([t for _, t in exact]):5.1f}ms "
               f"{percentile([t for _, t in exact], 0.95):5.1f}ms")
         for k in (10, 100):
@@ -149,6 +159,8 @@ def main():
     ap.add_argument("--issue-count", type=int, default=20)
     ap.add_argument("--real-vectors", nargs="*", default=[])
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--vector-copies", type=int, default=1,
+                    help="also measure recall with the real vectors stored this many times (os1 only)")
     ap.add_argument("--stores", default="embedded,postgres,os1,os3")
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--quarry", default=os.path.join(here, "..", "target", "release", "quarry"))
@@ -194,6 +206,8 @@ def main():
                     rows.append(measure(store, quarry, ws, args, issues, size))
                 if vectors:
                     recall(cluster, store, vectors, args)
+                    if args.vector_copies > 1 and not three:
+                        recall(cluster, store, vectors, args, args.vector_copies)
         else:
             sys.exit(f"unknown store {store}")
 

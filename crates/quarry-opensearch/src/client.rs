@@ -41,6 +41,14 @@ pub(crate) struct Client {
     /// Indexes written by `_bulk` since they were last refreshed: a read of this process
     /// refreshes them first (`send`), so it sees its own writes without a refresh per batch.
     unrefreshed: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// A batch's writes sent in the background ([`Client::write_behind`]) and the indexes
+    /// they write: a read naming one of those waits for them first.
+    writing: std::sync::Mutex<Option<Writing>>,
+}
+
+struct Writing {
+    job: std::thread::JoinHandle<Result<()>>,
+    indexes: Vec<String>,
 }
 
 /// How a call ended when it did not succeed.
@@ -98,6 +106,7 @@ impl Client {
             auth,
             shown: shown.to_string(),
             unrefreshed: Default::default(),
+            writing: Default::default(),
         })
     }
 
@@ -339,9 +348,48 @@ impl Client {
         })
     }
 
+    /// Runs `job` (writes into `indexes`) on a thread of its own once the previous one has
+    /// ended, and returns: the caller prepares its next batch while the cluster indexes this
+    /// one. The previous job's error, if any, is returned instead of starting this one.
+    pub fn write_behind(
+        self: &std::sync::Arc<Self>,
+        indexes: Vec<String>,
+        job: impl FnOnce(&Client) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
+        self.wait_for_writes()?;
+        let client = std::sync::Arc::clone(self);
+        let job = std::thread::spawn(move || job(&client));
+        *self.writing.lock().unwrap_or_else(|e| e.into_inner()) = Some(Writing { job, indexes });
+        Ok(())
+    }
+
+    /// Waits for the writes sent by [`Client::write_behind`], if any; their error is this one.
+    pub fn wait_for_writes(&self) -> Result<()> {
+        self.wait_for_writes_into(None)
+    }
+
+    /// [`Client::wait_for_writes`], only when they write one of `indexes` (all: `None`). The
+    /// lock is held until they end: a read on another thread (the statistics beside the
+    /// candidate search, bm25.rs) waits too, rather than reading before they are done.
+    fn wait_for_writes_into(&self, indexes: Option<&[&str]>) -> Result<()> {
+        let mut writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let wanted = writing.as_ref().is_some_and(|w| {
+            indexes.is_none_or(|named| w.indexes.iter().any(|i| named.contains(&i.as_str())))
+        });
+        match if wanted { writing.take() } else { None } {
+            Some(w) => w
+                .job
+                .join()
+                .unwrap_or_else(|_| Err(anyhow!("the thread writing a batch panicked"))),
+            None => Ok(()),
+        }
+    }
+
     /// Refreshes those of `indexes` (as a read names them) that this process wrote without
-    /// refreshing (`bulk`), before the read.
+    /// refreshing (`bulk`), before the read; writes still in flight to one of them are
+    /// waited for first.
     pub fn refresh_written(&self, indexes: &[&str]) -> Result<()> {
+        self.wait_for_writes_into(Some(indexes))?;
         // Held through the refresh: a read on another thread (the statistics beside the
         // candidate search, bm25.rs) waits for it rather than reading before it is done.
         let mut unrefreshed = self.unrefreshed.lock().unwrap_or_else(|e| e.into_inner());

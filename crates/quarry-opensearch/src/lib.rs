@@ -207,7 +207,7 @@ pub(crate) fn repo_from_source(doc: &Value) -> RepoInfo {
 
 /// The OpenSearch store.
 pub struct OpenSearchStore {
-    client: Client,
+    client: std::sync::Arc<Client>,
     layout: Layout,
     /// Whether this store replaced or deleted chunks since the last prune: only then can a
     /// stored vector have lost its last chunk.
@@ -216,6 +216,17 @@ pub struct OpenSearchStore {
     lexicon: std::cell::RefCell<bm25::Lexicon>,
     /// Whether this process refreshed the file indexes before its first write (write.rs).
     refreshed_once: std::cell::Cell<bool>,
+    /// The pending-batch markers this process put (write.rs): never taken for a dead
+    /// writer's while their batch is still being written.
+    own_markers: std::cell::RefCell<HashSet<String>>,
+}
+
+impl Drop for OpenSearchStore {
+    /// The last batch's writes are finished before the store goes. Their error has no one to
+    /// go to here: the batch's marker stays, and the next writer takes its files away whole.
+    fn drop(&mut self) {
+        let _ = self.client.wait_for_writes();
+    }
 }
 
 impl OpenSearchStore {
@@ -281,11 +292,12 @@ impl OpenSearchStore {
             }
         })?;
         let store = OpenSearchStore {
-            client,
+            client: std::sync::Arc::new(client),
             layout,
             pruning: false,
             lexicon: Default::default(),
             refreshed_once: Default::default(),
+            own_markers: Default::default(),
         };
         write::recover(&store)?;
         Ok(store)
@@ -321,35 +333,11 @@ impl OpenSearchStore {
     }
 
     pub(crate) fn delete_meta(&self, id: &str) -> Result<()> {
-        let path = format!("/{}/_doc/{id}?refresh=true", self.alias("meta"));
-        match self.client.call("DELETE", &path, None)? {
-            Ok(_) => Ok(()),
-            Err(r) if r.status == 404 => Ok(()),
-            Err(r) => Err(self.client.refused("DELETE", &path, &r)),
-        }
+        delete_meta(&self.client, &self.alias("meta"), id)
     }
 
-    /// Adds `n` to the counter `name` and returns its new value: a range of `n` fresh ids
-    /// ends there. The server adds (a script under the document's version check, retried on
-    /// conflict), so several writers never get the same ids.
     pub(crate) fn bump(&self, name: &str, n: u64) -> Result<i64> {
-        let answer = self.client.json(
-            "POST",
-            &format!(
-                "/{}/_update/counter-{name}?retry_on_conflict=20&_source=true&refresh=true",
-                self.alias("meta")
-            ),
-            Some(&json!({
-                "script": {"source": "ctx._source.value += params.n", "params": {"n": n}},
-                "upsert": {"type": "counter", "value": n},
-            })),
-        )?;
-        answer["get"]["_source"]["value"].as_i64().ok_or_else(|| {
-            anyhow!(
-                "OpenSearch at {}: the counter {name} answered {answer}",
-                self.client.shown
-            )
-        })
+        bump(&self.client, &self.alias("meta"), name, n)
     }
 
     /// The first of `n` new ids.
@@ -383,6 +371,37 @@ impl OpenSearchStore {
             .and_then(|d| d["value"].as_u64())
             .map(|d| d as usize))
     }
+}
+
+/// Deletes the document `id` of the meta index `meta` (a no-op when it is gone), visible at once.
+pub(crate) fn delete_meta(client: &Client, meta: &str, id: &str) -> Result<()> {
+    let path = format!("/{meta}/_doc/{id}?refresh=true");
+    match client.call("DELETE", &path, None)? {
+        Ok(_) => Ok(()),
+        Err(r) if r.status == 404 => Ok(()),
+        Err(r) => Err(client.refused("DELETE", &path, &r)),
+    }
+}
+
+/// Adds `n` to the counter `name` of the meta index `meta` and returns its new value: a range
+/// of `n` fresh ids ends there. The server adds (a script under the document's version check,
+/// retried on conflict), so several writers never get the same ids. Not refreshed: counters
+/// are read by id (`_update`, `GET`), which OpenSearch answers from the latest write.
+pub(crate) fn bump(client: &Client, meta: &str, name: &str, n: u64) -> Result<i64> {
+    let answer = client.json(
+        "POST",
+        &format!("/{meta}/_update/counter-{name}?retry_on_conflict=20&_source=true"),
+        Some(&json!({
+            "script": {"source": "ctx._source.value += params.n", "params": {"n": n}},
+            "upsert": {"type": "counter", "value": n},
+        })),
+    )?;
+    answer["get"]["_source"]["value"].as_i64().ok_or_else(|| {
+        anyhow!(
+            "OpenSearch at {}: the counter {name} answered {answer}",
+            client.shown
+        )
+    })
 }
 
 impl Store for OpenSearchStore {

@@ -272,42 +272,90 @@ pub(crate) fn file_chunks(
     Ok(out)
 }
 
-fn call_ref(doc: &Value) -> CallRef {
-    CallRef {
-        repo: string(&doc["repo"]),
-        path: string(&doc["path"]),
-        caller: doc["caller"].as_str().map(String::from),
-        callee: string(&doc["callee"]),
-        line: doc["line"].as_u64().unwrap_or(0) as u32,
-    }
+/// The calls a calls document holds (a file's calls of one name), each with its place in
+/// the file: `(line, n)` orders a file's calls as the embedded store's rows.
+fn file_calls(doc: &Value) -> impl Iterator<Item = ((u32, i64), CallRef)> + '_ {
+    doc["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(move |call| {
+            let line = call[0].as_u64().unwrap_or(0) as u32;
+            let call_ref = CallRef {
+                repo: string(&doc["repo"]),
+                path: string(&doc["path"]),
+                caller: call[1].as_str().map(String::from),
+                callee: string(&doc["callee"]),
+                line,
+            };
+            ((line, call[2].as_i64().unwrap_or(0)), call_ref)
+        })
 }
 
-fn sorted_calls(store: &OpenSearchStore, query: Value, limit: usize) -> Result<Vec<CallRef>> {
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let answer = search(
-        store,
-        "calls",
-        &json!({"size": limit.min(10000), "query": query,
-                "sort": [{"repo": "asc"}, {"path": "asc"}, {"line": "asc"}, {"id": "asc"}]}),
-        false,
-    )?;
-    Ok(hits(&answer).map(|(doc, _)| call_ref(doc)).collect())
+/// Calls in the embedded store's order (repo, path, line, then the file's order).
+fn sort_calls(calls: &mut [((u32, i64), CallRef)]) {
+    calls.sort_by(|(a, x), (b, y)| (&x.repo, &x.path, a).cmp(&(&y.repo, &y.path, b)));
 }
 
+/// Where `name` is called: the first `limit` calls in (repo, path, line) order. Documents come
+/// in (repo, path) order, a page at a time, until `limit` calls of files read whole are in
+/// hand (a file may hold several documents of one name when an older schema's were copied,
+/// schema.rs).
 pub(crate) fn callers(
     store: &OpenSearchStore,
     name: &str,
     repos: &[String],
     limit: usize,
 ) -> Result<Vec<CallRef>> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
     let filters = Filters::default()
         .repos(repos)
         .push(json!({"term": {"callee": name}}));
-    sorted_calls(store, filters.query(), limit)
+    let page = (limit + 1).min(10_000);
+    let mut found: Vec<((u32, i64), CallRef)> = Vec::new();
+    let mut after: Option<Value> = None;
+    loop {
+        let mut body = json!({
+            "size": page, "query": filters.query(), "track_total_hits": false,
+            "_source": ["repo", "path", "callee", "calls"],
+            "sort": [{"repo": "asc"}, {"path": "asc"}, {"id": "asc"}],
+        });
+        if let Some(after) = after {
+            body["search_after"] = after;
+        }
+        let answer = search(store, "calls", &body, false)?;
+        let hits = answer["hits"]["hits"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for hit in &hits {
+            found.extend(file_calls(&hit["_source"]));
+        }
+        let Some(last) = hits.last().filter(|_| hits.len() == page) else {
+            break;
+        };
+        // The last file may go on in the next page; the files before it are whole.
+        let (repo, path) = (
+            string(&last["_source"]["repo"]),
+            string(&last["_source"]["path"]),
+        );
+        if found
+            .iter()
+            .filter(|(_, c)| c.repo != repo || c.path != path)
+            .count()
+            >= limit
+        {
+            break;
+        }
+        after = Some(last["sort"].clone());
+    }
+    sort_calls(&mut found);
+    Ok(found.into_iter().take(limit).map(|(_, c)| c).collect())
 }
 
+/// The calls `caller` makes in one file, in line order.
 pub(crate) fn calls_from(
     store: &OpenSearchStore,
     repo: &str,
@@ -318,8 +366,19 @@ pub(crate) fn calls_from(
     let filters = Filters::default()
         .push(json!({"term": {"repo": repo}}))
         .push(json!({"term": {"path": path}}))
-        .push(json!({"term": {"caller": caller}}));
-    sorted_calls(store, filters.query(), limit)
+        .push(json!({"term": {"callers": caller}}));
+    let mut found: Vec<((u32, i64), CallRef)> = Vec::new();
+    store.client.scan(
+        &store.alias("calls"),
+        filters.query(),
+        &["repo", "path", "callee", "calls"],
+        |doc| {
+            found.extend(file_calls(doc).filter(|(_, c)| c.caller.as_deref() == Some(caller)));
+            Ok(())
+        },
+    )?;
+    sort_calls(&mut found);
+    Ok(found.into_iter().take(limit).map(|(_, c)| c).collect())
 }
 
 pub(crate) fn definitions(

@@ -22,7 +22,8 @@ use crate::client::Client;
 
 /// The schema version: bump it with any change to a mapping or to the analysis settings.
 /// v2: every full-text field has a `tf` subfield (its counts, see below).
-pub(crate) const VERSION: u32 = 2;
+/// v3: a calls document holds a file's calls of one name (write.rs's `CalleeCalls`).
+pub(crate) const VERSION: u32 = 3;
 
 /// The indexes of a store, by kind.
 pub(crate) const KINDS: [&str; 7] = [
@@ -109,9 +110,10 @@ fn properties(kind: &str) -> Value {
             "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
             "file_language": keyword(), "name": keyword(), "start_line": {"type": "integer"},
         }),
+        // A file's calls of one name; each call's line and caller ride in `_source`.
         "calls" => json!({
             "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
-            "callee": keyword(), "caller": keyword(), "line": {"type": "integer"},
+            "callee": keyword(), "callers": keyword(),
         }),
         "vectors" => json!({ "id": keyword() }),
         "commits" => json!({
@@ -286,7 +288,12 @@ pub(crate) fn migrate(
             Err(r) => return Err(client.refused("PUT", &format!("/{target}"), &r)),
         }
         if let Some(old) = current.first() {
-            copy(client, old, &target)?;
+            copy(
+                client,
+                old,
+                &target,
+                (kind == "calls").then_some(CALL_PER_DOCUMENT),
+            )?;
             let mut actions = vec![json!({"add": {"index": target, "alias": alias}})];
             for old in &current {
                 actions.push(json!({"remove_index": {"index": old}}));
@@ -306,17 +313,31 @@ pub(crate) fn migrate(
     Ok(())
 }
 
+/// A calls document of schema v2 or older (one call: `caller`, `line`) as one of v3 (the
+/// calls of one name in a file: `callers`, `calls`); a v3 document is left as it is. A copy
+/// cannot merge documents, so a copied file may hold several documents of one name until it
+/// is indexed again; read.rs merges them.
+const CALL_PER_DOCUMENT: &str = "def s = ctx._source; if (!s.containsKey('calls')) { \
+    def caller = s.remove('caller'); def line = s.remove('line'); \
+    s.callers = caller == null ? [] : [caller]; s.calls = [[line, caller, s.id]]; }";
+
 /// Copies every document of `from` into `to` as a server task, waited for in bounded polls:
 /// a copy of a large index outlasts one request's timeout, and a request sent again after
-/// a timeout would start a second copy.
-fn copy(client: &Client, from: &str, to: &str) -> Result<()> {
+/// a timeout would start a second copy. `script` (painless) rewrites each document on the way.
+fn copy(client: &Client, from: &str, to: &str, script: Option<&str>) -> Result<()> {
     // Writes acknowledged but not yet refreshed (a writer that died before its run's end)
     // are copied too: the copy reads through a searcher.
     client.refresh(from)?;
     let started = client.json(
         "POST",
         "/_reindex?refresh=true&wait_for_completion=false",
-        Some(&json!({"source": {"index": from}, "dest": {"index": to}})),
+        Some(&{
+            let mut body = json!({"source": {"index": from}, "dest": {"index": to}});
+            if let Some(script) = script {
+                body["script"] = json!({"source": script, "lang": "painless"});
+            }
+            body
+        }),
     )?;
     let Some(task) = started["task"].as_str() else {
         bail!(

@@ -148,6 +148,14 @@ pub(crate) fn recover(store: &OpenSearchStore) -> Result<()> {
         Some(&json!({"size": 100, "query": {"term": {"type": "pending"}}})),
     )?;
     for hit in found["hits"]["hits"].as_array().into_iter().flatten() {
+        // This process's own batch, still being written (`apply`).
+        if store
+            .own_markers
+            .borrow()
+            .contains(hit["_id"].as_str().unwrap_or(""))
+        {
+            continue;
+        }
         let doc = &hit["_source"];
         let repo = doc["repo"].as_i64().unwrap_or(0);
         let paths: Vec<&str> = doc["paths"]
@@ -188,7 +196,13 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
         .collect();
     let mut marked: Vec<&str> = replaced.clone();
     marked.extend(batch.touched.iter().map(|(p, _)| p.as_str()));
-    let marker = format!("pending-{repo}");
+    // One marker per batch: the previous batch may still be being written (below).
+    let marker = format!(
+        "pending-{repo}-{}-{}",
+        std::process::id(),
+        store.own_markers.borrow().len()
+    );
+    store.own_markers.borrow_mut().insert(marker.clone());
     store.put_meta(
         &marker,
         &json!({"type": "pending", "repo": repo, "paths": marked}),
@@ -198,7 +212,12 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
     let mut actions: Vec<(Value, Option<Value>)> = Vec::new();
     let chunk_count: usize = batch.upserts.iter().map(|f| f.content.chunks.len()).sum();
     let symbol_count: usize = batch.upserts.iter().map(|f| f.content.symbols.len()).sum();
-    let call_count: usize = batch.upserts.iter().map(|f| f.content.calls.len()).sum();
+    let call_groups: Vec<Vec<CalleeCalls>> = batch
+        .upserts
+        .iter()
+        .map(|f| group_calls(&f.content.calls))
+        .collect();
+    let call_count: usize = call_groups.iter().map(Vec::len).sum();
     let mut next = store.new_ids(batch.upserts.len() + chunk_count + symbol_count + call_count)?;
     let mut id = || {
         next += 1;
@@ -239,8 +258,12 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
         }),
     )?;
     let lexicon = store.lexicon.borrow();
-    for ((file, hashes), (chunk_fields, file_fields)) in
-        batch.upserts.iter().zip(&hashes).zip(&fields)
+    for (((file, hashes), (chunk_fields, file_fields)), call_groups) in batch
+        .upserts
+        .iter()
+        .zip(&hashes)
+        .zip(&fields)
+        .zip(&call_groups)
     {
         let file_id = id();
         let base = json!({"repo_id": repo, "repo": repo_name, "path": file.path});
@@ -297,13 +320,13 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
                 }))),
             ));
         }
-        for call in &file.content.calls {
+        for group in call_groups {
             let call_id = id();
             actions.push((
                 json!({"index": {"_index": calls, "_id": call_id.to_string()}}),
                 Some(with(json!({
-                    "id": call_id, "callee": call.callee, "caller": call.caller,
-                    "line": call.line,
+                    "id": call_id, "callee": group.callee, "callers": group.callers,
+                    "calls": group.calls,
                 }))),
             ));
         }
@@ -335,13 +358,55 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
             }
         }
     }
+    // Written in the background while the caller reads and prepares the next batch (the
+    // cluster and quarry then work at once; one batch in flight at most, and a read of these
+    // indexes waits for it, client.rs); the marker goes once every write is acknowledged.
     // Not refreshed here: a refresh of four indexes per batch was a tenth of the ingest time.
     // The writes are durable once `_bulk` answers (the translog); the next read of this
     // process refreshes first (client.rs), and the next writer's first batch refreshes
     // (`recover`), so counts and deletes see every batch that lost its marker.
-    store.client.bulk(&actions, false)?;
-    store.bump("generation", 1)?;
-    store.delete_meta(&marker)
+    let meta = store.alias("meta");
+    let written = FILE_KINDS.iter().map(|k| store.alias(k)).collect();
+    store.client.write_behind(written, move |client| {
+        client.bulk(&actions, false)?;
+        crate::bump(client, &meta, "generation", 1)?;
+        crate::delete_meta(client, &meta, &marker)
+    })
+}
+
+/// The calls of one file to one name: one document of the calls index. A document per call
+/// was ten times the chunks (sympy: 382k calls in 36k chunks) and most of the server's work
+/// at ingest; grouped by callee they are 56k documents, answered the same (read.rs).
+struct CalleeCalls<'a> {
+    callee: &'a str,
+    /// The distinct callers (a top-level call has none), what `calls_from` filters on.
+    callers: Vec<&'a str>,
+    /// `[line, caller, n]` of each call in the file's order, `n` its place in the file: the
+    /// order of the rows the embedded store keeps.
+    calls: Vec<Value>,
+}
+
+fn group_calls(calls: &[quarry_core::CallSite]) -> Vec<CalleeCalls<'_>> {
+    let mut by_callee: std::collections::BTreeMap<&str, CalleeCalls> = Default::default();
+    for (n, call) in calls.iter().enumerate() {
+        let group = by_callee
+            .entry(call.callee.as_str())
+            .or_insert_with(|| CalleeCalls {
+                callee: &call.callee,
+                callers: Vec::new(),
+                calls: Vec::new(),
+            });
+        group.callers.extend(call.caller.as_deref());
+        group.calls.push(json!([call.line, call.caller, n]));
+    }
+    by_callee
+        .into_values()
+        .map(|mut group| {
+            group.callers.sort_unstable();
+            group.callers.dedup();
+            group
+        })
+        .collect()
 }
 
 /// The stored vectors of these text hashes, by hash.

@@ -46,6 +46,25 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
     old.put_embeddings(&[(pending[0].hash.clone(), vec![0.6, 0.8])])
         .unwrap();
     assert!(get(&format!("/_alias/{prefix}-chunks")).contains(&format!("{prefix}-chunks-v0")));
+    // Calls as schema v2 and older kept them: one document per call.
+    for (id, caller, line) in [(901, "alpha", 3), (900, "alpha", 2), (902, "", 1)] {
+        let caller = if caller.is_empty() {
+            "null".to_string()
+        } else {
+            format!("\"{caller}\"")
+        };
+        let (status, body) = request(
+            server(),
+            "PUT",
+            &format!("/{prefix}-calls/_doc/{id}?refresh=true"),
+            Some(&format!(
+                r#"{{"id": {id}, "repo_id": {}, "repo": "r", "path": "a.py", "callee": "beta", "caller": {caller}, "line": {line}}}"#,
+                repo.id
+            )),
+        )
+        .unwrap();
+        assert!(status < 300, "{status} {body}");
+    }
 
     // The current version: every index copied, the aliases moved, the old indexes gone.
     let store = OpenSearchStore::connect(&url).unwrap();
@@ -60,6 +79,23 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
         "a.py"
     );
     assert_eq!(store.file_states(repo.id).unwrap().len(), 1);
+    // The calls came along, each answered as before, in line order.
+    let lines = |calls: Vec<quarry_core::CallRef>| -> Vec<(Option<String>, u32)> {
+        calls.into_iter().map(|c| (c.caller, c.line)).collect()
+    };
+    assert_eq!(
+        lines(store.callers("beta", &[], 10).unwrap()),
+        vec![
+            (None, 1),
+            (Some("alpha".into()), 2),
+            (Some("alpha".into()), 3)
+        ]
+    );
+    assert_eq!(lines(store.callers("beta", &[], 2).unwrap()).len(), 2);
+    assert_eq!(
+        lines(store.calls_from("r", "a.py", "alpha", 10).unwrap()),
+        vec![(Some("alpha".into()), 2), (Some("alpha".into()), 3)]
+    );
     // The vector field came along with its vectors.
     let near = store
         .search_vector(&VectorQuery {
@@ -181,17 +217,16 @@ fn opensearch_a_batch_cut_off_by_a_dead_writer_is_taken_away_whole_by_the_next()
         vec![chunk(1, 1, Some("cut"), "def cut(): pass")],
     ));
     store.apply(repo.id, &batch).unwrap();
+    // This writer's batch is written whole once the store goes (its writes run behind `apply`).
+    let meta = store.index("meta");
+    drop(store);
     // A writer that died after writing part of a batch leaves its marker (the first thing a
     // batch writes) naming the batch's files.
     let marker = serde_json::json!({"type": "pending", "repo": repo.id, "paths": ["cut.py"]});
     let (status, body) = request(
         server(),
         "PUT",
-        &format!(
-            "/{}/_doc/pending-{}?refresh=true",
-            store.index("meta"),
-            repo.id
-        ),
+        &format!("/{meta}/_doc/pending-{}?refresh=true", repo.id),
         Some(&marker.to_string()),
     )
     .unwrap();
@@ -368,12 +403,13 @@ fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
         ));
     }
     store.apply(repo.id, &batch).unwrap();
+    // A read waits for the batch's writes, which run behind `apply`.
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 30);
     assert_eq!(
         relay.turned_away.load(Ordering::SeqCst),
         2,
         "both refusals were met"
     );
-    assert_eq!(store.file_states(repo.id).unwrap().len(), 30);
     assert_eq!(store.definitions("handler_7", &[], 10).unwrap().len(), 1);
     assert_eq!(store.stats().unwrap()[0].chunks, 30);
 
@@ -388,13 +424,13 @@ fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
         ));
     }
     store.apply(repo.id, &big).unwrap();
+    assert_eq!(store.file_states(repo.id).unwrap().len(), 1330);
     let largest = relay.largest_bulk.load(Ordering::SeqCst);
     assert!(
         largest > 2500 && largest <= 5000,
         "at most 5,000 actions a request: {largest}"
     );
     assert!(relay.bulks.load(Ordering::SeqCst) - before >= 2);
-    assert_eq!(store.file_states(repo.id).unwrap().len(), 1330);
     assert_eq!(store.definitions("many_1299", &[], 10).unwrap().len(), 1);
 }
 
