@@ -16,7 +16,8 @@ so the ingest time is quarry's), into each store in turn:
 - os1: one OpenSearch node (bench/os_server.py), 4 GB heap, one shard per index;
 - os3: three OpenSearch nodes, 2 GB heap each, 3 shards x 1 replica (`?shards=3&replicas=1`).
 
-Then per store: the short queries of bench/postgres_vs_sqlite.py (x3) and the eval's issue texts
+Then per store (OpenSearch: once the merges the ingest left running have ended): the short
+queries of bench/postgres_vs_sqlite.py (x3) and the eval's issue texts
 of `--issue-repo` (x1), each as a fresh `quarry search --mode lexical -k 10` process (--stdin for
 issue texts); p50/p95 in ms. Bytes: the SQLite file, pg_database_size, the cluster's store size
 (all copies; primaries alone in brackets).
@@ -60,10 +61,12 @@ def chunk_count(quarry, workspace):
     return sum(r["chunks"] for r in status["repos"])
 
 
-def measure(name, quarry, workspace, args, issues, size_of):
+def measure(name, quarry, workspace, args, issues, size_of, settle=None):
     ingest = index_copies(quarry, workspace, args.tree, args.copies)
     chunks = chunk_count(quarry, workspace)
     size, note = size_of()
+    if settle:  # searches are timed at rest, not beside the merges the ingest left running
+        settle()
     searches(quarry, workspace, QUERIES[:2], False)  # warm the server's caches once
     short = searches(quarry, workspace, list(QUERIES) * 3, False)
     issue = searches(quarry, workspace, issues, True) if issues else (0, 0)
@@ -203,7 +206,16 @@ def main():
                         primaries = total["primaries"]["store"]["size_in_bytes"]
                         everything = total["total"]["store"]["size_in_bytes"]
                         return everything, f" ({primaries / chunk_count(quarry, ws):,.0f})" if three else ""
-                    rows.append(measure(store, quarry, ws, args, issues, size))
+                    def settle():
+                        started = time.perf_counter()
+                        while time.perf_counter() - started < 900:
+                            merging = cluster.get("/scale-*/_stats/merge")["_all"]["total"]["merges"]["current"]
+                            if merging == 0:
+                                break
+                            time.sleep(2)
+                        print(f"  {store}: merges settled {time.perf_counter() - started:.0f} s after ingest",
+                              file=sys.stderr, flush=True)
+                    rows.append(measure(store, quarry, ws, args, issues, size, settle))
                 if vectors:
                     recall(cluster, store, vectors, args)
                     if args.vector_copies > 1 and not three:
