@@ -9,7 +9,7 @@ On a machine with two cores, quarry (parsing, tokenising, building the `_bulk` b
 node (parsing them, inverting, merging) share the cores: ingest is bound by their CPU together,
 and by how well the two overlap. The first round warms the node's JIT; compare the later ones.
 """
-import argparse, os, resource, shutil, subprocess, sys, tempfile, time
+import argparse, json, os, resource, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from os_server import OsCluster
@@ -60,7 +60,7 @@ def main():
                         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
                         wall = time.perf_counter() - started
                         own1, node1 = resource.getrusage(resource.RUSAGE_CHILDREN), node_cpu(pids)
-                        chunks = sum(r["chunks"] for r in __import__("json").loads(out.stdout)["repos"])
+                        chunks = sum(r["chunks"] for r in json.loads(out.stdout)["repos"])
                         cpu = own1.ru_utime - own0.ru_utime + own1.ru_stime - own0.ru_stime
                         print(f"{r + 1:5} {binary[-30:]:30} | {wall:5.1f}s {cpu:9.1f}s {node1 - node0:8.1f}s | "
                               f"{chunks / wall:8,.0f}", flush=True)
