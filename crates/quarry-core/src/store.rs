@@ -342,6 +342,19 @@ pub trait Store: crate::history::HistoryStore {
             ..Default::default()
         })
     }
+    /// [`Store::definitions`] of each of `names`, one list per name. A store that pays a round
+    /// trip per search asks them at once (an issue text names a dozen or more).
+    fn definitions_of_each(
+        &self,
+        names: &[String],
+        repos: &[String],
+        limit: usize,
+    ) -> anyhow::Result<Vec<Vec<SymbolRef>>> {
+        names
+            .iter()
+            .map(|name| self.definitions(name, repos, limit))
+            .collect()
+    }
     /// Definitions of `query.name` under the query's filters, by repo, path and line.
     fn find_definitions(&self, query: &DefinitionQuery) -> anyhow::Result<Vec<SymbolRef>>;
     fn stats(&self) -> anyhow::Result<Vec<RepoStats>>;

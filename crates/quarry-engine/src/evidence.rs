@@ -216,9 +216,10 @@ pub(crate) fn gather(
         }
     }
 
-    for (name, b, code_only) in lookups {
-        let limit = cfg.max_definitions.max(1) * 4 + 1;
-        let defs = store.definitions(&b, repos, limit)?;
+    let limit = cfg.max_definitions.max(1) * 4 + 1;
+    let names: Vec<String> = lookups.iter().map(|(_, b, _)| b.clone()).collect();
+    let found = store.definitions_of_each(&names, repos, limit)?;
+    for ((name, b, code_only), defs) in lookups.into_iter().zip(found) {
         if defs.is_empty() || defs.len() >= limit {
             continue; // unknown, or defined all over the repo
         }

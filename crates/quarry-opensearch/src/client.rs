@@ -257,6 +257,52 @@ impl Client {
         }
     }
 
+    /// Several searches of `index` in one `_msearch`; their answers in order. A search the
+    /// cluster refused is an error.
+    pub fn msearch(&self, index: &str, bodies: &[Value]) -> Result<Vec<Value>> {
+        let mut text = String::new();
+        for body in bodies {
+            text.push_str("{}\n");
+            text.push_str(&body.to_string());
+            text.push('\n');
+        }
+        let path = format!("/{index}/_msearch");
+        let (status, answer) = self.send("POST", &path, Some(("application/x-ndjson", text)))?;
+        if !(200..300).contains(&status) {
+            return Err(self.refused(
+                "POST",
+                &path,
+                &Refusal {
+                    status,
+                    body: answer,
+                },
+            ));
+        }
+        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+        if responses.len() != bodies.len() {
+            bail!(
+                "OpenSearch at {}: {path} answered {} searches of {}",
+                self.shown,
+                responses.len(),
+                bodies.len()
+            );
+        }
+        for response in &responses {
+            if response["error"].is_object() {
+                let status = response["status"].as_u64().unwrap_or(500) as u16;
+                return Err(self.refused(
+                    "POST",
+                    &path,
+                    &Refusal {
+                        status,
+                        body: response.clone(),
+                    },
+                ));
+            }
+        }
+        Ok(responses)
+    }
+
     pub fn refused(&self, method: &str, path: &str, refusal: &Refusal) -> anyhow::Error {
         let reason = reason(&refusal.body);
         let hint = match refusal.status {

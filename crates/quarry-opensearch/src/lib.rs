@@ -492,6 +492,15 @@ impl Store for OpenSearchStore {
         read::definitions(self, query)
     }
 
+    fn definitions_of_each(
+        &self,
+        names: &[String],
+        repos: &[String],
+        limit: usize,
+    ) -> Result<Vec<Vec<SymbolRef>>> {
+        read::definitions_of_each(self, names, repos, limit)
+    }
+
     fn stats(&self) -> Result<Vec<RepoStats>> {
         read::stats(self)
     }

@@ -381,26 +381,18 @@ pub(crate) fn calls_from(
     Ok(found.into_iter().take(limit).map(|(_, c)| c).collect())
 }
 
-pub(crate) fn definitions(
-    store: &OpenSearchStore,
-    q: &quarry_core::DefinitionQuery,
-) -> Result<Vec<SymbolRef>> {
-    if q.limit == 0 {
-        return Ok(Vec::new());
-    }
+fn definitions_search(q: &quarry_core::DefinitionQuery) -> Value {
     let filters = Filters::default()
         .repos(&q.repos)
         .path(q.path_glob.as_deref())
         .file_scope("file_language", q.language, q.content)
         .push(json!({"term": {"name": q.name}}));
-    let answer = search(
-        store,
-        "symbols",
-        &json!({"size": q.limit.min(10000), "query": filters.query(),
-                "sort": [{"repo": "asc"}, {"path": "asc"}, {"start_line": "asc"}, {"id": "asc"}]}),
-        false,
-    )?;
-    Ok(hits(&answer)
+    json!({"size": q.limit.min(10000), "query": filters.query(),
+           "sort": [{"repo": "asc"}, {"path": "asc"}, {"start_line": "asc"}, {"id": "asc"}]})
+}
+
+fn symbol_refs(answer: &Value) -> Vec<SymbolRef> {
+    hits(answer)
         .map(|(doc, _)| {
             let name = string(&doc["name"]);
             SymbolRef {
@@ -418,7 +410,71 @@ pub(crate) fn definitions(
                 language: language(&doc["file_language"]),
             }
         })
-        .collect())
+        .collect()
+}
+
+pub(crate) fn definitions(
+    store: &OpenSearchStore,
+    q: &quarry_core::DefinitionQuery,
+) -> Result<Vec<SymbolRef>> {
+    if q.limit == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(symbol_refs(&search(
+        store,
+        "symbols",
+        &definitions_search(q),
+        false,
+    )?))
+}
+
+/// The definitions of each name, asked in one `_msearch` (an issue text's dozen lookups were
+/// a dozen round trips, 25-40 ms at a million chunks); a name whose answer lacks a shard is
+/// asked again alone (`search` asks until every shard answers).
+pub(crate) fn definitions_of_each(
+    store: &OpenSearchStore,
+    names: &[String],
+    repos: &[String],
+    limit: usize,
+) -> Result<Vec<Vec<SymbolRef>>> {
+    if limit == 0 || names.len() < 2 {
+        return names
+            .iter()
+            .map(|name| {
+                definitions(
+                    store,
+                    &quarry_core::DefinitionQuery {
+                        name: name.clone(),
+                        repos: repos.to_vec(),
+                        limit,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+    }
+    let queries: Vec<quarry_core::DefinitionQuery> = names
+        .iter()
+        .map(|name| quarry_core::DefinitionQuery {
+            name: name.clone(),
+            repos: repos.to_vec(),
+            limit,
+            ..Default::default()
+        })
+        .collect();
+    let bodies: Vec<Value> = queries.iter().map(definitions_search).collect();
+    let answers = store.client.msearch(&store.alias("symbols"), &bodies)?;
+    queries
+        .iter()
+        .zip(answers)
+        .map(|(q, answer)| {
+            if answer["_shards"]["failed"].as_u64().unwrap_or(0) > 0 {
+                definitions(store, q)
+            } else {
+                Ok(symbol_refs(&answer))
+            }
+        })
+        .collect()
 }
 
 pub(crate) fn stats(store: &OpenSearchStore) -> Result<Vec<RepoStats>> {

@@ -65,6 +65,16 @@ fn opensearch_stores_files_and_finds_them_by_words_names_and_calls() {
         (defs[0].path.as_str(), defs[0].start_line),
         ("src/other.py", 1)
     );
+    // Several names in one request: each answered as alone, in the order asked.
+    let names: Vec<String> = ["missing", "render", "helper", "render"]
+        .map(String::from)
+        .to_vec();
+    let each: Vec<_> = names
+        .iter()
+        .map(|n| store.definitions(n, &[], 10).unwrap())
+        .collect();
+    assert_eq!(store.definitions_of_each(&names, &[], 10).unwrap(), each);
+    assert!(each[0].is_empty() && !each[1].is_empty());
     assert_eq!(store.callers("helper", &[], 10).unwrap().len(), 2);
     assert_eq!(store.file_chunks("r", "src/parser.py").unwrap().len(), 1);
     assert_eq!(
