@@ -267,17 +267,11 @@ impl Client {
             text.push('\n');
         }
         let path = format!("/{index}/_msearch");
-        let (status, answer) = self.send("POST", &path, Some(("application/x-ndjson", text)))?;
-        if !(200..300).contains(&status) {
-            return Err(self.refused(
-                "POST",
-                &path,
-                &Refusal {
-                    status,
-                    body: answer,
-                },
-            ));
-        }
+        let answer = self.accepted(
+            "POST",
+            &path,
+            self.send("POST", &path, Some(("application/x-ndjson", text)))?,
+        )?;
         let responses = answer["responses"].as_array().cloned().unwrap_or_default();
         if responses.len() != bodies.len() {
             bail!(
@@ -301,6 +295,16 @@ impl Client {
             }
         }
         Ok(responses)
+    }
+
+    /// A sent request's answer when it succeeded; otherwise the error saying what the server
+    /// answered.
+    fn accepted(&self, method: &str, path: &str, (status, body): (u16, Value)) -> Result<Value> {
+        if (200..300).contains(&status) {
+            Ok(body)
+        } else {
+            Err(self.refused(method, path, &Refusal { status, body }))
+        }
     }
 
     pub fn refused(&self, method: &str, path: &str, refusal: &Refusal) -> anyhow::Error {
@@ -462,17 +466,11 @@ impl Client {
         let mut pause = FIRST_PAUSE;
         for attempt in 0.. {
             let body: String = lines.concat();
-            let (status, answer) = self.send("POST", path, Some(("application/x-ndjson", body)))?;
-            if !(200..300).contains(&status) {
-                return Err(self.refused(
-                    "POST",
-                    path,
-                    &Refusal {
-                        status,
-                        body: answer,
-                    },
-                ));
-            }
+            let answer = self.accepted(
+                "POST",
+                path,
+                self.send("POST", path, Some(("application/x-ndjson", body)))?,
+            )?;
             if answer["errors"] != Value::Bool(true) {
                 return Ok(());
             }
@@ -566,17 +564,11 @@ impl Client {
     pub fn count_before_own_writes(&self, index: &str, query: Value) -> Result<u64> {
         let body = json!({ "query": query }).to_string();
         let path = format!("/{index}/_count");
-        let (status, answer) = self.send_as_is("POST", &path, Some(("application/json", body)))?;
-        if !(200..300).contains(&status) {
-            return Err(self.refused(
-                "POST",
-                &path,
-                &Refusal {
-                    status,
-                    body: answer,
-                },
-            ));
-        }
+        let answer = self.accepted(
+            "POST",
+            &path,
+            self.send_as_is("POST", &path, Some(("application/json", body)))?,
+        )?;
         Ok(answer["count"].as_u64().unwrap_or(0))
     }
 

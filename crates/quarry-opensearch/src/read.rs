@@ -328,9 +328,9 @@ pub(crate) fn callers(
         let answer = search(store, "calls", &body, false)?;
         let hits = answer["hits"]["hits"]
             .as_array()
-            .cloned()
+            .map(Vec::as_slice)
             .unwrap_or_default();
-        for hit in &hits {
+        for hit in hits {
             found.extend(file_calls(&hit["_source"]));
         }
         let Some(last) = hits.last().filter(|_| hits.len() == page) else {
@@ -437,22 +437,6 @@ pub(crate) fn definitions_of_each(
     repos: &[String],
     limit: usize,
 ) -> Result<Vec<Vec<SymbolRef>>> {
-    if limit == 0 || names.len() < 2 {
-        return names
-            .iter()
-            .map(|name| {
-                definitions(
-                    store,
-                    &quarry_core::DefinitionQuery {
-                        name: name.clone(),
-                        repos: repos.to_vec(),
-                        limit,
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect();
-    }
     let queries: Vec<quarry_core::DefinitionQuery> = names
         .iter()
         .map(|name| quarry_core::DefinitionQuery {
@@ -462,6 +446,9 @@ pub(crate) fn definitions_of_each(
             ..Default::default()
         })
         .collect();
+    if limit == 0 || queries.len() < 2 {
+        return queries.iter().map(|q| definitions(store, q)).collect();
+    }
     let bodies: Vec<Value> = queries.iter().map(definitions_search).collect();
     let answers = store.client.msearch(&store.alias("symbols"), &bodies)?;
     queries
