@@ -296,6 +296,13 @@ pub trait Store: crate::history::HistoryStore {
     /// Drops stored vectors that no chunk refers to any more; returns how many.
     fn prune_vectors(&mut self) -> anyhow::Result<u64>;
     fn search_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<ChunkHit>>;
+    /// This store, where it can answer reads from several threads at once: a server that
+    /// runs searches side by side, each a round trip (OpenSearch). The engine then asks an
+    /// issue text's independent reads (chunk candidates, file candidates, the names it
+    /// uses) together. A store on one connection answers `None` and is asked in turn.
+    fn concurrent(&self) -> Option<&(dyn Store + Sync)> {
+        None
+    }
     /// BM25 over whole files (path, every definition's name, all of the text), best first.
     fn search_files_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<FileHit>>;
     /// Files (as `(repo, path)`) whose normalised name (`tokens::file_stem_key`) is one of

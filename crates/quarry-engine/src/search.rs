@@ -95,6 +95,62 @@ fn representative_chunk(
     })
 }
 
+/// What points at files apart from the chunk candidates, read from the plan alone.
+struct FileEvidence {
+    /// Whole-file BM25's best files (issue texts only).
+    file_bm25: Vec<quarry_core::FileHit>,
+    /// The files the query's paths, frames and names point at.
+    mentions: crate::evidence::Mentions,
+}
+
+impl FileEvidence {
+    fn gather(
+        store: &dyn quarry_core::Store,
+        plan: &QueryPlan,
+        request: &SearchRequest,
+        file_query: &LexicalQuery,
+    ) -> Result<FileEvidence> {
+        // Whole-file BM25 is for whole issue texts, whose terms spread over a file's several
+        // definitions; a short query's terms meet in one chunk, which the chunk scores already
+        // count (with it, CoSQA hybrid MRR 0.529; without, 0.533 — docs/EVAL.md).
+        let whole_files = plan.issue.is_some() && request.fusion.files.file_weight > 0.0;
+        let file_bm25 = |store: &dyn quarry_core::Store| match whole_files {
+            true => store.search_files_lexical(file_query),
+            false => Ok(Vec::new()),
+        };
+        let mentions = |store: &dyn quarry_core::Store| {
+            crate::evidence::gather(store, plan, &request.repos, &request.fusion.files)
+        };
+        let (file_bm25, mentions) = match store.concurrent() {
+            Some(store) => at_once(|| file_bm25(store), || mentions(store)),
+            None => (file_bm25(store), mentions(store)),
+        };
+        Ok(FileEvidence {
+            file_bm25: file_bm25?,
+            mentions: mentions?,
+        })
+    }
+}
+
+/// Runs `a` on a thread of its own beside `b` (reads of a store that answers several at
+/// once); a panic in `a` is an error, as its reads' would be.
+fn at_once<A, B>(
+    a: impl FnOnce() -> Result<A> + Send,
+    b: impl FnOnce() -> Result<B>,
+) -> (Result<A>, Result<B>)
+where
+    A: Send,
+{
+    std::thread::scope(|scope| {
+        let a = scope.spawn(a);
+        let b = b();
+        let a = a
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("a read beside the search panicked")));
+        (a, b)
+    })
+}
+
 impl Workspace {
     /// Runs one search.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
@@ -190,9 +246,25 @@ impl Workspace {
                 .map(SearchResult::from)
                 .collect(),
             Mode::Lexical | Mode::Auto | Mode::Hybrid => {
-                let lexical = self
-                    .store()
-                    .search_lexical(&lexical_query(cfg.lexical_candidates))?;
+                // What points at files apart from the chunks (whole-file BM25, the names and
+                // paths the query uses) needs only the plan: a store that answers several
+                // reads at once is asked it beside the chunk candidates.
+                let chunk_query = lexical_query(cfg.lexical_candidates);
+                let file_query = lexical_query(FILE_CANDIDATES);
+                let file_evidence = |store: &dyn quarry_core::Store| -> Result<FileEvidence> {
+                    FileEvidence::gather(store, &query_plan, request, &file_query)
+                };
+                let (lexical, file_evidence) = match self.store().concurrent() {
+                    Some(store) => at_once(
+                        || store.search_lexical(&chunk_query),
+                        || file_evidence(store),
+                    ),
+                    None => (
+                        self.store().search_lexical(&chunk_query),
+                        file_evidence(self.store()),
+                    ),
+                };
+                let (lexical, file_evidence) = (lexical?, file_evidence?);
                 let semantic = if mode == Mode::Hybrid {
                     semantic(cfg.semantic_candidates)?
                 } else {
@@ -210,7 +282,7 @@ impl Workspace {
                     request,
                     &filter,
                     &fused,
-                    &lexical_query,
+                    file_evidence,
                     lexical_share,
                 )?;
                 let mut chunks = fused;
@@ -310,7 +382,7 @@ impl Workspace {
         request: &SearchRequest,
         filter: &PathFilter,
         fused: &[(ChunkHit, ScoreParts)],
-        lexical_query: &dyn Fn(usize) -> LexicalQuery,
+        evidence: FileEvidence,
         lexical_share: f64,
     ) -> Result<Vec<quarry_rank::RankedFile>> {
         let mut candidates: HashMap<(String, String), FileCandidate> = HashMap::new();
@@ -332,20 +404,10 @@ impl Workspace {
                 .chunk_scores
                 .push(hit.score);
         }
-        // Whole-file BM25 is for whole issue texts, whose terms spread over a file's several
-        // definitions; a short query's terms meet in one chunk, which the chunk scores already
-        // count (with it, CoSQA hybrid MRR 0.529; without, 0.533 — docs/EVAL.md).
-        if plan.issue.is_some() && request.fusion.files.file_weight > 0.0 {
-            for f in self
-                .store()
-                .search_files_lexical(&lexical_query(FILE_CANDIDATES))?
-            {
-                entry(&mut candidates, &f.repo, &f.path).file_bm25 = Some(f.score);
-            }
+        for f in evidence.file_bm25 {
+            entry(&mut candidates, &f.repo, &f.path).file_bm25 = Some(f.score);
         }
-        let mentions =
-            crate::evidence::gather(self.store(), plan, &request.repos, &request.fusion.files)?;
-        for ((repo, path), list) in mentions {
+        for ((repo, path), list) in evidence.mentions {
             if !filter.admits_path(&path) {
                 continue;
             }

@@ -160,11 +160,8 @@ pub(crate) fn put(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) 
             ]
         })
         .collect();
-    store
-        .lexicon
-        .borrow_mut()
-        .learn(store, fields.iter().flatten().map(String::as_str))?;
-    let lexicon = store.lexicon.borrow();
+    let mut lexicon = store.lexicon();
+    lexicon.learn(store, fields.iter().flatten().map(String::as_str))?;
     let first = store.new_ids(commits.len())?;
     let index = store.alias("commits");
     let mut actions = Vec::new();

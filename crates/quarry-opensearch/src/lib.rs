@@ -213,12 +213,14 @@ pub struct OpenSearchStore {
     /// stored vector have lost its last chunk.
     pruning: bool,
     /// The stems of the tokens met so far (bm25.rs).
-    lexicon: std::cell::RefCell<bm25::Lexicon>,
+    /// Behind a lock (as the two below) so that reads can go from several threads at once
+    /// (`Store::concurrent`).
+    lexicon: std::sync::Mutex<bm25::Lexicon>,
     /// Whether this process refreshed the file indexes before its first write (write.rs).
-    refreshed_once: std::cell::Cell<bool>,
+    refreshed_once: std::sync::atomic::AtomicBool,
     /// The pending-batch markers this process put (write.rs): never taken for a dead
     /// writer's while their batch is still being written.
-    own_markers: std::cell::RefCell<HashSet<String>>,
+    own_markers: std::sync::Mutex<HashSet<String>>,
 }
 
 impl Drop for OpenSearchStore {
@@ -307,6 +309,12 @@ impl OpenSearchStore {
     #[doc(hidden)]
     pub fn index(&self, kind: &str) -> String {
         self.layout.alias(kind)
+    }
+
+    /// The stems known so far. A thread that panicked holding them left them whole (an
+    /// insert is the only change), so the lock is taken even then.
+    pub(crate) fn lexicon(&self) -> std::sync::MutexGuard<'_, bm25::Lexicon> {
+        self.lexicon.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn alias(&self, kind: &str) -> String {
@@ -457,6 +465,9 @@ impl Store for OpenSearchStore {
         read::lexical(self, query)
     }
 
+    fn concurrent(&self) -> Option<&(dyn Store + Sync)> {
+        Some(self)
+    }
     fn search_files_lexical(&self, query: &LexicalQuery) -> Result<Vec<FileHit>> {
         read::files_lexical(self, query)
     }

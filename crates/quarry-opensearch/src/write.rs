@@ -151,7 +151,8 @@ pub(crate) fn recover(store: &OpenSearchStore) -> Result<()> {
         // This process's own batch, still being written (`apply`).
         if store
             .own_markers
-            .borrow()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
             .contains(hit["_id"].as_str().unwrap_or(""))
         {
             continue;
@@ -180,7 +181,10 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
     }
     // A writer that ended without a read after its last batch (killed after a marker went)
     // left rows not yet visible: this process's first batch makes them so, once.
-    if !store.refreshed_once.replace(true) {
+    if !store
+        .refreshed_once
+        .swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
         store.client.refresh(&store.layout.aliases(&FILE_KINDS))?;
     }
     recover(store)?;
@@ -197,12 +201,12 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
     let mut marked: Vec<&str> = replaced.clone();
     marked.extend(batch.touched.iter().map(|(p, _)| p.as_str()));
     // One marker per batch: the previous batch may still be being written (below).
-    let marker = format!(
-        "pending-{repo}-{}-{}",
-        std::process::id(),
-        store.own_markers.borrow().len()
-    );
-    store.own_markers.borrow_mut().insert(marker.clone());
+    let marker = {
+        let mut own = store.own_markers.lock().unwrap_or_else(|e| e.into_inner());
+        let marker = format!("pending-{repo}-{}-{}", std::process::id(), own.len());
+        own.insert(marker.clone());
+        marker
+    };
     store.put_meta(
         &marker,
         &json!({"type": "pending", "repo": repo, "paths": marked}),
@@ -248,7 +252,8 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
     );
     // Every field's tokens, stemmed as FTS5 stems them (bm25.rs).
     let fields: Vec<_> = batch.upserts.iter().map(|f| f.search_fields()).collect();
-    store.lexicon.borrow_mut().learn(
+    let mut lexicon = store.lexicon();
+    lexicon.learn(
         store,
         fields.iter().flat_map(|(chunks, file)| {
             chunks
@@ -257,7 +262,6 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
                 .flat_map(|f| [f.path.as_str(), f.symbols.as_str(), f.body.as_str()])
         }),
     )?;
-    let lexicon = store.lexicon.borrow();
     for (((file, hashes), (chunk_fields, file_fields)), call_groups) in batch
         .upserts
         .iter()
