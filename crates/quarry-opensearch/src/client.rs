@@ -458,10 +458,12 @@ impl Client {
     }
 
     fn bulk_batch(&self, mut lines: Vec<String>, refresh: bool) -> Result<()> {
+        // Only each item's status, and an error's reason: the whole answer (index, id,
+        // version, shards of every line) was most of what quarry parsed while indexing.
         let path = if refresh {
-            "/_bulk?refresh=true"
+            "/_bulk?refresh=true&filter_path=errors,items.*.status,items.*.error"
         } else {
-            "/_bulk"
+            "/_bulk?filter_path=errors,items.*.status,items.*.error"
         };
         let mut pause = FIRST_PAUSE;
         for attempt in 0.. {

@@ -18,14 +18,31 @@ use crate::OpenSearchStore;
 /// The distinct trigrams of `text`, case folded (a filter may only be weaker than the
 /// pattern, `-i` included), in order.
 pub(crate) fn grams(text: &str) -> Vec<String> {
-    let folded: Vec<char> = text
+    // Each trigram packed into one integer (a char is 21 bits), whose order is the strings'
+    // (code point order, which UTF-8 keeps): a file's every position sorted as integers, and
+    // only the distinct ones made strings. A string per position, sorted, was a sixth of
+    // the CPU of indexing into OpenSearch.
+    let folded: Vec<u64> = text
         .chars()
-        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .map(|c| c.to_lowercase().next().unwrap_or(c) as u64)
         .collect();
-    let mut grams: Vec<String> = folded.windows(3).map(|w| w.iter().collect()).collect();
-    grams.sort_unstable();
-    grams.dedup();
-    grams
+    let mut packed: Vec<u64> = folded
+        .windows(3)
+        .map(|w| (w[0] << 42) | (w[1] << 21) | w[2])
+        .collect();
+    packed.sort_unstable();
+    packed.dedup();
+    let char_at = |shift: u32, gram: u64| {
+        char::from_u32(((gram >> shift) & 0x1F_FFFF) as u32).unwrap_or(char::REPLACEMENT_CHARACTER)
+    };
+    packed
+        .into_iter()
+        .map(|gram| {
+            [char_at(42, gram), char_at(21, gram), char_at(0, gram)]
+                .iter()
+                .collect()
+        })
+        .collect()
 }
 
 /// The query that holds for every file whose text satisfies `required`; `None` when it
@@ -144,5 +161,19 @@ mod tests {
             both["bool"]["filter"][0]["bool"]["filter"][1]["term"]["grams"],
             "bcd"
         );
+    }
+
+    #[test]
+    fn packed_trigrams_are_the_strings_sorted_and_distinct_beyond_ascii() {
+        let text = "Größe = ÜBER_größe; // 🎉 emoji 🎉 and a\ttab\nZ€ß𝔘𝔘𝔘𝔘";
+        let folded: Vec<char> = text
+            .chars()
+            .map(|c| c.to_lowercase().next().unwrap_or(c))
+            .collect();
+        let mut expected: Vec<String> = folded.windows(3).map(|w| w.iter().collect()).collect();
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(grams(text), expected);
+        assert!(grams(text).contains(&"𝔘𝔘𝔘".to_string()));
     }
 }
