@@ -242,11 +242,22 @@ impl OpenSearchStore {
     /// (`store.timeout_s`), and creates or upgrades the indexes. Errors name the URL without
     /// its password and say what to check.
     pub fn connect_with(url: &str, timeout: Duration) -> Result<OpenSearchStore> {
+        let store = Self::connect_at(url, timeout, schema::VERSION)?;
+        write::recover(&store)?;
+        Ok(store)
+    }
+
+    /// As [`OpenSearchStore::connect_with`] for a process that only reads (a search): what
+    /// a writer that died mid-batch left is not taken away here. A batch's marker is also
+    /// there while a live writer sends it, and only a writer (which holds the workspace's
+    /// write lock) can tell the two apart; a reader that removed the files of a live
+    /// writer's batch would leave them half written for good.
+    pub fn connect_reading(url: &str, timeout: Duration) -> Result<OpenSearchStore> {
         Self::connect_at(url, timeout, schema::VERSION)
     }
 
-    /// As [`OpenSearchStore::connect_with`], with the indexes at schema `version` (tests of
-    /// the move from one version to the next).
+    /// As [`OpenSearchStore::connect_reading`], with the indexes at schema `version` (tests
+    /// of the move from one version to the next).
     #[doc(hidden)]
     pub fn connect_at(url: &str, timeout: Duration, version: u32) -> Result<OpenSearchStore> {
         let shown = redact(url);
@@ -301,7 +312,6 @@ impl OpenSearchStore {
             refreshed_once: Default::default(),
             own_markers: Default::default(),
         };
-        write::recover(&store)?;
         Ok(store)
     }
 

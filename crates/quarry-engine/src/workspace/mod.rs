@@ -123,10 +123,17 @@ impl Workspace {
                         quarry_opensearch::redact(&url)
                     );
                 }
-                Box::new(quarry_opensearch::OpenSearchStore::connect_with(
-                    &url,
-                    config.seconds("store.timeout_s"),
-                )?)
+                let timeout = config.seconds("store.timeout_s");
+                // Only a writer finishes what a dead writer left (a reader cannot tell a
+                // dead writer's batch from a live one's).
+                Box::new(match access {
+                    Access::Read => {
+                        quarry_opensearch::OpenSearchStore::connect_reading(&url, timeout)?
+                    }
+                    Access::Write => {
+                        quarry_opensearch::OpenSearchStore::connect_with(&url, timeout)?
+                    }
+                })
             }
             Some(url) => {
                 let config = config::Config::load(dir)?;

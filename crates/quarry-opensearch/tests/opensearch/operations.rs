@@ -231,6 +231,11 @@ fn opensearch_a_batch_cut_off_by_a_dead_writer_is_taken_away_whole_by_the_next()
     )
     .unwrap();
     assert!(status < 300, "{body}");
+    // A reader cannot tell that marker from a live writer's: it leaves the batch alone.
+    let reader = OpenSearchStore::connect_reading(&url, Duration::from_secs(30)).unwrap();
+    assert!(reader.search_lexical(&query("kept")).is_ok());
+    assert!(get(&format!("/{meta}/_search?q=type:pending")).contains("cut.py"));
+    drop(reader);
     // The next writer removes that file whole, state too: the next run reads it again.
     let store = OpenSearchStore::connect(&url).unwrap();
     let states = store.file_states(repo.id).unwrap();
