@@ -258,7 +258,10 @@ impl Client {
     }
 
     /// Several searches of `index` in one `_msearch`; their answers in order. A search the
-    /// cluster refused is an error.
+    /// cluster refused is an error. The cluster answers each search apart, inside one 200:
+    /// one that some shards failed (a node lost), or whose index went away under its alias
+    /// (a schema move), is asked again, all of them together, as [`Client::send`] asks a
+    /// single search again.
     pub fn msearch(&self, index: &str, bodies: &[Value]) -> Result<Vec<Value>> {
         let mut text = String::new();
         for body in bodies {
@@ -267,34 +270,56 @@ impl Client {
             text.push('\n');
         }
         let path = format!("/{index}/_msearch");
-        let answer = self.accepted(
-            "POST",
-            &path,
-            self.send("POST", &path, Some(("application/x-ndjson", text)))?,
-        )?;
-        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
-        if responses.len() != bodies.len() {
-            bail!(
-                "OpenSearch at {}: {path} answered {} searches of {}",
-                self.shown,
-                responses.len(),
-                bodies.len()
-            );
-        }
-        for response in &responses {
-            if response["error"].is_object() {
-                let status = response["status"].as_u64().unwrap_or(500) as u16;
-                return Err(self.refused(
-                    "POST",
-                    &path,
-                    &Refusal {
-                        status,
-                        body: response.clone(),
-                    },
-                ));
+        let mut tries = 0;
+        loop {
+            let answer = self.accepted(
+                "POST",
+                &path,
+                self.send("POST", &path, Some(("application/x-ndjson", text.clone())))?,
+            )?;
+            let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+            if responses.len() != bodies.len() {
+                bail!(
+                    "OpenSearch at {}: {path} answered {} searches of {}",
+                    self.shown,
+                    responses.len(),
+                    bodies.len()
+                );
             }
+            let passing = |r: &Value| {
+                let status = r["status"].as_u64().unwrap_or(200);
+                let gone =
+                    status == 404 && r["error"]["type"] == "index_not_found_exception" && tries < 4;
+                status == 503 || gone || r["_shards"]["failed"].as_u64().unwrap_or(0) > 0
+            };
+            if tries < 20 && responses.iter().any(passing) {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100 + 50 * tries.min(3)));
+                continue;
+            }
+            for response in &responses {
+                if response["error"].is_object() {
+                    let status = response["status"].as_u64().unwrap_or(500) as u16;
+                    return Err(self.refused(
+                        "POST",
+                        &path,
+                        &Refusal {
+                            status,
+                            body: response.clone(),
+                        },
+                    ));
+                }
+                let failed = response["_shards"]["failed"].as_u64().unwrap_or(0);
+                if failed > 0 {
+                    bail!(
+                        "OpenSearch at {}: {failed} shards kept failing to answer {path}: {}",
+                        self.shown,
+                        reason(&json!({"error": response["_shards"]["failures"][0]["reason"]}))
+                    );
+                }
+            }
+            return Ok(responses);
         }
-        Ok(responses)
     }
 
     /// A sent request's answer when it succeeded; otherwise the error saying what the server
