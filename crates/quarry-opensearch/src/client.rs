@@ -58,6 +58,9 @@ pub(crate) struct Refusal {
     pub body: Value,
 }
 
+/// The calls that search: a part of their answer is never an answer ([`Client::send`]).
+const SEARCHES: [&str; 3] = ["/_search", "/_count", "/_msearch"];
+
 impl Client {
     pub fn new(
         bases: &[String],
@@ -116,14 +119,8 @@ impl Client {
     /// while it ran: its copies are being promoted elsewhere) is asked again, so an answer is
     /// never a part of one; so is one whose index went away under its alias (a schema move).
     fn send(&self, method: &str, path: &str, body: Option<(&str, String)>) -> Result<(u16, Value)> {
-        let reads = [
-            "/_search",
-            "/_count",
-            "/_delete_by_query",
-            "/_update_by_query",
-            "/_msearch",
-        ];
-        if reads.iter().any(|r| path.contains(r)) {
+        let by_query = ["/_delete_by_query", "/_update_by_query"];
+        if SEARCHES.iter().chain(&by_query).any(|r| path.contains(r)) {
             let named = path.trim_start_matches('/').split('/').next().unwrap_or("");
             self.refresh_written(&named.split(',').collect::<Vec<_>>())?;
         }
@@ -190,15 +187,30 @@ impl Client {
             } else {
                 serde_json::from_str(&text).unwrap_or(Value::String(text))
             };
-            let failed_shards = value["_shards"]["failed"].as_u64().unwrap_or(0);
-            let reading = path.contains("/_search") || path.contains("/_count");
+            let reading = SEARCHES.iter().any(|r| path.contains(r));
+            // An `_msearch` answers each of its searches apart inside one 200: each is judged
+            // as a search of its own would be, and all are asked again together.
+            let answers: Vec<(u64, &Value)> = match value["responses"].as_array() {
+                Some(each) if path.contains("/_msearch") => each
+                    .iter()
+                    .map(|r| (r["status"].as_u64().unwrap_or(200), r))
+                    .collect(),
+                _ => vec![(status as u64, &value)],
+            };
+            let failed_shards = answers
+                .iter()
+                .map(|(_, v)| v["_shards"]["failed"].as_u64().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
             // The index behind an alias removed while the search ran (a schema version moved
             // in: the next search finds the new index), or every copy of a shard lost at once:
             // asked again, a few times for an index not found.
-            let index_gone = status == 404
-                && value["error"]["type"] == "index_not_found_exception"
+            let index_gone = answers
+                .iter()
+                .any(|(s, v)| *s == 404 && v["error"]["type"] == "index_not_found_exception")
                 && partial < 4;
-            if reading && (status == 503 || index_gone) && partial < 20 {
+            let unavailable = answers.iter().any(|(s, _)| *s == 503);
+            if reading && (unavailable || index_gone) && partial < 20 {
                 partial += 1;
                 std::thread::sleep(Duration::from_millis(100));
                 continue;
@@ -209,7 +221,11 @@ impl Client {
                     bail!(
                         "OpenSearch at {}: {failed_shards} shards kept failing to answer {path}: {}",
                         self.shown,
-                        reason(&json!({"error": value["_shards"]["failures"][0]["reason"]}))
+                        reason(&json!({"error": answers
+                            .iter()
+                            .find_map(|(_, v)| v["_shards"]["failures"].get(0))
+                            .map(|f| f["reason"].clone())
+                            .unwrap_or_default()}))
                     );
                 }
                 std::thread::sleep(Duration::from_millis(250));
@@ -258,10 +274,8 @@ impl Client {
     }
 
     /// Several searches of `index` in one `_msearch`; their answers in order. A search the
-    /// cluster refused is an error. The cluster answers each search apart, inside one 200:
-    /// one that some shards failed (a node lost), or whose index went away under its alias
-    /// (a schema move), is asked again, all of them together, as [`Client::send`] asks a
-    /// single search again.
+    /// cluster refused is an error; one that met failed shards or an index gone under its
+    /// alias was asked again ([`Client::send`]).
     pub fn msearch(&self, index: &str, bodies: &[Value]) -> Result<Vec<Value>> {
         let mut text = String::new();
         for body in bodies {
@@ -270,56 +284,34 @@ impl Client {
             text.push('\n');
         }
         let path = format!("/{index}/_msearch");
-        let mut tries = 0;
-        loop {
-            let answer = self.accepted(
-                "POST",
-                &path,
-                self.send("POST", &path, Some(("application/x-ndjson", text.clone())))?,
-            )?;
-            let responses = answer["responses"].as_array().cloned().unwrap_or_default();
-            if responses.len() != bodies.len() {
-                bail!(
-                    "OpenSearch at {}: {path} answered {} searches of {}",
-                    self.shown,
-                    responses.len(),
-                    bodies.len()
-                );
-            }
-            let passing = |r: &Value| {
-                let status = r["status"].as_u64().unwrap_or(200);
-                let gone =
-                    status == 404 && r["error"]["type"] == "index_not_found_exception" && tries < 4;
-                status == 503 || gone || r["_shards"]["failed"].as_u64().unwrap_or(0) > 0
-            };
-            if tries < 20 && responses.iter().any(passing) {
-                tries += 1;
-                std::thread::sleep(Duration::from_millis(100 + 50 * tries.min(3)));
-                continue;
-            }
-            for response in &responses {
-                if response["error"].is_object() {
-                    let status = response["status"].as_u64().unwrap_or(500) as u16;
-                    return Err(self.refused(
-                        "POST",
-                        &path,
-                        &Refusal {
-                            status,
-                            body: response.clone(),
-                        },
-                    ));
-                }
-                let failed = response["_shards"]["failed"].as_u64().unwrap_or(0);
-                if failed > 0 {
-                    bail!(
-                        "OpenSearch at {}: {failed} shards kept failing to answer {path}: {}",
-                        self.shown,
-                        reason(&json!({"error": response["_shards"]["failures"][0]["reason"]}))
-                    );
-                }
-            }
-            return Ok(responses);
+        let answer = self.accepted(
+            "POST",
+            &path,
+            self.send("POST", &path, Some(("application/x-ndjson", text)))?,
+        )?;
+        let responses = answer["responses"].as_array().cloned().unwrap_or_default();
+        if responses.len() != bodies.len() {
+            bail!(
+                "OpenSearch at {}: {path} answered {} searches of {}",
+                self.shown,
+                responses.len(),
+                bodies.len()
+            );
         }
+        for response in &responses {
+            if response["error"].is_object() {
+                let status = response["status"].as_u64().unwrap_or(500) as u16;
+                return Err(self.refused(
+                    "POST",
+                    &path,
+                    &Refusal {
+                        status,
+                        body: response.clone(),
+                    },
+                ));
+            }
+        }
+        Ok(responses)
     }
 
     /// A sent request's answer when it succeeded; otherwise the error saying what the server
