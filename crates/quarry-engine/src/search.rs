@@ -6,7 +6,7 @@ use crate::filter::PathFilter;
 use crate::request::{check_request, SearchRequest};
 use crate::workspace::Workspace;
 use anyhow::{bail, Result};
-use quarry_core::{tokens, ChunkHit, LexicalQuery, VectorQuery};
+use quarry_core::{tokens, ChunkHit, LexicalQuery, Store, VectorQuery};
 use quarry_rank::fusion::{self, FusionConfig, ScoreParts};
 use quarry_rank::plan::QueryPlan;
 use quarry_rank::{FileCandidate, Mention, RankedFile};
@@ -105,7 +105,7 @@ struct FileEvidence {
 
 impl FileEvidence {
     fn gather(
-        store: &dyn quarry_core::Store,
+        store: &dyn Store,
         plan: &QueryPlan,
         request: &SearchRequest,
         file_query: &LexicalQuery,
@@ -114,17 +114,14 @@ impl FileEvidence {
         // definitions; a short query's terms meet in one chunk, which the chunk scores already
         // count (with it, CoSQA hybrid MRR 0.529; without, 0.533 — docs/EVAL.md).
         let whole_files = plan.issue.is_some() && request.fusion.files.file_weight > 0.0;
-        let file_bm25 = |store: &dyn quarry_core::Store| match whole_files {
+        let file_bm25 = |store: &dyn Store| match whole_files {
             true => store.search_files_lexical(file_query),
             false => Ok(Vec::new()),
         };
-        let mentions = |store: &dyn quarry_core::Store| {
+        let mentions = |store: &dyn Store| {
             crate::evidence::gather(store, plan, &request.repos, &request.fusion.files)
         };
-        let (file_bm25, mentions) = match store.concurrent() {
-            Some(store) => at_once(|| file_bm25(store), || mentions(store)),
-            None => (file_bm25(store), mentions(store)),
-        };
+        let (file_bm25, mentions) = both(store, file_bm25, mentions);
         Ok(FileEvidence {
             file_bm25: file_bm25?,
             mentions: mentions?,
@@ -132,18 +129,20 @@ impl FileEvidence {
     }
 }
 
-/// Runs `a` on a thread of its own beside `b` (reads of a store that answers several at
-/// once); a panic in `a` is an error, as its reads' would be.
-fn at_once<A, B>(
-    a: impl FnOnce() -> Result<A> + Send,
-    b: impl FnOnce() -> Result<B>,
-) -> (Result<A>, Result<B>)
-where
-    A: Send,
-{
+/// Two reads of `store`: on a thread of its own beside each other where the store answers
+/// several at once (`Store::concurrent`), else one after the other. A panic in `a` is an
+/// error, as its reads' would be.
+fn both<A: Send, B>(
+    store: &dyn Store,
+    a: impl Fn(&dyn Store) -> Result<A> + Sync,
+    b: impl Fn(&dyn Store) -> Result<B>,
+) -> (Result<A>, Result<B>) {
+    let Some(store) = store.concurrent() else {
+        return (a(store), b(store));
+    };
     std::thread::scope(|scope| {
-        let a = scope.spawn(a);
-        let b = b();
+        let a = scope.spawn(|| a(store));
+        let b = b(store);
         let a = a
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("a read beside the search panicked")));
@@ -251,19 +250,11 @@ impl Workspace {
                 // reads at once is asked it beside the chunk candidates.
                 let chunk_query = lexical_query(cfg.lexical_candidates);
                 let file_query = lexical_query(FILE_CANDIDATES);
-                let file_evidence = |store: &dyn quarry_core::Store| -> Result<FileEvidence> {
-                    FileEvidence::gather(store, &query_plan, request, &file_query)
-                };
-                let (lexical, file_evidence) = match self.store().concurrent() {
-                    Some(store) => at_once(
-                        || store.search_lexical(&chunk_query),
-                        || file_evidence(store),
-                    ),
-                    None => (
-                        self.store().search_lexical(&chunk_query),
-                        file_evidence(self.store()),
-                    ),
-                };
+                let (lexical, file_evidence) = both(
+                    self.store(),
+                    |store| store.search_lexical(&chunk_query),
+                    |store| FileEvidence::gather(store, &query_plan, request, &file_query),
+                );
                 let (lexical, file_evidence) = (lexical?, file_evidence?);
                 let semantic = if mode == Mode::Hybrid {
                     semantic(cfg.semantic_candidates)?
