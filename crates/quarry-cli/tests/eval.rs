@@ -54,6 +54,15 @@ fn eval_scores_a_document_corpus() {
     assert_eq!(m["recall_at_10"], 0.75);
     let per_query = report["per_query"].as_array().unwrap();
     assert_eq!(per_query.len(), 4);
+    // Each answered query carries the file ranking with its scores, best first, for analysis
+    // without searching again (bench/history_ceiling.py reads it).
+    for q in per_query.iter().filter(|q| q["first_relevant_rank"] == 1) {
+        let files = q["ranked_files"].as_array().expect("ranked_files");
+        assert!(!files.is_empty() && files.len() <= 20, "{q}");
+        assert_eq!(files[0]["path"], q["top"][0], "{q}");
+        let scores: Vec<f64> = files.iter().map(|f| f["score"].as_f64().unwrap()).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    }
     assert!(
         report["latency_ms_p95"].as_f64().unwrap() >= report["latency_ms_p50"].as_f64().unwrap()
     );

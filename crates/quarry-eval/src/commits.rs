@@ -110,6 +110,7 @@ pub fn run(
                 latency_ms,
                 top: top.iter().take(10).cloned().collect(),
                 top_results: Vec::new(),
+                ranked_files: Vec::new(),
                 function_rank: None,
                 function_labelled: false,
             });

@@ -98,6 +98,10 @@ pub struct QueryOutcome {
     pub latency_ms: f64,
     /// The top 10 files returned.
     pub top: Vec<String>,
+    /// The file ranking's first 20 files with their scores and score parts (for analysing
+    /// what a change of ranking would do without searching again).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ranked_files: Vec<quarry_rank::RankedFile>,
     /// The first 10 results (chunks), as `path:start-end symbol`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_results: Vec<String>,
@@ -358,6 +362,8 @@ fn run_query(
     request.limit = opts.candidates;
     request.weights = opts.weights;
     request.fusion = run.fusion;
+    // The file ranking comes back with each outcome (`ranked_files`); it changes no order.
+    request.explain = true;
     let started = Instant::now();
     let judge = opts.judge.as_ref().zip(run.model_weight);
     if let Some((judge, _)) = judge {
@@ -398,6 +404,7 @@ fn run_query(
             first_relevant_rank,
             latency_ms,
             top: files.iter().take(10).cloned().collect(),
+            ranked_files: response.files.iter().take(20).cloned().collect(),
             top_results: response
                 .results
                 .iter()
