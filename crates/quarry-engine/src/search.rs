@@ -3,6 +3,7 @@
 
 use crate::answer::{fit_to_budget, IndexSummary, Mode, SearchResponse, SearchResult};
 use crate::filter::PathFilter;
+use crate::history_evidence::{PendingVotes, Votes};
 use crate::request::{check_request, SearchRequest};
 use crate::workspace::Workspace;
 use anyhow::{bail, Result};
@@ -248,6 +249,13 @@ impl Workspace {
                 // What points at files apart from the chunks (whole-file BM25, the names and
                 // paths the query uses) needs only the plan: a store that answers several
                 // reads at once is asked it beside the chunk candidates.
+                // Past changes like an issue text vote for files (synced history only): asked
+                // beside everything below, on a connection of their own.
+                let votes = PendingVotes::start(
+                    self,
+                    request,
+                    query_plan.issue.is_some() && cfg.files.history_weight > 0.0,
+                );
                 let chunk_query = lexical_query(cfg.lexical_candidates);
                 let file_query = lexical_query(FILE_CANDIDATES);
                 let (lexical, file_evidence) = both(
@@ -274,6 +282,7 @@ impl Workspace {
                     &filter,
                     &fused,
                     file_evidence,
+                    votes.finish(self, request)?,
                     lexical_share,
                 )?;
                 let mut chunks = fused;
@@ -374,6 +383,7 @@ impl Workspace {
         filter: &PathFilter,
         fused: &[(ChunkHit, ScoreParts)],
         evidence: FileEvidence,
+        votes: Votes,
         lexical_share: f64,
     ) -> Result<Vec<quarry_rank::RankedFile>> {
         let mut candidates: HashMap<(String, String), FileCandidate> = HashMap::new();
@@ -405,17 +415,15 @@ impl Workspace {
             entry(&mut candidates, &repo, &path).mentions = list;
         }
         // Past changes like the issue vote for the files they changed (synced history only).
-        if plan.issue.is_some() && request.fusion.files.history_weight > 0.0 {
-            for ((repo, path), votes) in self.history_votes(request)? {
-                if filter.admits_path(&path) {
-                    entry(&mut candidates, &repo, &path)
-                        .mentions
-                        .push(Mention::Changed {
-                            share: votes.share,
-                            commits: votes.commits,
-                            definitions: votes.definitions,
-                        });
-                }
+        for ((repo, path), votes) in votes {
+            if filter.admits_path(&path) {
+                entry(&mut candidates, &repo, &path)
+                    .mentions
+                    .push(Mention::Changed {
+                        share: votes.share,
+                        commits: votes.commits,
+                        definitions: votes.definitions,
+                    });
             }
         }
         Ok(quarry_rank::files::rank_files(
