@@ -138,6 +138,35 @@ fn the_daemon_answers_every_search_as_the_process_would() {
             "{query:?}"
         );
     }
+    // Past commits like an issue vote for files, asked beside the search on a connection of
+    // their own (in the daemon too): the same answer, the votes in it. Commits about other
+    // things first, so that the issue's words are rare in the history, as in any real one.
+    common::git::unrelated_commits(
+        &env,
+        "misc",
+        &["logging setup", "a health endpoint", "colour themes"],
+    );
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+    env.ok(&["config", "set", "search.history_weight", "1"]);
+    let args = ["search", "--json", "--explain", "--query-file", &issue];
+    let alone = stdout_json(
+        &with_daemon(&env, "off", &args).output().unwrap(),
+        "in-process",
+    );
+    let warm = stdout_json(
+        &with_daemon(&env, "require", &args).output().unwrap(),
+        "daemon",
+    );
+    assert_eq!(alone, warm, "history votes");
+    let voted = alone["files"].as_array().unwrap().iter().any(|f| {
+        f["path"] == "web/upload.ts"
+            && f["mentions"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["kind"] == "changed"))
+    });
+    assert!(voted, "the commit that retried uploads votes: {alone}");
+    env.ok(&["config", "set", "search.history_weight", "0"]);
+
     // `quarry grep` rides the same daemon, run from inside the repo: the same bytes.
     let greps: Vec<Vec<&str>> = vec![
         vec!["grep", "-n", "def "],

@@ -102,6 +102,8 @@ struct FileEvidence {
     file_bm25: Vec<quarry_core::FileHit>,
     /// The files the query's paths, frames and names point at.
     mentions: crate::evidence::Mentions,
+    /// The votes of past changes like the query (issue texts with history on; `PendingVotes`).
+    history: Votes,
 }
 
 impl FileEvidence {
@@ -126,6 +128,7 @@ impl FileEvidence {
         Ok(FileEvidence {
             file_bm25: file_bm25?,
             mentions: mentions?,
+            history: Votes::new(),
         })
     }
 }
@@ -246,9 +249,6 @@ impl Workspace {
                 .map(SearchResult::from)
                 .collect(),
             Mode::Lexical | Mode::Auto | Mode::Hybrid => {
-                // What points at files apart from the chunks (whole-file BM25, the names and
-                // paths the query uses) needs only the plan: a store that answers several
-                // reads at once is asked it beside the chunk candidates.
                 // Past changes like an issue text vote for files (synced history only): asked
                 // beside everything below, on a connection of their own.
                 let votes = PendingVotes::start(
@@ -256,6 +256,9 @@ impl Workspace {
                     request,
                     query_plan.issue.is_some() && cfg.files.history_weight > 0.0,
                 );
+                // What points at files apart from the chunks (whole-file BM25, the names and
+                // paths the query uses) needs only the plan: a store that answers several
+                // reads at once is asked it beside the chunk candidates.
                 let chunk_query = lexical_query(cfg.lexical_candidates);
                 let file_query = lexical_query(FILE_CANDIDATES);
                 let (lexical, file_evidence) = both(
@@ -263,7 +266,7 @@ impl Workspace {
                     |store| store.search_lexical(&chunk_query),
                     |store| FileEvidence::gather(store, &query_plan, request, &file_query),
                 );
-                let (lexical, file_evidence) = (lexical?, file_evidence?);
+                let (lexical, mut file_evidence) = (lexical?, file_evidence?);
                 let semantic = if mode == Mode::Hybrid {
                     semantic(cfg.semantic_candidates)?
                 } else {
@@ -276,13 +279,13 @@ impl Workspace {
                     wl / (wl + ws)
                 };
                 let fused = fusion::fuse(lexical, semantic, &query_plan, cfg);
+                file_evidence.history = votes.finish(self, request)?;
                 let ranked = self.rank_files(
                     &query_plan,
                     request,
                     &filter,
                     &fused,
                     file_evidence,
-                    votes.finish(self, request)?,
                     lexical_share,
                 )?;
                 let mut chunks = fused;
@@ -383,7 +386,6 @@ impl Workspace {
         filter: &PathFilter,
         fused: &[(ChunkHit, ScoreParts)],
         evidence: FileEvidence,
-        votes: Votes,
         lexical_share: f64,
     ) -> Result<Vec<quarry_rank::RankedFile>> {
         let mut candidates: HashMap<(String, String), FileCandidate> = HashMap::new();
@@ -415,7 +417,7 @@ impl Workspace {
             entry(&mut candidates, &repo, &path).mentions = list;
         }
         // Past changes like the issue vote for the files they changed (synced history only).
-        for ((repo, path), votes) in votes {
+        for ((repo, path), votes) in evidence.history {
             if filter.admits_path(&path) {
                 entry(&mut candidates, &repo, &path)
                     .mentions
