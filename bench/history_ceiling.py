@@ -33,6 +33,9 @@ import sqlite3
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from commit_bm25_baseline import git_dir  # where a mirror's git directory is
+
 STOP = set(
     """a an and are as at be but by for from has have i if in into is it its of on or that the
     their then there these this to was were will with not no can do does when which while we you
@@ -99,12 +102,6 @@ def read_history(db, repo):
     ):
         by_id[cid]["files"].append(path)
     return dict(commits=commits, df=df, n=len(commits), avg=total / max(1, len(commits)))
-
-
-def git_dir(mirrors, repo):
-    base = os.path.join(mirrors, repo.replace("/", "+"))
-    inner = os.path.join(base, "repo")
-    return inner if os.path.isdir(inner) else base
 
 
 def ranked_commits(history, query, reachable):
