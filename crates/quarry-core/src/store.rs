@@ -287,6 +287,40 @@ pub trait Store: crate::history::HistoryStore {
     /// --rebuild` starts over from. History cannot be rebuilt from the tree (a clone may be
     /// shallow now, a branch gone).
     fn clear_files(&mut self, repo: i64) -> anyhow::Result<()>;
+    /// Starts `index --rebuild` of a repo's files. Returns true when the store builds the new
+    /// files beside the old ones and switches at the end ("build beside and switch"): from here
+    /// until [`Store::commit_rebuild`], this store's `apply` and `finish_run` write the repo's
+    /// new files and its `file_states` answers from them (empty at first), while every other
+    /// reader (another store value, another process) still sees the repo as it was. A store
+    /// that returns true guarantees:
+    /// - readers see the old files or, once `commit_rebuild` returned, the new ones: never a
+    ///   mix of both, never a half-built repo;
+    /// - a rebuild that ends without `commit_rebuild` (an error, [`Store::abandon_rebuild`],
+    ///   the process killed at any moment, the machine losing power) leaves the old files, and
+    ///   the next open answers from them; what was built is dropped (by the next writer at the
+    ///   latest), and the rebuild must be run again;
+    /// - the repo's history and other repos are untouched, and vectors stay shared by text
+    ///   hash: `prune_vectors` after the switch drops those no chunk uses any more.
+    ///
+    /// The default returns false: it clears the files (`clear_files`) and the run builds in
+    /// place, so readers see the repo half-built until the run ends, and an interrupted run
+    /// leaves what it stored (the next run finishes it).
+    fn begin_rebuild(&mut self, repo: i64) -> anyhow::Result<bool> {
+        self.clear_files(repo)?;
+        Ok(false)
+    }
+    /// Makes the files built since `begin_rebuild` returned true the repo's files, at once for
+    /// every reader; called after `finish_run`, so the new counts switch with them. The
+    /// default does nothing (the rebuild was in place).
+    fn commit_rebuild(&mut self, _repo: i64) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Gives up a rebuild begun by `begin_rebuild` (Ctrl-C, an error): the old files stay as
+    /// they were and the new ones are dropped. The default does nothing (what an in-place
+    /// rebuild stored stays, and the next run finishes it).
+    fn abandon_rebuild(&mut self, _repo: i64) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// The stored state of every file of a repo, by repo-relative path.
     fn file_states(&self, repo: i64) -> anyhow::Result<HashMap<String, FileState>>;
     /// Applies one batch atomically: after a crash either all of it or none of it is there.
