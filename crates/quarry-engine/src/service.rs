@@ -372,7 +372,8 @@ impl Service {
 
     /// A file named relative to a repo's root (or absolute inside one) of `repos` (every repo
     /// when empty): the repo, the real path, and the path as shown. Paths that leave every
-    /// repo root (`..`, a link out) are refused; a root reached through a link still serves.
+    /// repo root (`..`, a link out) are refused; a root reached through a link still serves;
+    /// a file the index does not hold is refused.
     pub fn resolve_file(
         &self,
         ws: &Workspace,
@@ -380,6 +381,9 @@ impl Service {
         repos: &[String],
     ) -> Result<(String, PathBuf, String)> {
         let asked = Path::new(file);
+        // A file on disk that the index does not hold (`.env`, `.git/config`, an ignored
+        // file) is never served: what the index holds is what its rules let in.
+        let mut unindexed = None;
         for repo in ws.store().repos()? {
             if !repos.is_empty() && !repos.contains(&repo.name) {
                 continue;
@@ -397,9 +401,17 @@ impl Service {
             if let Ok(rel) = real.strip_prefix(&root) {
                 if real.is_file() {
                     let shown = rel.to_string_lossy().replace('\\', "/");
-                    return Ok((repo.name, real, shown));
+                    if ws.store().file_states(repo.id)?.contains_key(&shown) {
+                        return Ok((repo.name, real, shown));
+                    }
+                    unindexed.get_or_insert(shown);
                 }
             }
+        }
+        if let Some(shown) = unindexed {
+            return Err(bad(format!(
+                "`{shown}` is not in the index: only indexed files are served (hidden, ignored, skipped and `.git/` files never are; a new file is once `quarry index` has read it)"
+            )));
         }
         Err(bad(format!(
             "`{file}` is not a file inside an indexed repo (paths are relative to a repo's root)"

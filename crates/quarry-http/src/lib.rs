@@ -17,6 +17,7 @@ mod connections;
 mod graph_svg;
 pub mod openapi;
 mod page;
+mod peer;
 
 use openapi::Health;
 
@@ -379,6 +380,9 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
         )
         .into_response();
     }
+    if let Some(refused) = refuse_foreign(&app, &request) {
+        return refused.into_response();
+    }
     if app.loopback_only {
         // DNS rebinding: a web page on evil.example whose name now resolves to 127.0.0.1
         // reaches this server from the user's browser with `Host: evil.example`. Exactly one
@@ -452,6 +456,80 @@ async fn guard(State(app): State<App>, request: Request<Body>, next: Next) -> Re
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// A loopback connection's owner, when the kernel named one other than the serving user
+/// (peer.rs): such a client is answered only with the token.
+#[derive(Clone, Copy)]
+struct ForeignUser(u32);
+
+/// What no request may do whatever its route: come from another local user without the
+/// token (peer.rs), name a foreign host in an absolute-form request line
+/// (`GET http://evil.example/… HTTP/1.1`), or write from another origin. A browser sends a
+/// cross-origin POST with `Content-Type: text/plain` and no preflight (`mode: 'no-cors'`): it
+/// cannot read the answer, but the write happens. So a write (any method but GET and HEAD)
+/// must carry a JSON content type — which a page can only send after a CORS preflight this
+/// server never grants — and no foreign `Origin` or `Sec-Fetch-Site`, unless it carries the
+/// token (an `Authorization` header needs a preflight too).
+fn refuse_foreign(app: &App, request: &Request<Body>) -> Option<ApiError> {
+    let forbidden = |why: String| Some(ApiError(StatusCode::FORBIDDEN, why));
+    if let Some(ForeignUser(uid)) = request.extensions().get::<ForeignUser>() {
+        if app.token.is_none() {
+            return forbidden(format!(
+                "this server answers only the user who started it; the connection is user {uid}'s: start `quarry serve --token T` and send `Authorization: Bearer T` to share it"
+            ));
+        }
+    }
+    if let Some(authority) = request.uri().authority() {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok());
+        if (app.loopback_only && !is_loopback_host(authority.as_str()))
+            || host.is_some_and(|h| !h.eq_ignore_ascii_case(authority.as_str()))
+        {
+            return forbidden(format!(
+                "the request line names `{authority}`, which is not this server: send the path alone (`GET /api/...`)"
+            ));
+        }
+    }
+    let method = request.method();
+    if method == axum::http::Method::GET || method == axum::http::Method::HEAD {
+        return None;
+    }
+    let headers = request.headers();
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = text(header::HeaderName::from_static("sec-fetch-site")) {
+        if !matches!(site, "same-origin" | "none") {
+            return forbidden(format!(
+                "a write from another site (Sec-Fetch-Site: {site}) is refused: only the search page and local clients may write"
+            ));
+        }
+    }
+    if let Some(origin) = text(header::ORIGIN) {
+        let host = text(header::HOST).unwrap_or("");
+        let own = ["http://", "https://"].iter().any(|scheme| {
+            origin
+                .strip_prefix(scheme)
+                .is_some_and(|o| o.eq_ignore_ascii_case(host))
+        });
+        if !own {
+            return forbidden(format!(
+                "a write from origin `{origin}` is refused: only pages this server serves may write"
+            ));
+        }
+    }
+    let json = text(header::CONTENT_TYPE).is_some_and(|t| {
+        let essence = t.split(';').next().unwrap_or("").trim();
+        essence.eq_ignore_ascii_case("application/json")
+    });
+    if !json && app.token.is_none() {
+        return Some(ApiError(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a write needs `Content-Type: application/json` (a page on another site cannot send one without permission this server never gives)".into(),
+        ));
+    }
+    None
 }
 
 /// `localhost`, `127.0.0.1`, `[::1]` (and other loopback addresses), with or without a port.
@@ -605,12 +683,21 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, limits: Limits) 
             continue;
         };
         let app = app.clone();
+        let server = stream.local_addr().ok();
         tokio::spawn(async move {
             let leave = connections::Leave(place.clone());
+            let foreign = server
+                .filter(|_| peer.ip().is_loopback())
+                .and_then(|server| peer::owner_uid(peer, server))
+                .filter(|uid| peer::own_uid().is_some_and(|own| own != *uid))
+                .map(ForeignUser);
             let service =
                 hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
                     place.doing(connections::Doing::Reading);
                     request.extensions_mut().insert(place.clone());
+                    if let Some(foreign) = foreign {
+                        request.extensions_mut().insert(foreign);
+                    }
                     let place = place.clone();
                     let answered = tower::ServiceExt::oneshot(app.clone(), request);
                     async move {
