@@ -18,6 +18,14 @@ window.quarryTimings = [];
 // Of each, the part spent waiting for the server's answer (request sent to JSON read).
 window.quarryFetchTimings = [];
 
+// A path as it may be shown: characters that reorder or hide text (bidirectional controls,
+// zero-width ones) are written as their code points, so `evil\u202Etxt.py` never reads as
+// "evilyp.txt" and two names that differ only by an invisible character look different.
+const HIDDEN = /[\u061C\u115F\u1160\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0]/g;
+function shown(text) {
+  return String(text).replace(HIDDEN, (c) => `\u27E6U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27E7`);
+}
+
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -179,7 +187,7 @@ function codeResults(found, q) {
   for (const results of groups.values()) {
     const first = results[0];
     const section = el("section", { class: "file-group" },
-      el("h2", {}, el("a", { href: pageUrl({ file: first.path, repo: first.repo }) + "#L" + first.start_line, text: first.path }),
+      el("h2", {}, el("a", { href: pageUrl({ file: first.path, repo: first.repo }) + "#L" + first.start_line, text: shown(first.path) }),
         el("span", { class: "repo", text: first.repo })));
     for (const r of results) {
       const lines = (r.text || "").split("\n").slice(0, 12);
@@ -262,14 +270,14 @@ async function showFile(path, repo, signal) {
     outline.append(el("p", { class: "empty", text: "No outline." }));
   }
   const head = el("div", {},
-    el("h1", {}, `${view.repo} / ${view.path}`),
+    el("h1", {}, `${view.repo} / ${shown(view.path)}`),
     el("div", { class: "file-actions" },
       el("span", { text: view.language + (view.highlighted ? "" : " (plain)") + (view.truncated ? " — first lines only" : "") }),
       el("a", { href: pageUrl({ touches: path, repo }), text: "History of this file" })));
   main.replaceChildren(el("div", { class: "file-view" },
     el("div", {}, head, el("div", { class: "code-wrap" }, el("table", { class: "code" }, rows))),
     outline));
-  document.title = `${view.path} — quarry`;
+  document.title = `${shown(view.path)} — quarry`;
   jumpToLine();
 }
 
@@ -295,7 +303,7 @@ async function showCommit(sha, repo, signal) {
     diff.append(el("span", { class: cls, text: line || " " }));
   }
   const files = el("ul", {}, c.files.map((f) => el("li", {},
-    el("a", { href: pageUrl({ file: f.path, repo: c.repo }), text: f.path }),
+    el("a", { href: pageUrl({ file: f.path, repo: c.repo }), text: shown(f.path) }),
     ` ${f.status}` + (f.added !== undefined && f.added !== null ? ` +${f.added} −${f.removed}` : ""))));
   main.replaceChildren(el("article", { class: "commit" },
     el("h1", { text: c.subject }),

@@ -140,14 +140,16 @@ pub fn render(impact: &Impact) -> String {
                 escape(&href),
                 escape(&format!(
                     "{label} — {}:{} calls {}",
-                    c.path, c.line, c.calls
+                    visible(&c.path),
+                    c.line,
+                    c.calls
                 )),
                 x + 8,
                 y + 14,
                 escape(&clip(label, 32)),
                 x + 8,
                 y + 28,
-                escape(&clip(&format!("{}:{}", c.path, c.line), 36)),
+                escape(&clip(&format!("{}:{}", visible(&c.path), c.line), 36)),
             );
         }
         if members.len() > MAX_PER_COLUMN {
@@ -163,6 +165,30 @@ pub fn render(impact: &Impact) -> String {
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// A path as it may be drawn: characters that reorder or hide text (bidirectional controls,
+/// zero-width ones) written as their code points (`evil\u{202E}txt.py` would read as
+/// "evilyp.txt"), as the page's `shown` does.
+fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        matches!(c, '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
+            | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}')
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if hidden(c) {
+                format!("\u{27E6}U+{:04X}\u{27E7}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 #[cfg(test)]
@@ -202,5 +228,21 @@ mod tests {
             svg.contains("&lt;main&gt;") && !svg.contains("<main>"),
             "{svg}"
         );
+    }
+
+    #[test]
+    fn names_that_reorder_or_hide_text_are_drawn_marked() {
+        let impact = Impact {
+            name: "save".into(),
+            by_name: true,
+            max_depth: 3,
+            callers: vec![entry(1, "save", "run", "evil\u{202E}yp.txt")],
+            files: vec![],
+            truncated: false,
+        };
+        let svg = render(&impact);
+        assert!(!svg.contains('\u{202E}'), "{svg}");
+        assert!(svg.contains("evil\u{27E6}U+202E\u{27E7}yp.txt"), "{svg}");
+        assert_eq!(visible("plain/a.py"), "plain/a.py");
     }
 }
