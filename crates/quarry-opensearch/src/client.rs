@@ -505,6 +505,8 @@ impl Client {
                     200..=299 => {}
                     // A delete or an update of a document already gone: nothing to do.
                     404 if !line.starts_with("{\"index\"") => {}
+                    // A `create` of a document already there: the first copy stays.
+                    409 if line.starts_with("{\"create\"") => {}
                     429 => again.push(line.clone()),
                     _ => bail!(
                         "OpenSearch at {}: a bulk write failed ({status}): {}",

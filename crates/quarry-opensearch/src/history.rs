@@ -117,8 +117,33 @@ pub(crate) fn known(store: &OpenSearchStore, repo: i64) -> Result<HashSet<String
     Ok(out)
 }
 
+/// The `_id` of a commit's document: its repo's id and SHA, so that writing a commit again is
+/// the same document (schema v4). A sync killed after its writes and before they became
+/// searchable (a refresh) left documents that the search below does not see; the next sync
+/// writes those commits again, and a `create` under the same id leaves the first copy (with
+/// its numeric id and any vector) as it was, where a fresh id made a second document.
+pub(crate) fn commit_doc_id(repo: i64, sha: &str) -> String {
+    format!("{repo}-{sha}")
+}
+
 /// Stores the commits of `repo` not stored yet (the first copy of a SHA stays).
 pub(crate) fn put(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) -> Result<()> {
+    write(store, repo, commits)?;
+    store.client.refresh(&store.alias("commits"))
+}
+
+/// As [`put`] without the refresh that ends it: what a sync killed between the two leaves.
+pub(crate) fn put_unrefreshed(
+    store: &OpenSearchStore,
+    repo: i64,
+    commits: &[CommitRecord],
+) -> Result<()> {
+    write(store, repo, commits)
+}
+
+/// Writes the commits of `repo` that a search does not find stored (most of those stored: the
+/// search is what spares the tokens' stems and the writes; the ids make it exact).
+fn write(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) -> Result<()> {
     if commits.is_empty() {
         return Ok(());
     }
@@ -183,7 +208,7 @@ pub(crate) fn put(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) 
             }
         }
         actions.push((
-            json!({"index": {"_index": index, "_id": id.to_string()}}),
+            json!({"create": {"_index": index, "_id": commit_doc_id(repo, &c.sha)}}),
             Some(json!({
                 "id": id, "repo_id": repo, "repo": repo_doc["name"], "sha": c.sha,
                 "parents": c.parents, "author": c.author, "email": c.email,
@@ -200,8 +225,8 @@ pub(crate) fn put(store: &OpenSearchStore, repo: i64, commits: &[CommitRecord]) 
         ));
     }
     std::mem::drop(lexicon);
-    store.client.bulk(&actions, false)?;
-    store.client.refresh(&index)
+    // A commit already stored under its id (409) keeps its document: the first copy stays.
+    store.client.bulk(&actions, false)
 }
 
 pub(crate) fn drop(store: &OpenSearchStore, repo: i64, shas: &[String]) -> Result<()> {
@@ -593,7 +618,8 @@ pub(crate) fn pending(
     Ok(found.into_iter().take(limit).map(|f| f.2).collect())
 }
 
-/// Stores commit vectors by commit id; a commit dropped meanwhile is skipped.
+/// Stores commit vectors by commit id (the numeric `id` a pending commit was given); a commit
+/// dropped meanwhile is skipped.
 pub(crate) fn put_vectors(store: &OpenSearchStore, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
     let Some(dims) = vectors.first().map(|(_, v)| v.len()) else {
         return Ok(());
@@ -608,13 +634,28 @@ pub(crate) fn put_vectors(store: &OpenSearchStore, vectors: &[(i64, Vec<f32>)]) 
     }
     let index = store.alias("commits");
     let field = vector_name(stored);
+    // The documents' ids (repo and SHA) by the numeric ids the embedder was given.
+    let mut doc_ids: HashMap<i64, String> = HashMap::new();
+    let ids: Vec<i64> = vectors.iter().map(|(id, _)| *id).collect();
+    for part in ids.chunks(1000) {
+        let answer = search(
+            store,
+            &json!({"size": part.len(), "_source": ["id"], "query": {"terms": {"id": part}}}),
+            false,
+        )?;
+        for h in answer["hits"]["hits"].as_array().into_iter().flatten() {
+            if let (Some(id), Some(doc)) = (h["_source"]["id"].as_i64(), h["_id"].as_str()) {
+                doc_ids.insert(id, doc.to_string());
+            }
+        }
+    }
     let actions: Vec<(Value, Option<Value>)> = vectors
         .iter()
-        .map(|(id, v)| {
-            (
-                json!({"update": {"_index": index, "_id": id.to_string()}}),
+        .filter_map(|(id, v)| {
+            Some((
+                json!({"update": {"_index": index, "_id": doc_ids.get(id)?}}),
                 Some(json!({"doc": {field.clone(): v, "embedded": true}})),
-            )
+            ))
         })
         .collect();
     store.client.bulk(&actions, false)?;

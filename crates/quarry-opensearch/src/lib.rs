@@ -49,8 +49,16 @@ use serde_json::{json, Value};
 use client::Client;
 use schema::Layout;
 
-/// The version of the indexes' layout this quarry writes (each index is `PREFIX-KIND-vN`).
+/// The version of the indexes' layout this quarry writes (each index is `PREFIX-KIND-vN`, N
+/// the version that last changed that kind: [`index_version`]).
 pub const SCHEMA_VERSION: u32 = schema::VERSION;
+
+/// The version in the name of the index of `kind` at schema `version`, for tests that look
+/// inside.
+#[doc(hidden)]
+pub fn index_version(kind: &str, version: u32) -> u32 {
+    schema::index_version(kind, version)
+}
 
 /// How long the connect and each call may wait when `store.timeout_s` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -313,6 +321,15 @@ impl OpenSearchStore {
             own_markers: Default::default(),
         };
         Ok(store)
+    }
+
+    /// As `put_commits`, ending as a sync killed after its writes and before they became
+    /// searchable: durable, not yet found by a search (tests of a sync killed midway; the
+    /// next reader of this store value refreshes what it wrote, so another store value must
+    /// read after it).
+    #[doc(hidden)]
+    pub fn put_commits_unrefreshed(&self, repo: i64, commits: &[CommitRecord]) -> Result<()> {
+        history::put_unrefreshed(self, repo, commits)
     }
 
     /// The alias of the index of `kind` (`chunks`, `files`, …), for tests that look inside.

@@ -20,10 +20,34 @@ use serde_json::{json, Value};
 
 use crate::client::Client;
 
-/// The schema version: bump it with any change to a mapping or to the analysis settings.
+/// The schema version: bump it with any change to a mapping, to the analysis settings or to
+/// how documents are laid out, and list in [`CHANGED`] the kinds of index it changed.
 /// v2: every full-text field has a `tf` subfield (its counts, see below).
 /// v3: a calls document holds a file's calls of one name (write.rs's `CalleeCalls`).
-pub(crate) const VERSION: u32 = 3;
+/// v4: a commit document's `_id` is its repo's id and SHA (history.rs's `commit_doc_id`), so
+/// a commit written twice (a sync killed before its writes became searchable, run again) is
+/// one document; the copy merges the copies an older index holds.
+pub(crate) const VERSION: u32 = 4;
+
+/// The versions after 3 and the kinds of index each changed. An index keeps the version of
+/// its last change (`index_version`): a move copies only the indexes that changed, not a
+/// million chunks for a change to commits. Versions up to 3 changed and named every index.
+const CHANGED: [(u32, &[&str]); 1] = [(4, &["commits"])];
+
+/// The version in the name of the index of `kind` at schema `version` (`PREFIX-KIND-vN`).
+/// A version past [`VERSION`] is a newer quarry's, whose changes this one cannot know: taken
+/// as changing every index (tests of an index written by a newer quarry).
+pub(crate) fn index_version(kind: &str, version: u32) -> u32 {
+    if version <= 3 || version > VERSION {
+        return version;
+    }
+    CHANGED
+        .iter()
+        .filter(|(v, kinds)| *v <= version && kinds.contains(&kind))
+        .map(|(v, _)| *v)
+        .max()
+        .unwrap_or(3)
+}
 
 /// The indexes of a store, by kind.
 pub(crate) const KINDS: [&str; 7] = [
@@ -253,14 +277,15 @@ pub(crate) fn migrate(
 ) -> Result<()> {
     for kind in KINDS {
         let alias = layout.alias(kind);
-        let target = layout.versioned(kind, version);
+        let wanted = index_version(kind, version);
+        let target = layout.versioned(kind, wanted);
         let current: Vec<String> = current.get(&alias).cloned().unwrap_or_default();
         if current.contains(&target) {
             continue;
         }
-        if let Some(newer) = current.iter().find(|c| version_of(c) > Some(version)) {
+        if let Some(newer) = current.iter().find(|c| version_of(c) > Some(wanted)) {
             bail!(
-                "OpenSearch at {}: the index {newer} was written by a newer quarry (schema v{}; this one knows v{version}): upgrade quarry",
+                "OpenSearch at {}: the index {newer} was written by a newer quarry (v{}; this one knows v{wanted} of it): upgrade quarry",
                 client.shown,
                 version_of(newer).unwrap_or(0)
             );
@@ -288,12 +313,12 @@ pub(crate) fn migrate(
             Err(r) => return Err(client.refused("PUT", &format!("/{target}"), &r)),
         }
         if let Some(old) = current.first() {
-            copy(
-                client,
-                old,
-                &target,
-                (kind == "calls").then_some(CALL_PER_DOCUMENT),
-            )?;
+            let script = match kind {
+                "calls" => Some(CALL_PER_DOCUMENT),
+                "commits" => Some(COMMIT_BY_SHA),
+                _ => None,
+            };
+            copy(client, old, &target, script)?;
             let mut actions = vec![json!({"add": {"index": target, "alias": alias}})];
             for old in &current {
                 actions.push(json!({"remove_index": {"index": old}}));
@@ -320,6 +345,12 @@ pub(crate) fn migrate(
 const CALL_PER_DOCUMENT: &str = "def s = ctx._source; if (!s.containsKey('calls')) { \
     def caller = s.remove('caller'); def line = s.remove('line'); \
     s.callers = caller == null ? [] : [caller]; s.calls = [[line, caller, s.id]]; }";
+
+/// A commit document of schema v3 or older (`_id`: a number given when it was written) under
+/// the id of v4, its repo's id and SHA (history.rs's `commit_doc_id`): the copies of one
+/// commit that an older index holds (a sync killed before its writes were searchable wrote
+/// them again) become one document. Idempotent, as a copy run twice needs.
+const COMMIT_BY_SHA: &str = "ctx._id = ctx._source.repo_id + '-' + ctx._source.sha;";
 
 /// Copies every document of `from` into `to` as a server task, waited for in bounded polls:
 /// a copy of a large index outlasts one request's timeout, and a request sent again after

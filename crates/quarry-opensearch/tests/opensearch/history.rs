@@ -242,3 +242,62 @@ fn opensearch_history_answers_as_the_embedded_store_does() {
     os.clear_files(repo).unwrap();
     assert_eq!(os.search_commits(&all).unwrap().len(), 4);
 }
+
+/// A sync killed after writing commits and before they became searchable (a refresh), run
+/// again: each commit is one document. The search that skips stored commits does not see
+/// such writes, and each rewrite used to be a second document (the fault campaign: 5,736
+/// documents for 5,531 commits after four killed syncs, `log` listing a SHA twice).
+#[test]
+fn opensearch_a_sync_killed_before_its_commits_were_searchable_stores_each_commit_once() {
+    let url = quarry_test_opensearch::store_url("history_killed");
+    let commits = history();
+    let mut killed = quarry_opensearch::OpenSearchStore::connect(&url).unwrap();
+    let repo = killed.ensure_repo("svc", "/src/svc").unwrap().id;
+    // No refresh but quarry's own: the rerun comes within the index's 30 s.
+    let index = killed.index("commits");
+    let (status, body) = quarry_test_opensearch::request(
+        quarry_test_opensearch::server(),
+        "PUT",
+        &format!("/{index}/_settings"),
+        Some(r#"{"index": {"refresh_interval": "-1"}}"#),
+    )
+    .unwrap();
+    assert!(status < 300, "{status} {body}");
+    killed.put_commits_unrefreshed(repo, &commits[..3]).unwrap();
+    drop(killed);
+
+    let mut next = quarry_opensearch::OpenSearchStore::connect(&url).unwrap();
+    assert!(
+        next.known_commits(repo).unwrap().is_empty(),
+        "the killed sync's writes are not searchable yet"
+    );
+    next.put_commits(repo, &commits).unwrap();
+    next.put_commits(repo, &commits[1..2]).unwrap();
+    assert_eq!(next.known_commits(repo).unwrap().len(), 5);
+    assert_eq!(next.history_stats().unwrap()[0].commits, 5);
+    let all = CommitQuery {
+        limit: 20,
+        ..Default::default()
+    };
+    let mut listed: Vec<String> = next
+        .search_commits(&all)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.sha)
+        .collect();
+    listed.sort();
+    let mut wanted: Vec<String> = commits.iter().map(|c| c.sha.clone()).collect();
+    wanted.sort();
+    assert_eq!(listed, wanted);
+    // Each commit's vector lands on its one document.
+    let pending = next.pending_commit_embeddings(10, None, &[]).unwrap();
+    assert_eq!(pending.len(), 5);
+    let vectors: Vec<(i64, Vec<f32>)> = pending
+        .iter()
+        .map(|p| (p.id, vec![1.0, 0.0, 0.0]))
+        .collect();
+    next.put_commit_vectors(&vectors).unwrap();
+    let stats = next.history_stats().unwrap();
+    assert_eq!((stats[0].commits, stats[0].embedded), (5, 5));
+    assert_eq!(next.waiting_commit_embeddings(None, &[]).unwrap(), 0);
+}

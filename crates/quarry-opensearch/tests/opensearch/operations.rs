@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use quarry_core::store::{IndexBatch, Store};
 use quarry_core::VectorQuery;
-use quarry_opensearch::{OpenSearchStore, SCHEMA_VERSION};
+use quarry_opensearch::{index_version, OpenSearchStore, SCHEMA_VERSION};
 use quarry_test_opensearch::{request, server, store_url};
 
 use crate::common::{chunk, file, query};
@@ -69,10 +69,13 @@ fn opensearch_a_new_schema_version_is_copied_into_a_new_index_and_the_alias_move
     // The current version: every index copied, the aliases moved, the old indexes gone.
     let store = OpenSearchStore::connect(&url).unwrap();
     let aliases = get(&format!("/_alias/{prefix}-*"));
-    assert!(
-        aliases.contains(&format!("{prefix}-chunks-v{SCHEMA_VERSION}")),
-        "{aliases}"
-    );
+    for kind in ["chunks", "commits"] {
+        let version = index_version(kind, SCHEMA_VERSION);
+        assert!(
+            aliases.contains(&format!("{prefix}-{kind}-v{version}")),
+            "{aliases}"
+        );
+    }
     assert!(!aliases.contains("-v0"), "{aliases}");
     assert_eq!(
         store.search_lexical(&query("alpha")).unwrap()[0].path,
@@ -125,19 +128,78 @@ fn opensearch_a_schema_move_cut_off_midway_is_finished_by_the_next_connect() {
     let (status, body) = request(
         server(),
         "PUT",
-        &format!("/{prefix}-symbols-v{SCHEMA_VERSION}"),
+        &format!(
+            "/{prefix}-symbols-v{}",
+            index_version("symbols", SCHEMA_VERSION)
+        ),
         Some("{}"),
     )
     .unwrap();
     assert!(status < 300, "{status} {body}");
     let store = OpenSearchStore::connect(&url).unwrap();
     let after = get(&format!("/_alias/{prefix}-symbols"));
-    assert!(after.contains(&format!("-v{SCHEMA_VERSION}")), "{after}");
+    assert!(
+        after.contains(&format!("-v{}", index_version("symbols", SCHEMA_VERSION))),
+        "{after}"
+    );
     assert!(!after.contains("-v0"), "{after}");
     assert_eq!(
         store.search_lexical(&query("alpha")).unwrap()[0].path,
         "a.py"
     );
+}
+
+/// Schema v3 gave each commit document a fresh numeric id, and a sync killed before its
+/// writes were searchable wrote them again under new ones. The move to v4 (the id is the
+/// repo and SHA) leaves one document per commit, and copies only the commits index.
+#[test]
+fn opensearch_the_move_to_commit_ids_by_sha_merges_the_copies_an_older_index_holds() {
+    use quarry_core::history::HistoryStore;
+    let url = store_url("schema_commits");
+    let prefix = url.rsplit('/').next().unwrap().to_string();
+    let timeout = Duration::from_secs(30);
+    let mut old = OpenSearchStore::connect_at(&url, timeout, 3).unwrap();
+    let repo = old.ensure_repo("r", "/src/r").unwrap();
+    let sha = "ab".repeat(20);
+    // Two copies of one commit and one of another, as v3 wrote them (ids from the counter).
+    for (id, sha, subject) in [
+        (900, sha.as_str(), "Fix the parser"),
+        (901, sha.as_str(), "Fix the parser"),
+        (902, "cd", "Other"),
+    ] {
+        let (status, body) = request(
+            server(),
+            "PUT",
+            &format!("/{prefix}-commits/_doc/{id}?refresh=true"),
+            Some(
+                &serde_json::json!({
+                    "id": id, "repo_id": repo.id, "repo": "r", "sha": sha, "subject": subject,
+                    "author_time": 1_700_000_000, "files": [], "embedded": false,
+                    "t_subject": "fix parser", "n_tokens": 2,
+                })
+                .to_string(),
+            ),
+        )
+        .unwrap();
+        assert!(status < 300, "{status} {body}");
+    }
+    assert_eq!(old.history_stats().unwrap()[0].commits, 3);
+    drop(old);
+
+    let store = OpenSearchStore::connect(&url).unwrap();
+    let aliases = get(&format!("/_alias/{prefix}-*"));
+    assert!(
+        aliases.contains(&format!("{prefix}-commits-v4")),
+        "{aliases}"
+    );
+    // The other indexes did not change in v4: not copied.
+    assert!(
+        aliases.contains(&format!("{prefix}-chunks-v3")),
+        "{aliases}"
+    );
+    assert_eq!(store.history_stats().unwrap()[0].commits, 2);
+    assert_eq!(store.commits_by_prefix("abab", &[]).unwrap().len(), 1);
+    assert_eq!(store.known_commits(repo.id).unwrap().len(), 2);
 }
 
 /// While a new schema version is built and the aliases move, a reader searching all along
@@ -196,7 +258,7 @@ fn opensearch_searches_never_see_a_half_built_index_while_the_schema_moves() {
         "/_alias/{}-chunks",
         url.rsplit('/').next().unwrap()
     ))
-    .contains(&format!("-v{SCHEMA_VERSION}")));
+    .contains(&format!("-v{}", index_version("chunks", SCHEMA_VERSION))));
     assert_eq!(new.search_lexical(&wide).unwrap().len(), 400);
 }
 
