@@ -334,8 +334,9 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
-    // A client of another build is refused, and the daemon steps down for it.
-    {
+    // A client of another build is refused; the daemon stays, since its own binary is the
+    // same (any request may say another build: stepping down for it ended answers in flight).
+    let other_build = || {
         use std::io::{BufRead, BufReader, Write};
         let mut stream = std::os::unix::net::UnixStream::connect(folder.join("sock")).unwrap();
         stream
@@ -346,8 +347,43 @@ fn the_daemon_is_the_users_alone_and_recovers_from_kills_builds_and_crowds() {
         let mut answer = String::new();
         BufReader::new(&stream).read_line(&mut answer).unwrap();
         assert!(answer.contains("refused"), "{answer}");
-    }
-    eventually("the daemon steps down", || daemons_of(&env) == 0);
+    };
+    other_build();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(daemons_of(&env), 1, "a forged build stopped the daemon");
+    assert!(daemon_status(&env).is_some());
+    // Its binary replaced on disk (an upgrade): then it steps down for the new build.
+    env.ok(&["daemon", "stop"]);
+    eventually("stopped", || daemons_of(&env) == 0);
+    let copy = env.home.path().join("bin/quarry");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_quarry"), &copy).unwrap();
+    let from_copy = |args: &[&str]| {
+        Command::new(&copy)
+            .arg("--index-dir")
+            .arg(env.index_dir())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(from_copy(&["daemon", "start"]).status.success());
+    eventually("the copy's daemon answers", || {
+        from_copy(&["daemon", "status"]).status.success()
+    });
+    other_build();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(daemons_of(&env), 1, "its binary is unchanged");
+    let upgraded = env.home.path().join("bin/quarry.new");
+    std::fs::copy(env!("CARGO_BIN_EXE_quarry"), &upgraded).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&upgraded)
+        .unwrap()
+        .set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1))
+        .unwrap();
+    std::fs::rename(&upgraded, &copy).unwrap();
+    other_build();
+    eventually("the replaced daemon steps down", || daemons_of(&env) == 0);
 
     // Another user cannot reach it at all (the folder is 0700), when the suite can test that.
     let root = unsafe { libc::geteuid() } == 0;
@@ -468,6 +504,67 @@ fn a_stopped_daemon_is_passed_over_at_once_and_named() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(std::fs::read(&file).unwrap(), alone.stdout);
     env.ok(&["daemon", "stop"]);
+}
+
+/// A daemon killed in the middle of writing a grep's output: the client says the output is
+/// incomplete and fails; it never greps again after it (which printed part of the answer and
+/// then the whole answer, exit 0).
+#[test]
+fn a_grep_whose_daemon_dies_mid_output_is_never_answered_twice() {
+    use std::io::Read;
+    let env = Env::new();
+    // Far more output than a pipe holds (64 KiB): the daemon blocks writing it.
+    for file in 0..200 {
+        let body: String = (0..60)
+            .map(|n| format!("def handler_{file}_{n}(request):\n    return request\n"))
+            .collect();
+        env.write(&format!("pkg/m{file:03}.py"), body);
+    }
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let grep = ["grep", "-n", "def "];
+    let alone = with_daemon(&env, "off", &grep)
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert!(alone.stdout.len() > 500_000);
+    env.ok(&["daemon", "start"]);
+    let pid = daemon_status(&env).unwrap()["pid"].as_u64().unwrap();
+    // The daemon answers greps (so the next one goes to it).
+    let warm = with_daemon(&env, "require", &grep)
+        .current_dir(env.repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(warm.stdout, alone.stdout);
+    let mut child = with_daemon(&env, "auto", &grep)
+        .current_dir(env.repo.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nothing reads the pipe yet: the daemon fills it and waits to write more.
+    std::thread::sleep(Duration::from_millis(1500));
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    let mut got = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut got).unwrap();
+    let mut said = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "a cut answer must not exit 0: {said}");
+    assert!(said.contains("incomplete"), "{said}");
+    assert!(
+        got.len() < alone.stdout.len() && alone.stdout.starts_with(&got),
+        "the output is not a prefix of the answer ({} of {} bytes): written twice?",
+        got.len(),
+        alone.stdout.len()
+    );
 }
 
 trait SpawnOutput {

@@ -163,8 +163,29 @@ pub fn grep(
     let call = Call::Grep {
         request: request.clone(),
     };
+    let before = OutputMark::of(output);
     match ask_passing(dir, call, Some(output)) {
         Ok(Reply::Grep { stats, filter, .. }) => Ok(Some((stats, filter))),
+        // The daemon was told to write and gave no answer: it may have written part of the
+        // output, and may still (stopped, and continued later). Only once it can write no
+        // more, and only when it wrote nothing, is the answer this process's.
+        Err(e) if e.downcast_ref::<AnswerLost>().is_some() => {
+            let lost = e.downcast::<AnswerLost>().expect("checked");
+            let gone = lost.pid.is_some_and(silence);
+            let untouched = before.is_some() && before == OutputMark::of(output);
+            if gone && untouched && policy != Policy::Require {
+                eprintln!("quarry: {lost}; it wrote nothing, answering in-process");
+                return Ok(None);
+            }
+            bail!(
+                "{lost}; {} — run the command again (`QUARRY_DAEMON=off` answers without it)",
+                if gone {
+                    "the output above may be incomplete"
+                } else {
+                    "it may still write into this output"
+                }
+            )
+        }
         // It may have written part of the output: say what went wrong, never search again.
         Ok(Reply::GrepStopped { closed: true, .. }) => {
             Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into())
@@ -241,9 +262,100 @@ fn ask_passing(
     stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
     stream.set_write_timeout(Some(ANSWER_TIMEOUT))?;
     if output.is_some() {
+        // Who will write: the process at the socket's other end, as the kernel says.
+        let pid = peer_pid(&stream);
         (&stream).write_all(&[crate::protocol::GO])?;
+        return read_reply(&mut reader).map_err(|e| AnswerLost { pid, why: e }.into());
     }
     Ok(read_reply(&mut reader)?)
+}
+
+/// A daemon told to write into the caller's output gave no answer (it died, was stopped, or
+/// its deadline passed): what it wrote, and whether it still may, is unknown to the reply.
+#[derive(Debug)]
+struct AnswerLost {
+    pid: Option<u32>,
+    why: std::io::Error,
+}
+
+impl std::fmt::Display for AnswerLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let who = self.pid.map_or("the workspace daemon".to_string(), |pid| {
+            format!("the workspace daemon (pid {pid})")
+        });
+        write!(
+            f,
+            "{who} stopped answering in the middle of a grep ({})",
+            self.why
+        )
+    }
+}
+
+impl std::error::Error for AnswerLost {}
+
+/// The pid of the process at the other end of a Unix socket (SO_PEERCRED).
+#[cfg(unix)]
+fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+    nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
+        .ok()
+        .and_then(|c| u32::try_from(c.pid()).ok())
+}
+
+/// Makes sure `pid` can write no more: killed (a stopped process dies of SIGKILL too) and
+/// waited for; whether it is gone.
+#[cfg(unix)]
+fn silence(pid: u32) -> bool {
+    let Ok(raw) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) with a pid and a signal number has no memory effects.
+    let killed = unsafe { libc::kill(raw, libc::SIGKILL) };
+    if killed != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH) {
+        return false;
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        // Gone, or a zombie: either way it runs no more.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+        let running = match &state {
+            Some(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+            // SAFETY: signal 0 only checks that the process exists.
+            None => cfg!(not(target_os = "linux")) && unsafe { libc::kill(raw, 0) } == 0,
+        };
+        if !running {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Where an output stands: its offset and size, when it is a file (a pipe or a terminal
+/// cannot say what was written into it).
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct OutputMark {
+    offset: u64,
+    len: u64,
+}
+
+impl OutputMark {
+    fn of(output: std::os::fd::BorrowedFd<'_>) -> Option<OutputMark> {
+        use std::io::Seek;
+        // A duplicate shares the open file's offset: asking it moves nothing.
+        let mut file = std::fs::File::from(output.try_clone_to_owned().ok()?);
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        Some(OutputMark {
+            offset: file.stream_position().ok()?,
+            len: meta.len(),
+        })
+    }
 }
 
 /// One answer line.
@@ -343,5 +455,48 @@ pub fn start_and_wait(dir: &Path, wait: Duration) -> Result<DaemonStatus> {
             );
         }
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stopped_writer_is_silenced_for_good() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("100")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // SAFETY: a signal to our own child.
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) }, 0);
+        assert!(silence(pid), "a stopped process is killed and seen gone");
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        // One already gone is gone.
+        assert!(silence(pid));
+    }
+
+    #[test]
+    fn a_file_output_says_whether_anything_was_written() {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = std::fs::File::create(dir.path().join("out")).unwrap();
+        let before = OutputMark::of(file.as_fd());
+        assert!(before.is_some());
+        assert!(
+            before == OutputMark::of(file.as_fd()),
+            "asking moves nothing"
+        );
+        file.write_all(b"x").unwrap();
+        assert!(before != OutputMark::of(file.as_fd()));
+        let (reader, _writer) = std::io::pipe().unwrap();
+        assert!(
+            OutputMark::of(reader.as_fd()).is_none(),
+            "a pipe cannot say"
+        );
     }
 }

@@ -72,19 +72,28 @@ impl Place {
 /// quarry differs, so a daemon of the old binary is never spoken to.
 pub fn build_id() -> String {
     static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        let meta = std::env::current_exe().and_then(std::fs::metadata);
-        let (len, modified) = match meta {
-            Ok(m) => (
-                m.len(),
-                m.modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos()),
-            ),
-            Err(_) => (0, 0),
-        };
-        format!("{}-{len:x}-{modified:x}", env!("CARGO_PKG_VERSION"))
-    })
-    .clone()
+    ID.get_or_init(|| build_id_of(own_executable().as_deref()))
+        .clone()
+}
+
+/// Where this process's binary was when it started (read once, before it can be replaced).
+pub fn own_executable() -> Option<std::path::PathBuf> {
+    static EXE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().ok()).clone()
+}
+
+/// The build id of the binary at `path` now (what a process started from it would say).
+pub fn build_id_of(path: Option<&Path>) -> String {
+    let meta = path.map(std::fs::metadata);
+    let (len, modified) = match meta {
+        Some(Ok(m)) => (
+            m.len(),
+            m.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos()),
+        ),
+        _ => (0, 0),
+    };
+    format!("{}-{len:x}-{modified:x}", env!("CARGO_PKG_VERSION"))
 }

@@ -4,7 +4,8 @@
 //! request per connection on a thread of its own, through the same `Service` the HTTP and MCP
 //! servers use (the model loaded once, the index opened per request so every answer sees the
 //! latest index; writers never wait for it, WAL). It refuses peers of another user
-//! (SO_PEERCRED), a client of another build (and steps down for it), and more than
+//! (SO_PEERCRED), a client of another build (stepping down only when its own binary was
+//! replaced on disk), and more than
 //! `MAX_CLIENTS` at once. It exits after `idle` without a request, when asked, or when its
 //! socket or workspace folder is gone.
 
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use quarry_engine::Service;
 
-use crate::place::{build_id, Place};
+use crate::place::{build_id, build_id_of, own_executable, Place};
 use crate::protocol::{Call, DaemonStatus, Envelope, Reply, GO, MAX_REQUEST_BYTES, PROTOCOL};
 
 /// Requests answered at once; more are refused (the client answers in-process).
@@ -61,6 +62,8 @@ impl State {
 /// Runs the daemon of the workspace in `dir` until it is idle for `idle`, stopped, or
 /// replaced. Returns at once when another daemon holds the workspace.
 pub fn run(dir: &Path, idle: Duration) -> Result<()> {
+    // The binary this daemon runs, read before anything can replace it.
+    let _ = build_id();
     let place = Place::of(dir);
     if !place.usable() {
         anyhow::bail!(
@@ -229,14 +232,25 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
         }
     };
     if envelope.protocol != PROTOCOL || envelope.build != build_id() {
-        // A client of another build: it starts a daemon of its own once this one is gone.
+        // A client of another build answers in-process. This daemon steps down for it (the
+        // client then starts one of its own) only when its own binary was replaced on disk —
+        // an upgrade or a rebuild — never because a client says another build: any request
+        // could say so, and stepping down ends every answer in flight.
+        let replaced = build_id_of(own_executable().as_deref()) != build_id();
         let _ = reply(
             stream,
             &Reply::Refused {
-                why: "another build".into(),
+                why: if replaced {
+                    "another build; this daemon's binary was replaced, it steps down".into()
+                } else {
+                    "another build: answer in-process".into()
+                },
             },
         );
-        step_down(socket);
+        if replaced {
+            step_down(socket);
+        }
+        return;
     }
     if matches!(
         envelope.call,
