@@ -459,6 +459,12 @@ pub(crate) fn sg(dir: &Path, args: SgArgs) -> Result<()> {
                 stats.left_out, args.limit
             );
         }
+        if stats.answer_bytes_spent {
+            eprintln!(
+                "quarry sg: the answer holds at most {} MiB of matches; later ones are counted, not shown (narrow the pattern or the paths)",
+                quarry_grep::structural::MAX_ANSWER_BYTES >> 20
+            );
+        }
         if stats.text_budget_spent {
             eprintln!(
                 "quarry sg: the matches' text passed {} MiB; later matches show their first lines only (their line ranges are whole)",

@@ -152,12 +152,50 @@ pub const MAX_ANSWER_TEXT: usize = 4 << 20;
 /// or so, enough to say which match it is (its lines say where the whole one is).
 pub const HEAD_TEXT: usize = 240;
 
-/// The bytes of text an answer has left, shared by the threads that build its matches.
-struct TextBudget(std::sync::atomic::AtomicUsize);
+/// Bytes all of an answer's matches hold together (their texts, captures, paths and the
+/// structures around them). The text budget bounds the texts but not their number: `$A`
+/// matches every node, and `sg '$A' -k 1000` over sympy built up to 1,000 matches in each of
+/// its 1,500 files before the limit was applied (1.2 GB; `-k 100000` 4.9 GB, and an HTTP
+/// server answering four such requests aborted). Past this, matches are counted, not built.
+pub const MAX_ANSWER_BYTES: usize = 48 << 20;
+
+/// What an answer has left to spend, shared by the threads that build its matches: bytes of
+/// text (past them, heads only) and bytes held in all (past them, matches are only counted).
+struct TextBudget {
+    text: std::sync::atomic::AtomicUsize,
+    held: std::sync::atomic::AtomicUsize,
+    /// Some match was counted and not built because `held` was spent.
+    held_spent: std::sync::atomic::AtomicBool,
+}
 
 impl TextBudget {
-    fn new() -> Self {
-        TextBudget(std::sync::atomic::AtomicUsize::new(MAX_ANSWER_TEXT))
+    fn new(held: usize) -> Self {
+        TextBudget {
+            text: std::sync::atomic::AtomicUsize::new(MAX_ANSWER_TEXT),
+            held: std::sync::atomic::AtomicUsize::new(held),
+            held_spent: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Takes `bytes` from what the answer may hold; false (and nothing taken) when they are
+    /// not there.
+    fn hold(&self, bytes: usize) -> bool {
+        use std::sync::atomic::Ordering;
+        let taken = self
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(bytes)
+            })
+            .is_ok();
+        if !taken {
+            self.held_spent.store(true, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// Whether matches were left unbuilt because the answer held all it may.
+    fn held_spent(&self) -> bool {
+        self.held_spent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// `text` cut to what the budget grants (at most [`MAX_MATCH_TEXT`], at least a head of
@@ -166,7 +204,7 @@ impl TextBudget {
         use std::sync::atomic::Ordering;
         let wanted = text.len().min(MAX_MATCH_TEXT);
         let before = self
-            .0
+            .text
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
                 Some(left.saturating_sub(wanted))
             })
@@ -183,7 +221,7 @@ impl TextBudget {
     }
 
     fn spent(&self) -> bool {
-        self.0.load(std::sync::atomic::Ordering::Relaxed) == 0
+        self.text.load(std::sync::atomic::Ordering::Relaxed) == 0
     }
 }
 
@@ -200,6 +238,10 @@ pub struct SgStats {
     /// the head of their text (`truncated`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub text_budget_spent: bool,
+    /// The answer held all the bytes it may ([`MAX_ANSWER_BYTES`]): later matches were
+    /// counted (`matches`, `left_out`) but not returned, whatever the limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub answer_bytes_spent: bool,
     /// What is wrong with a pattern that compiled but may not mean what it says (it does not
     /// parse as whole code of its language), as ast-grep warns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,6 +282,27 @@ pub fn search(
     limit: usize,
     listing_cache: Option<&Path>,
 ) -> Result<(Vec<SgMatch>, SgStats)> {
+    search_holding(
+        pattern,
+        language,
+        paths,
+        filter,
+        limit,
+        listing_cache,
+        MAX_ANSWER_BYTES,
+    )
+}
+
+/// [`search`] with the answer's bytes bounded by `held` instead of [`MAX_ANSWER_BYTES`].
+fn search_holding(
+    pattern: &str,
+    language: Language,
+    paths: &[PathBuf],
+    filter: &dyn FileFilter,
+    limit: usize,
+    listing_cache: Option<&Path>,
+    held: usize,
+) -> Result<(Vec<SgMatch>, SgStats)> {
     if pattern.trim().is_empty() {
         bail!("empty pattern: give code with metavariables, e.g. 'def $F($$$ARGS):'");
     }
@@ -264,7 +327,7 @@ pub fn search(
         anyhow::bail!("{error}");
     }
     let targets = listed.targets;
-    let budget = TextBudget::new();
+    let budget = TextBudget::new(held);
     let (found, ruled_out) =
         crate::scan::search_targets(&targets, filter, &crate::Cold, |target| {
             let (matches, count) = match_file(&target.path, &compiled, &lang, limit, &budget);
@@ -290,6 +353,8 @@ pub fn search(
     stats.left_out = stats.matches.saturating_sub(limit);
     matches.truncate(limit);
     stats.text_budget_spent = budget.spent();
+    stats.answer_bytes_spent = budget.held_spent();
+    stats.left_out = stats.matches.saturating_sub(matches.len());
     Ok((matches, stats))
 }
 
@@ -315,10 +380,9 @@ fn match_file(
     let root = lang.ast_grep(&source);
     let top = root.root();
     let mut all = top.find_all(pattern);
-    let built: Vec<SgMatch> = all
-        .by_ref()
-        .take(limit)
-        .map(|m| {
+    let mut built = Vec::new();
+    for m in all.by_ref().take(limit) {
+        let found = {
             let env = m.get_env();
             let mut captures = BTreeMap::new();
             let mut truncated = false;
@@ -355,10 +419,28 @@ fn match_file(
                 captures,
                 truncated: truncated || cut,
             }
-        })
-        .collect();
+        };
+        if !budget.hold(held_bytes(&found)) {
+            // The answer holds all it may: this match and the rest are counted.
+            let count = built.len() + 1 + all.count();
+            return (built, count);
+        }
+        built.push(found);
+    }
     let count = built.len() + all.count();
     (built, count)
+}
+
+/// What one match holds in memory: its strings and the structures around them (a B-tree
+/// entry per capture is counted as its key, its value and 64 bytes).
+fn held_bytes(m: &SgMatch) -> usize {
+    std::mem::size_of::<SgMatch>()
+        + m.path.len()
+        + m.text.len()
+        + m.captures
+            .iter()
+            .map(|(name, text)| name.len() + text.len() + 64)
+            .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -429,5 +511,42 @@ mod tests {
         .unwrap();
         assert_eq!(matches[0].text, "{ let x = 1; }");
         assert!(!matches[0].truncated);
+    }
+
+    /// `$A` matches every node of every file: whatever the limit, the matches built across
+    /// all files hold at most the answer's bytes, and the rest are counted (before, each
+    /// file built up to the limit: 1.2 GB for `-k 1000` over sympy).
+    #[test]
+    fn an_answer_holds_at_most_its_bytes_whatever_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in 0..40 {
+            let body: String = (0..50)
+                .map(|n| format!("def f{n}(a, b):\n    return a + b * {n}\n"))
+                .collect();
+            std::fs::write(dir.path().join(format!("m{file:02}.py")), body).unwrap();
+        }
+        let search = |limit, held| {
+            search_holding(
+                "$A",
+                Language::Python,
+                &[dir.path().to_path_buf()],
+                &crate::ScanAll,
+                limit,
+                None,
+                held,
+            )
+            .unwrap()
+        };
+        let (all, whole) = search(1_000_000, usize::MAX);
+        assert!(!whole.answer_bytes_spent);
+        assert_eq!(all.len(), whole.matches);
+        let held = 200 << 10;
+        let (some, stats) = search(1_000_000, held);
+        assert!(stats.answer_bytes_spent, "{stats:?}");
+        assert_eq!(stats.matches, whole.matches, "every match is still counted");
+        assert_eq!(stats.left_out, stats.matches - some.len());
+        assert!(!some.is_empty() && some.len() < all.len());
+        let bytes: usize = some.iter().map(held_bytes).sum();
+        assert!(bytes <= held, "{bytes} bytes held");
     }
 }
