@@ -353,7 +353,8 @@ fn search_holding(
     stats.left_out = stats.matches.saturating_sub(limit);
     matches.truncate(limit);
     stats.text_budget_spent = budget.spent();
-    stats.answer_bytes_spent = budget.held_spent();
+    // Said only where it cut the answer (files past the limit may have spent the bytes).
+    stats.answer_bytes_spent = budget.held_spent() && matches.len() < limit.min(stats.matches);
     stats.left_out = stats.matches.saturating_sub(matches.len());
     Ok((matches, stats))
 }
