@@ -75,7 +75,7 @@ kill $watcher; wait $watcher 2>/dev/null || true
 
 # 3. kill the server in the middle of a sync
 find "$tree" -name '*.py' -exec touch {} +
-(curl -s -X POST "$base/api/code-files/sync" >/dev/null 2>&1 || true) &
+(curl -s -X POST -H "Content-Type: application/json" "$base/api/code-files/sync" >/dev/null 2>&1 || true) &
 sleep 0.5
 kill -9 $server; wait $server 2>/dev/null || true
 opens=$("$bin" --index-dir "$ws" status --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["repos"]))')

@@ -257,7 +257,7 @@ fn every_documented_operation_answers_and_bad_requests_are_json_errors() {
             400,
             "not a file inside an indexed repo",
         ),
-        ("/api/file?path=assets/blob.txt", 400, "binary file"),
+        ("/api/file?path=assets/blob.txt", 400, "not in the index"),
         (
             "/api/file?path=app/users.py&repo=nope",
             400,
@@ -386,7 +386,10 @@ fn killing_the_server_in_the_middle_of_a_sync_leaves_an_index_that_opens() {
     }
     let base = server.base.clone();
     std::thread::spawn(move || {
-        let _ = agent().post(format!("{base}/api/code-files/sync")).send("");
+        let _ = agent()
+            .post(format!("{base}/api/code-files/sync"))
+            .content_type("application/json")
+            .send("");
     });
     std::thread::sleep(std::time::Duration::from_millis(150));
     drop(server); // SIGKILL
@@ -480,8 +483,9 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
         String::from_utf8_lossy(&answer).into_owned()
     };
     let probe = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    // Four slow clients that have just come hold every slot: a fifth is told to come back
-    // (503, Retry-After), not closed bare.
+    // Four slow clients that have just come hold every slot, their headers unfinished: the
+    // oldest gives way to a fifth at once (1,100 idle connections opened in a burst had left
+    // new clients 503 while every one was within its grace).
     let slow: Vec<_> = (0..4)
         .map(|_| {
             let mut s = std::net::TcpStream::connect(&addr).unwrap();
@@ -491,10 +495,7 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(50));
     let answer = raw(probe);
-    assert!(
-        answer.starts_with("HTTP/1.1 503") && answer.contains("Retry-After: 1\r\n"),
-        "over the cap: {answer}"
-    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "over the cap: {answer}");
     // Idle a moment, they give way to a new request, which is answered.
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
@@ -521,6 +522,14 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
             s
         })
         .collect();
+    // Reading their bodies and not yet stalled, nothing can give way: a new client is told
+    // to come back (503, Retry-After), not closed bare.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let answer = raw(probe);
+    assert!(
+        answer.starts_with("HTTP/1.1 503") && answer.contains("Retry-After: 1\r\n"),
+        "over the cap: {answer}"
+    );
     std::thread::sleep(std::time::Duration::from_millis(1200));
     assert!(
         raw(probe).starts_with("HTTP/1.1 200"),
