@@ -15,6 +15,9 @@
 #      matches (sg -k 10,000 and 100,000, search -k 1000, concurrent HTTP, pipelined MCP);
 #      connections that never give their turn back (1,100 idle, 256 trickling bodies) while
 #      probes ask; a daemon stopped with SIGSTOP;
+#   3h-3i. the server as a door (files the index does not hold, another local user, writes
+#      from another origin, a request line naming another host); the daemon killed with -9
+#      in the middle of a grep's output (20 trials: a prefix and a failing exit, never twice);
 #   4. writers (index, sync) and readers (search, status) at once: errors other than "another
 #      process is writing" are failures;
 #   5. the property tests (chunker, planner, MCP guard) with PROPTEST_CASES cases.
@@ -317,6 +320,52 @@ grep_s=$(cat "$WORK/grep.s")
 status_s=$(tail -n 1 "$WORK/status.s")
 kill -CONT "$dpid"; "$Q" --index-dir "$CLEAN" daemon stop >/dev/null 2>&1 || true
 echo "stopped daemon: grep answered in ${grep_s} s, daemon status in ${status_s} s ($(head -c 90 "$WORK/err"))"
+
+# 3h. the server as a door: files the index does not hold (.env mode 600, .git/config, an
+# ignored file) asked for by path, by another local user, and writes from another origin
+# (text/plain, a foreign Origin) or naming a foreign host in the request line.
+printf 'SECRET=faults\n' >"$REPO/.env"; chmod 600 "$REPO/.env"
+printf 'local.py\n' >"$REPO/.gitignore"; printf 'PASSWORD = 1\n' >"$REPO/local.py"
+"$Q" --index-dir "$CLEAN" serve --addr 127.0.0.1:7796 2>/dev/null &
+server=$!
+sleep 1
+door=""
+for p in .env .git/config local.py; do
+    door="$door $p:$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:7796/api/file?path=$p")"
+done
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+    door="$door other-user:$(runuser -u nobody -- curl -s -o /dev/null -w '%{http_code}' 'http://127.0.0.1:7796/api/search/code?q=handler_17')"
+fi
+door="$door text/plain-sync:$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: text/plain' --data '{}' http://127.0.0.1:7796/api/code-files/sync)"
+door="$door foreign-origin-sync:$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' -H 'Origin: http://evil.example' --data '{}' http://127.0.0.1:7796/api/code-files/sync)"
+door="$door absolute-form:$(printf 'GET http://evil.example/api/status HTTP/1.1\r\nHost: 127.0.0.1:7796\r\nConnection: close\r\n\r\n' | python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",7796)); s.sendall(sys.stdin.buffer.read()); print(s.recv(64).split()[1].decode())')"
+kill $server
+rm -f "$REPO/.env" "$REPO/.gitignore" "$REPO/local.py"
+echo "server doors (each must be 400, 403 or 415):$door"
+
+# 3i. the daemon killed with -9 in the middle of a grep's output (a pipe read slowly): the
+# output must be a prefix of the whole answer and the exit non-zero; never part of it followed
+# by the whole answer (20 trials).
+"$Q" --index-dir "$CLEAN" grep -n return "$REPO" >"$WORK/grep.whole"
+doubled=0 cut_ok=0
+for trial in $(seq 1 20); do
+    "$Q" --index-dir "$CLEAN" daemon start >/dev/null 2>&1
+    dpid=$("$Q" --index-dir "$CLEAN" daemon status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+    ( "$Q" --index-dir "$CLEAN" grep -n return "$REPO"; echo "exit $?" >"$WORK/grep.rc" ) 2>/dev/null |
+        python3 -c 'import sys,time; time.sleep(0.3); sys.stdout.buffer.write(sys.stdin.buffer.read())' >"$WORK/grep.out" &
+    sleep 0.$((RANDOM % 3 + 1))
+    kill -9 "$dpid" 2>/dev/null || true
+    wait
+    if cmp -s "$WORK/grep.out" "$WORK/grep.whole"; then
+        cut_ok=$((cut_ok + 1))
+    elif python3 -c 'import sys; a=open(sys.argv[1],"rb").read(); b=open(sys.argv[2],"rb").read(); sys.exit(0 if b.startswith(a) else 1)' "$WORK/grep.out" "$WORK/grep.whole" &&
+        ! grep -q "exit 0" "$WORK/grep.rc"; then
+        cut_ok=$((cut_ok + 1))
+    else
+        doubled=$((doubled + 1))
+    fi
+done
+echo "daemon killed mid-grep: $cut_ok of 20 whole or a prefix with a failing exit, $doubled written twice or cut with exit 0"
 
 # 4. concurrent writers and readers
 LOAD="$WORK/load"
