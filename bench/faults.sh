@@ -346,12 +346,13 @@ echo "server doors (each must be 400, 403 or 415):$door"
 # 3i. the daemon killed with -9 in the middle of a grep's output (a pipe read slowly): the
 # output must be a prefix of the whole answer and the exit non-zero; never part of it followed
 # by the whole answer (20 trials).
-"$Q" --index-dir "$CLEAN" grep -n return "$REPO" >"$WORK/grep.whole"
+"$Q" --index-dir "$CLEAN" grep -n . "$REPO" >"$WORK/grep.whole"
 doubled=0 cut_ok=0
 for trial in $(seq 1 20); do
     "$Q" --index-dir "$CLEAN" daemon start >/dev/null 2>&1
     dpid=$("$Q" --index-dir "$CLEAN" daemon status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
-    ( "$Q" --index-dir "$CLEAN" grep -n return "$REPO"; echo "exit $?" >"$WORK/grep.rc" ) 2>/dev/null |
+    rm -f "$WORK/grep.rc"
+    { "$Q" --index-dir "$CLEAN" grep -n . "$REPO" && echo "exit 0" >"$WORK/grep.rc" || echo "exit $?" >"$WORK/grep.rc"; } 2>/dev/null |
         python3 -c 'import sys,time; time.sleep(0.3); sys.stdout.buffer.write(sys.stdin.buffer.read())' >"$WORK/grep.out" &
     sleep 0.$((RANDOM % 3 + 1))
     kill -9 "$dpid" 2>/dev/null || true
