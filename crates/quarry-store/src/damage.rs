@@ -1,22 +1,25 @@
 //! Finding damage in an index file and moving a damaged one aside: the quick check (pages),
 //! the deep one (integrity, full-text indexes, vectors), and turning an error met while
-//! using the index into "the index is damaged" when a check says so; and how a reader opens
-//! the file (read-only, or as immutable where nobody may write its WAL), which the checks share.
+//! using the index into "the index is damaged" when a check says so. The checks open the file
+//! as a reader does (reader.rs: read-only, or immutable, where nobody may write its WAL).
 
 use std::path::{Path, PathBuf};
 
+use crate::reader::{cannot_open_here, cannot_open_message, open_reader};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
 /// What a check of an index file found. Only `Damaged` is damage: a file another connection
 /// holds locked past the wait (`sqlite3` in a shell, a backup tool, a writer in exclusive mode)
-/// is `Busy`, and nothing is ever moved aside for it.
+/// or one this process may not open (no permission to read it) is `Busy`, and nothing is ever
+/// moved aside for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
     Sound,
     /// What is wrong, as the check found it.
     Damaged(String),
-    /// Why the check could not read the file (who holds it, when that can be told).
+    /// Why the check could not read the file: who holds it, when that can be told, or why it
+    /// cannot be opened here.
     Busy(String),
 }
 
@@ -25,11 +28,14 @@ impl Checked {
         matches!(self, Checked::Damaged(_))
     }
 
-    /// An error met by a check: busy or locked is `Busy` (naming the holders), the rest
-    /// `Damaged`.
-    fn from_error(path: &Path, e: &rusqlite::Error) -> Checked {
+    /// An error met by a check: busy or locked is `Busy` (naming the holders), so is a file
+    /// that cannot be opened here (SQLITE_CANTOPEN, SQLITE_READONLY: permissions, a read-only
+    /// mount); the rest `Damaged`.
+    pub(crate) fn from_error(path: &Path, e: &rusqlite::Error) -> Checked {
         if is_busy(e) {
             Checked::Busy(busy_message(path))
+        } else if cannot_open_here(e) {
+            Checked::Busy(cannot_open_message(path, e))
         } else {
             Checked::Damaged(e.to_string())
         }
@@ -143,8 +149,9 @@ pub fn check_file_deep(path: &Path) -> Checked {
 }
 
 /// Each full-text index's own integrity check, on a consistent copy of the file (SQLite's
-/// backup, in a read transaction): FTS5 runs its check as an INSERT, which would need the write
-/// lock (and fail on a read-only index, or wait on a locked one) if run on the index itself.
+/// backup, in one step: one read transaction): FTS5 runs its check as an INSERT, which would
+/// need the write lock (and fail on a read-only index, or wait on a locked one) if run on the
+/// index itself.
 fn check_full_text_on_a_copy(path: &Path, conn: &Connection) -> Checked {
     let tables: Vec<&str> = ["chunks_fts", "files_fts", "commits_fts", "file_trigrams"]
         .into_iter()
@@ -160,35 +167,26 @@ fn check_full_text_on_a_copy(path: &Path, conn: &Connection) -> Checked {
     if tables.is_empty() {
         return Checked::Sound;
     }
-    // Beside the index (same disk, the user's), else in the temporary folder.
-    let scratch = path
-        .parent()
-        .and_then(|dir| {
-            tempfile::Builder::new()
-                .prefix(".check-")
-                .tempdir_in(dir)
-                .ok()
-        })
-        .or_else(|| {
-            tempfile::Builder::new()
-                .prefix("quarry-check-")
-                .tempdir()
-                .ok()
-        });
-    let Some(scratch) = scratch else {
-        return Checked::Busy("no folder to copy the index into for its full-text checks".into());
-    };
-    let copy_path = scratch.path().join("index.sqlite");
-    let copied = Connection::open(&copy_path).and_then(|mut copy| {
-        {
-            let backup = rusqlite::backup::Backup::new(conn, &mut copy)?;
-            backup.run_to_completion(1024, std::time::Duration::ZERO, None)?;
-        }
+    // The copy is SQLite's temporary database (an empty file name): a file in the temporary
+    // folder that SQLite unlinks as soon as it is opened, its pages held in memory up to the
+    // cache size and spilled to that file beyond, so nothing is left behind whatever ends
+    // the check (an error, Ctrl-C, kill -9), and memory stays bounded on a large index. (A
+    // folder beside the index was left behind when the check was stopped, and cannot be made
+    // in a read-only folder anyway.)
+    let copied = Connection::open("").and_then(|mut copy| {
+        copy_in_one_step(conn, &mut copy)?;
         Ok(copy)
     });
     let copy = match copied {
         Ok(copy) => copy,
-        Err(e) => return Checked::from_error(path, &e),
+        Err(e) if is_busy(&e) => return Checked::Busy(busy_message(path)),
+        // No room for the copy, or no temporary folder: the index was not read wrong.
+        Err(e) => {
+            return Checked::Busy(format!(
+                "the full-text indexes of {} could not be checked: copying the index failed ({e}); that is not damage",
+                path.display()
+            ))
+        }
     };
     for table in tables {
         let checked = copy.execute(
@@ -200,6 +198,26 @@ fn check_full_text_on_a_copy(path: &Path, conn: &Connection) -> Checked {
         }
     }
     Checked::Sound
+}
+
+/// Copies the index `from` reads into `to`, every page in one backup step: one read
+/// transaction, so one consistent snapshot in bounded time. A backup in several steps starts
+/// over whenever the source may have changed between them, and a reader that may not write a
+/// WAL index's shared memory (a read-only folder or mount holding a `-wal` and `-shm` left by
+/// a writer) cannot trust it, so to the backup every step's read transaction is a change: it
+/// restarted after every step, forever (measured: 1,024 pages a step on a 4,262-page index,
+/// 3,238 pages left after each of thousands of steps).
+fn copy_in_one_step(from: &Connection, to: &mut Connection) -> rusqlite::Result<()> {
+    use rusqlite::backup::{Backup, StepResult};
+    let backup = Backup::new(from, to)?;
+    match backup.step(-1)? {
+        StepResult::Done => Ok(()),
+        // A step of every page ends done, or fails; anything else is a lock in the way.
+        _ => Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("the backup of the index did not finish in one step".into()),
+        )),
+    }
 }
 
 /// Every vector of `table` (a `vector` blob column) well formed and of unit length.
@@ -261,6 +279,11 @@ pub fn diagnose(path: &Path, err: anyhow::Error) -> anyhow::Error {
         // Not damage: say who holds it.
         return err.context(busy_message(path));
     }
+    if cannot_open_here(sqlite) {
+        // Not damage either: permissions, a read-only mount.
+        let said = cannot_open_message(path, sqlite);
+        return err.context(said);
+    }
     if is_corrupt(&err) || !path.is_file() {
         return err;
     }
@@ -320,39 +343,4 @@ impl std::error::Error for CorruptIndex {}
 /// True when `err` (at any depth) says the index file is damaged.
 pub fn is_corrupt(err: &anyhow::Error) -> bool {
     err.chain().any(|e| e.is::<CorruptIndex>())
-}
-
-/// A reader's connection: read-write when the file and its folder may be written (WAL
-/// readers write the shared-memory index), else read-only; never creates the file.
-pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
-    use rusqlite::OpenFlags;
-    let writable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.permissions().readonly());
-    let dir_writable = path.parent().is_none_or(writable);
-    if writable(path) && dir_writable {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(BUSY_WAIT)?;
-        return Ok(conn);
-    }
-    let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, read_only)?;
-    conn.busy_timeout(BUSY_WAIT)?;
-    // A WAL file read without write access needs its shared-memory file; without one,
-    // read the file as immutable (no writer can be at work where nobody may write).
-    if conn
-        .query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
-        .is_ok()
-    {
-        return Ok(conn);
-    }
-    let uri = format!(
-        "file:{}?immutable=1",
-        path.to_string_lossy()
-            .replace('%', "%25")
-            .replace('?', "%3f")
-            .replace('#', "%23")
-    );
-    Connection::open_with_flags(uri, read_only | OpenFlags::SQLITE_OPEN_URI)
 }

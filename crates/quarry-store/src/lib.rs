@@ -15,6 +15,7 @@ mod graph;
 mod history;
 mod history_vectors;
 mod holders;
+mod reader;
 mod schema;
 mod search;
 mod vectors;
@@ -160,7 +161,7 @@ impl SqliteStore {
                 }
                 Connection::open(path)
             }
-            Access::Read => damage::open_reader(path),
+            Access::Read => reader::open_reader(path),
         }
         .map_err(|e| classify(path, e))
         .with_context(|| format!("cannot open index {}", path.display()))?;
@@ -677,5 +678,7 @@ impl Store for SqliteStore {
     }
 }
 
+#[cfg(all(test, unix))]
+mod read_only_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@ use quarry_core::history::{CommitQuery, HistoryStore};
 use quarry_core::store::IndexedFile;
 use quarry_core::{Chunk, FileChunks, Language, LexicalQuery, Symbol};
 
-fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
+pub(crate) fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
     Chunk {
         start_line: start,
         end_line: end,
@@ -24,7 +24,7 @@ fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
     }
 }
 
-fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
+pub(crate) fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
     let symbols = chunks
         .iter()
         .filter_map(|c| {
@@ -60,7 +60,7 @@ fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
     }
 }
 
-fn query(text: &str) -> LexicalQuery {
+pub(crate) fn query(text: &str) -> LexicalQuery {
     LexicalQuery {
         terms: tokens::query_terms(text),
         limit: 10,
