@@ -16,6 +16,7 @@ mod history;
 mod history_vectors;
 mod holders;
 mod reader;
+mod rebuild;
 mod schema;
 mod search;
 mod vectors;
@@ -92,7 +93,7 @@ fn classify(path: &Path, err: rusqlite::Error) -> anyhow::Error {
 
 /// Deletes the full-text and trigram rows of a repo's files (contentless FTS5 tables have no
 /// foreign keys to cascade from): what both `clear_files` and `remove_repo` must do first.
-fn delete_file_text_rows(tx: &rusqlite::Transaction<'_>, repo: i64) -> rusqlite::Result<usize> {
+fn delete_file_text_rows(tx: &Connection, repo: i64) -> rusqlite::Result<usize> {
     tx.execute(
         "DELETE FROM chunks_fts WHERE rowid IN
            (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.repo_id = ?1)",
@@ -106,6 +107,17 @@ fn delete_file_text_rows(tx: &rusqlite::Transaction<'_>, repo: i64) -> rusqlite:
         "DELETE FROM file_trigrams WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?1)",
         [repo],
     )
+}
+
+/// Removes a repo's files and everything read from them, inside the caller's transaction.
+fn clear_file_rows(tx: &Connection, repo: i64) -> rusqlite::Result<()> {
+    delete_file_text_rows(tx, repo)?;
+    tx.execute("DELETE FROM files WHERE repo_id = ?1", [repo])?;
+    tx.execute(
+        "UPDATE repos SET file_count = 0, chunk_count = 0 WHERE id = ?1",
+        [repo],
+    )?;
+    vectors::refresh_coverage(tx)
 }
 
 /// Keeps the chunk vectors (vectors.rs) and the commit vectors (history_vectors.rs) of the
@@ -122,6 +134,10 @@ pub fn keep_vectors_in_memory(on: bool) {
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    /// The repo whose rebuild is under way: the connection holds one write transaction from
+    /// `begin_rebuild` to `commit_rebuild` (rebuild.rs says why), and each batch is a
+    /// savepoint inside it.
+    rebuilding: Option<i64>,
 }
 
 impl SqliteStore {
@@ -169,6 +185,7 @@ impl SqliteStore {
         let store = SqliteStore {
             conn,
             path: path.to_path_buf(),
+            rebuilding: None,
         };
         store.configure(access).map_err(|e| classify(path, e))?;
         if let Some(detail) = schema::problem(&store.conn).map_err(|e| classify(path, e))? {
@@ -219,6 +236,14 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Folds the WAL back so the file on disk is the whole index (cheap after a run), and lets
+    /// SQLite refresh its statistics. Best effort: a reader in the way leaves it for later.
+    fn fold_wal(&self) {
+        let _ = self
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(PASSIVE); PRAGMA optimize;");
+    }
+
     fn err(&self, e: rusqlite::Error) -> anyhow::Error {
         classify(&self.path, e)
     }
@@ -236,7 +261,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn delete_file_rows(tx: &rusqlite::Transaction, file_id: i64) -> rusqlite::Result<()> {
+    fn delete_file_rows(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
         tx.execute(
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)",
             [file_id],
@@ -247,9 +272,21 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// One batch, atomically: its own transaction, or a savepoint inside a rebuild's.
     fn apply_batch(&mut self, repo: i64, batch: &IndexBatch) -> rusqlite::Result<()> {
-        let tx = self.conn.transaction()?;
-        vectors::invalidate_coverage(&tx)?;
+        if self.rebuilding.is_some() {
+            let savepoint = self.conn.savepoint()?;
+            Self::write_batch(&savepoint, repo, batch)?;
+            savepoint.commit()
+        } else {
+            let tx = self.conn.transaction()?;
+            Self::write_batch(&tx, repo, batch)?;
+            tx.commit()
+        }
+    }
+
+    fn write_batch(tx: &Connection, repo: i64, batch: &IndexBatch) -> rusqlite::Result<()> {
+        vectors::invalidate_coverage(tx)?;
         {
             let mut find =
                 tx.prepare_cached("SELECT id FROM files WHERE repo_id = ?1 AND path = ?2")?;
@@ -283,7 +320,7 @@ impl SqliteStore {
                     .query_row(params![repo, path], |r| r.get::<_, i64>(0))
                     .optional()?
                 {
-                    Self::delete_file_rows(&tx, id)?;
+                    Self::delete_file_rows(tx, id)?;
                 }
             }
             for (path, state) in &batch.touched {
@@ -300,7 +337,7 @@ impl SqliteStore {
                     .query_row(params![repo, file.path], |r| r.get::<_, i64>(0))
                     .optional()?
                 {
-                    Self::delete_file_rows(&tx, id)?;
+                    Self::delete_file_rows(tx, id)?;
                 }
                 insert_file.execute(params![
                     repo,
@@ -363,7 +400,7 @@ impl SqliteStore {
                 }
             }
         }
-        tx.commit()
+        Ok(())
     }
 }
 
@@ -459,17 +496,22 @@ impl Store for SqliteStore {
             .conn
             .transaction()
             .map_err(|e| classify(&self.path, e))?;
-        delete_file_text_rows(&tx, repo)
-            .and_then(|_| tx.execute("DELETE FROM files WHERE repo_id = ?1", [repo]))
-            .and_then(|_| {
-                tx.execute(
-                    "UPDATE repos SET file_count = 0, chunk_count = 0 WHERE id = ?1",
-                    [repo],
-                )
-            })
-            .and_then(|_| vectors::refresh_coverage(&tx))
+        clear_file_rows(&tx, repo)
             .and_then(|_| tx.commit())
             .map_err(|e| classify(&self.path, e))
+    }
+
+    fn begin_rebuild(&mut self, repo: i64) -> Result<bool> {
+        rebuild::begin(self, repo)?;
+        Ok(true)
+    }
+
+    fn commit_rebuild(&mut self, repo: i64) -> Result<()> {
+        rebuild::commit(self, repo)
+    }
+
+    fn abandon_rebuild(&mut self, repo: i64) -> Result<()> {
+        rebuild::abandon(self, repo)
     }
 
     fn remove_repo(&mut self, repo: i64) -> Result<()> {
@@ -538,10 +580,10 @@ impl Store for SqliteStore {
             .execute_batch("INSERT INTO file_trigrams(file_trigrams) VALUES ('optimize');");
         // What the code's full-text indexes now hold, for the deep check (checksums.rs).
         checksums::record_fts_digest(&self.conn).map_err(|e| self.err(e))?;
-        // Fold the WAL back so the file on disk is the whole index (cheap after a run).
-        let _ = self
-            .conn
-            .execute_batch("PRAGMA wal_checkpoint(PASSIVE); PRAGMA optimize;");
+        // Inside a rebuild nothing is committed yet: the WAL is folded back after the switch.
+        if self.rebuilding.is_none() {
+            self.fold_wal();
+        }
         Ok(())
     }
 
@@ -680,5 +722,7 @@ impl Store for SqliteStore {
 
 #[cfg(all(test, unix))]
 mod read_only_tests;
+#[cfg(test)]
+mod rebuild_tests;
 #[cfg(test)]
 mod tests;
