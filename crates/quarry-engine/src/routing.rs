@@ -173,6 +173,7 @@ impl Workspace {
         response.results = definitions;
         response.results.extend(references);
         response.results.truncate(request.limit);
+        crate::answer::mark_matched_lines(&mut response.results, &request.query);
         for r in response.results.iter_mut().skip(request.full_text) {
             r.text = None;
         }
@@ -413,6 +414,8 @@ fn enclosing_definition(
         text: Some(body.join("\n")),
         text_cut_from: None,
         score_parts: None,
+        matched_lines: Vec::new(),
+        more_matched: 0,
         reason: Some(format!("{name} encloses line {line}")),
         symbol: Some(name),
     })
@@ -434,6 +437,8 @@ fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult 
         text: Some(text),
         text_cut_from: None,
         score_parts: None,
+        matched_lines: Vec::new(),
+        more_matched: 0,
         reason: None,
     }
 }

@@ -69,6 +69,79 @@ pub struct SearchResult {
     /// the path): what its `score` stands for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    /// The result's lines holding most of the query's words (at most
+    /// [`MAX_MATCHED_LINES`], in line order, each cut to [`MAX_MATCHED_LINE_BYTES`]): what a
+    /// reader looks at first, kept when `text` is not.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub matched_lines: Vec<MatchedLine>,
+    /// Further lines of the result holding a query word, beyond `matched_lines`.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub more_matched: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One line of a result that holds some of the query's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MatchedLine {
+    /// Its line number (in the file, or the page or cell the result is in).
+    pub line: u32,
+    pub text: String,
+}
+
+/// Lines a result shows as its matches.
+pub const MAX_MATCHED_LINES: usize = 3;
+/// Bytes of a matched line kept.
+pub const MAX_MATCHED_LINE_BYTES: usize = 240;
+
+/// Marks each result's lines that hold the query's words (`matched_lines`, `more_matched`),
+/// from its text, before later results give their text up: the lines with the most distinct
+/// query terms (code-aware tokens, stop words aside) first, shown in line order. A snippet
+/// of a chunk's first lines said nothing of why it matched (a mention on line 40).
+pub fn mark_matched_lines(results: &mut [SearchResult], query: &str) {
+    let terms = quarry_core::tokens::query_terms(query);
+    if terms.is_empty() {
+        return;
+    }
+    for r in results.iter_mut() {
+        let Some(text) = r.text.as_deref() else {
+            continue;
+        };
+        let mut holding: Vec<(usize, u32, &str)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let mut found: Vec<&str> = Vec::new();
+            quarry_core::tokens::for_each_token(line, |t| {
+                if let Some(term) = terms.iter().find(|term| term.as_str() == t) {
+                    if !found.contains(&term.as_str()) {
+                        found.push(term.as_str());
+                    }
+                }
+            });
+            if !found.is_empty() {
+                holding.push((found.len(), r.start_line + i as u32, line));
+            }
+        }
+        // Most terms first, then the earlier line.
+        holding.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        r.more_matched = holding.len().saturating_sub(MAX_MATCHED_LINES) as u32;
+        holding.truncate(MAX_MATCHED_LINES);
+        holding.sort_by_key(|h| h.1);
+        r.matched_lines = holding
+            .into_iter()
+            .map(|(_, line, text)| {
+                let mut end = text.len().min(MAX_MATCHED_LINE_BYTES);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                MatchedLine {
+                    line,
+                    text: text[..end].to_string(),
+                }
+            })
+            .collect();
+    }
 }
 
 impl From<ChunkHit> for SearchResult {
@@ -96,6 +169,8 @@ impl From<ChunkHit> for SearchResult {
             text_cut_from: None,
             score_parts: None,
             reason: None,
+            matched_lines: Vec::new(),
+            more_matched: 0,
         }
     }
 }
@@ -243,7 +318,34 @@ mod tests {
             text_cut_from: None,
             score_parts: None,
             reason: None,
+            matched_lines: Vec::new(),
+            more_matched: 0,
         }
+    }
+
+    #[test]
+    fn a_result_shows_the_lines_holding_the_query_words() {
+        let body: String = (1..=40)
+            .map(|n| match n {
+                7 => "    user = load_user(name)\n".to_string(),
+                30 => "    cache.user_name = user.name  # the user name\n".to_string(),
+                35 => "    log(user)\n".to_string(),
+                36 => "    log(user)\n".to_string(),
+                _ => format!("    x{n} = {n}\n"),
+            })
+            .collect();
+        let mut results = vec![result(&body)];
+        results[0].start_line = 101;
+        mark_matched_lines(&mut results, "where is the user name read");
+        let lines: Vec<u32> = results[0].matched_lines.iter().map(|m| m.line).collect();
+        // Line 30 holds both words; three lines shown in order, one more counted.
+        assert_eq!(lines, vec![107, 130, 135]);
+        assert_eq!(results[0].more_matched, 1);
+        assert!(results[0].matched_lines[1].text.contains("user_name"));
+        // No query word: nothing marked.
+        let mut results = vec![result("fn f() {}\n")];
+        mark_matched_lines(&mut results, "database migration");
+        assert!(results[0].matched_lines.is_empty());
     }
 
     #[test]
