@@ -153,7 +153,8 @@ impl Workspace {
         } else {
             tokens::query_terms(text)
         };
-        let mut warnings = Vec::new();
+        // Repos searched whose history is not synced answer nothing: said, not left silent.
+        let mut warnings: Vec<String> = self.unsynced_note(&query.repos)?.into_iter().collect();
         if query.terms.is_empty() {
             return Ok(CommitSearch {
                 mode: Mode::Lexical,

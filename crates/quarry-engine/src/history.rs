@@ -306,21 +306,9 @@ impl Workspace {
         let hint = if undefined.is_some() {
             undefined
         } else if commits.is_empty() {
-            let unsynced: Vec<String> = self
-                .store()
-                .history_stats()?
-                .into_iter()
-                .filter(|s| query.repos.is_empty() || query.repos.contains(&s.repo))
-                .filter(|s| s.commits == 0)
-                .map(|s| s.repo)
-                .collect();
-            Some(if unsynced.is_empty() {
-                format!("no stored commit changed {target} (check the path: it is relative to the repo's root)")
-            } else {
-                format!(
-                    "the history of {} is not synced yet: `quarry sync` (or `quarry repo add PATH`)",
-                    unsynced.join(", ")
-                )
+            Some(match self.unsynced_note(&query.repos)? {
+                None => format!("no stored commit changed {target} (check the path: it is relative to the repo's root)"),
+                Some(note) => note,
             })
         } else if more {
             Some(format!(
@@ -334,6 +322,27 @@ impl Workspace {
             more,
             hint,
         })
+    }
+}
+
+impl Workspace {
+    /// What to say when some of `repos` (every repo when empty) have no synced history: their
+    /// commits are not in any answer, and an answer from the others alone would not say so.
+    pub(crate) fn unsynced_note(&self, repos: &[String]) -> Result<Option<String>> {
+        let unsynced: Vec<String> = self
+            .store()
+            .history_stats()?
+            .into_iter()
+            .filter(|s| repos.is_empty() || repos.contains(&s.repo))
+            .filter(|s| s.commits == 0)
+            .map(|s| s.repo)
+            .collect();
+        Ok((!unsynced.is_empty()).then(|| {
+            format!(
+                "the history of {} is not synced yet: `quarry sync` (or `quarry repo add PATH`)",
+                unsynced.join(", ")
+            )
+        }))
     }
 }
 

@@ -127,6 +127,10 @@ pub struct SummaryParams {
     pub mode: Option<SummaryMode>,
     /// The definition for `context` mode (`Class.method` or a bare name).
     pub symbol: Option<String>,
+    /// The repo holding the file (its name in `status`); the first repo that has the path
+    /// when absent (two repos may both hold `README.md`).
+    #[serde(alias = "repo")]
+    pub repos: Option<Vec<String>>,
 }
 
 fn date(s: Option<&str>, end_of_day: bool) -> Result<Option<i64>> {
@@ -331,7 +335,8 @@ impl Service {
 
     pub fn summary(&self, p: SummaryParams) -> Result<Answer<FileSummary>> {
         let ws = self.workspace()?;
-        let (repo, file, shown) = self.resolve_file(&ws, &p.file, &[])?;
+        let named = self.known_repos(&ws, p.repos.unwrap_or_default())?;
+        let (repo, file, shown) = self.resolve_file(&ws, &p.file, &named)?;
         let body = match (p.mode.unwrap_or_default(), &p.symbol) {
             (SummaryMode::Structure, _) => {
                 FileSummary::Structure(summary::summarize_file_in(Some(&ws), &file, &shown)?)
@@ -368,6 +373,16 @@ impl Service {
             store_bytes: ws.store().size_bytes(),
         };
         self.answer(&ws, &[], body)
+    }
+
+    /// `named`, every one of them an indexed repo's name (a mistyped name is an error, not
+    /// every repo).
+    pub(crate) fn known_repos(&self, ws: &Workspace, named: Vec<String>) -> Result<Vec<String>> {
+        let known = ws.store().repos()?;
+        if let Some(unknown) = named.iter().find(|n| !known.iter().any(|r| &r.name == *n)) {
+            return Err(bad(format!("no indexed repo is named `{unknown}`")));
+        }
+        Ok(named)
     }
 
     /// A file named relative to a repo's root (or absolute inside one) of `repos` (every repo

@@ -55,11 +55,7 @@ impl Service {
     /// A file as the file view draws it: its lines, coloured when quarry has its grammar.
     pub fn file_view(&self, p: FileViewParams) -> Result<Answer<FileView>> {
         let ws = self.workspace()?;
-        let named = p.repos.unwrap_or_default();
-        let known = ws.store().repos()?;
-        if let Some(unknown) = named.iter().find(|n| !known.iter().any(|r| &r.name == *n)) {
-            return Err(bad(format!("no indexed repo is named `{unknown}`")));
-        }
+        let named = self.known_repos(&ws, p.repos.unwrap_or_default())?;
         let (repo, real, shown) = self.resolve_file(&ws, p.path.trim_start_matches('/'), &named)?;
         let body = read_view(&repo, &shown, &real)?;
         self.answer(&ws, &[repo], body)
