@@ -128,6 +128,7 @@ async function search(q, f, started) {
       if (mine !== generation) return; // a newer keystroke won
       answered = performance.now();
       node = commitList(found.commits, `${found.commits.length} commits (${found.mode})`, `Commits for ${q}`);
+      for (const warning of found.warnings || []) node.prepend(el("p", { class: "route-note", role: "note", text: warning }));
     } else {
       const found = await api("/api/search/code", { query: q, repo: f.repo, language: f.lang, type: f.type, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
       if (mine !== generation) return;
@@ -150,8 +151,16 @@ async function search(q, f, started) {
   }
 }
 
+// Words of prose that mark nothing worth seeing (an issue text's "the", "which").
+const STOP = new Set("the and for are but not you all any can had her was one our out has have been from this that with they which when what where who will would there their then than them these those into your just also some such only other more most very about after before because could should does doing each should while were".split(" "));
+
+// The words a result's lines are marked by: a short query's words, or of a long one (a pasted
+// issue text) only those that look like code (snake_case, camelCase, digits), stop words aside.
 function queryWords(q) {
-  return [...new Set((q.match(/[A-Za-z_][A-Za-z0-9_]{2,}/g) || []).map((w) => w.toLowerCase()))];
+  const words = (q.match(/[A-Za-z_][A-Za-z0-9_]{2,}/g) || []).filter((w) => !STOP.has(w.toLowerCase()));
+  const codeLike = (w) => /_|[a-z][A-Z]|[0-9]/.test(w);
+  const kept = words.length > 8 ? words.filter(codeLike) : words;
+  return [...new Set(kept.map((w) => w.toLowerCase()))];
 }
 
 // A line with the query's words marked, as text nodes and <mark>s.
@@ -173,7 +182,10 @@ function codeResults(found, q) {
   const words = queryWords(q);
   const frag = document.createDocumentFragment();
   frag.append(el("h1", { class: "visually-hidden", text: `Results for ${q}` }));
-  if (found.route) frag.append(el("p", { class: "route", text: `read as ${found.route.class}, answered by ${found.route.route} · ${found.mode}` }));
+  if (found.route) {
+    frag.append(el("p", { class: "route", text: `read as ${found.route.class || "asked"}, answered by ${found.route.route} · ${found.mode}` }));
+    if (found.route.note) frag.append(el("p", { class: "route-note", role: "note", text: found.route.note }));
+  }
   if (!found.results.length) {
     frag.append(el("p", { class: "empty", text: (found.hint || "Nothing found.") }));
     return frag;
@@ -190,11 +202,18 @@ function codeResults(found, q) {
       el("h2", {}, el("a", { href: pageUrl({ file: first.path, repo: first.repo }) + "#L" + first.start_line, text: shown(first.path) }),
         el("span", { class: "repo", text: first.repo })));
     for (const r of results) {
-      const lines = (r.text || "").split("\n").slice(0, 12);
+      // The lines holding the query's words, where the answer names them; else the first.
+      const shownLines = r.matched_lines && r.matched_lines.length
+        ? r.matched_lines
+        : (r.text || "").split("\n").slice(0, 12).map((text, i) => ({ line: r.start_line + i, text }));
       const pre = el("pre", { class: "code" });
-      lines.forEach((line, i) => {
-        pre.append(el("span", { class: "ln", text: r.start_line + i }), ...marked(line, words), "\n");
-      });
+      let previous = null;
+      for (const { line, text } of shownLines) {
+        if (previous !== null && line > previous + 1) pre.append(el("span", { class: "gap", text: "⋯" }), "\n");
+        pre.append(el("span", { class: "ln", text: line }), ...marked(text, words), "\n");
+        previous = line;
+      }
+      if (r.more_matched) pre.append(el("span", { class: "more", text: `${r.more_matched} more matching line${r.more_matched === 1 ? "" : "s"}` }), "\n");
       section.append(el("a", { class: "hit", href: pageUrl({ file: r.path, repo: r.repo }) + "#L" + r.start_line },
         el("span", { class: "reason", text: [r.symbol, r.reason].filter(Boolean).join(" — ") || `${r.kind || ""} lines ${r.start_line}-${r.end_line}` }),
         pre));
@@ -222,17 +241,23 @@ function commitList(commits, caption, heading) {
 
 // ---- the file view ------------------------------------------------------------------------
 
+// Languages of prose: no name links, no callers.
+const DOCUMENTS = new Set(["markdown", "text", "rst", "asciidoc", "pdf"]);
+// Rows of a file view drawn before its first paint, and per slice after it.
+const FIRST_ROWS = 400;
+const ROW_SLICE = 1000;
 const NOT_NAMES = new Set(["keyword", "comment", "string", "string.special", "number", "operator", "punctuation", "escape", "constant.builtin", "variable.builtin", "type.builtin", "function.builtin"]);
 
 // A span's text with each identifier a link to its definition (the name route).
-function spanNodes(span) {
+// A highlighted span's nodes; in code, each name links to a search for it in the same repo.
+function spanNodes(span, repo, linkNames) {
   const cls = span.class ? "hl-" + span.class.replace(/\./g, "-") : null;
-  if (span.class && NOT_NAMES.has(span.class)) return [el("span", { class: cls, text: span.text })];
+  if (!linkNames || (span.class && NOT_NAMES.has(span.class))) return [el("span", { class: cls, text: span.text })];
   const out = [];
   let last = 0;
   for (const m of span.text.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
     if (m.index > last) out.push(span.text.slice(last, m.index));
-    out.push(el("a", { class: "id" + (cls ? " " + cls : ""), href: pageUrl({ q: m[0] }), text: m[0] }));
+    out.push(el("a", { class: "id" + (cls ? " " + cls : ""), href: pageUrl({ q: m[0], repo }), text: m[0] }));
     last = m.index + m[0].length;
   }
   if (last < span.text.length) out.push(span.text.slice(last));
@@ -242,15 +267,28 @@ function spanNodes(span) {
 async function showFile(path, repo, signal) {
   const [view, summary] = await Promise.all([
     api("/api/file", { path, repo }, signal),
-    api("/api/summary", { file: path }, signal).catch(() => null),
+    api("/api/summary", { file: path, repo }, signal).catch(() => null),
   ]);
+  // Names in code link to their search; prose does not (every word of a README was a link).
+  const code = !DOCUMENTS.has(view.language);
+  const row = (spans, i) => el("tr", { id: "L" + (i + 1) },
+    el("td", { class: "n" }, el("a", { href: "#L" + (i + 1), text: i + 1 })),
+    el("td", {}, spans.flatMap((span) => spanNodes(span, repo, code))));
   const rows = el("tbody");
-  view.lines.forEach((spans, i) => {
-    const n = i + 1;
-    rows.append(el("tr", { id: "L" + n },
-      el("td", { class: "n" }, el("a", { href: "#L" + n, text: n })),
-      el("td", {}, spans.flatMap(spanNodes))));
-  });
+  // What the first screen (and the line asked for) needs is drawn now, the rest in slices
+  // after it: a 7,280-line file drawn at once took ~5 s to open.
+  const asked = Number((location.hash.match(/^#L(\d+)$/) || [])[1] || 0);
+  let drawn = Math.min(view.lines.length, Math.max(FIRST_ROWS, asked + 100));
+  view.lines.slice(0, drawn).forEach((spans, i) => rows.append(row(spans, i)));
+  const drawMore = () => {
+    if (!rows.isConnected) return; // another view replaced this one
+    const end = Math.min(drawn + ROW_SLICE, view.lines.length);
+    const slice = document.createDocumentFragment();
+    for (; drawn < end; drawn++) slice.append(row(view.lines[drawn], drawn));
+    rows.append(slice);
+    if (drawn < view.lines.length) setTimeout(drawMore, 0);
+  };
+  if (drawn < view.lines.length) setTimeout(drawMore, 0);
   const outline = el("nav", { class: "outline", "aria-label": "Outline" }, el("h2", { class: "visually-hidden", text: "Outline" }));
   const items = summary && (summary.items || (summary.structure && summary.structure.items));
   if (items && items.length) {
@@ -258,9 +296,10 @@ async function showFile(path, repo, signal) {
     for (const it of items) {
       const li = el("li", { style: null },
         el("a", { href: "#L" + it.start_line, text: it.name }), " ",
-        el("span", { class: "kind", text: it.kind }), " ",
-        el("a", { href: pageUrl({ impact: it.name, repo }), title: "callers of " + it.name, text: "callers" }), " ",
-        el("a", { href: pageUrl({ touches: path + "::" + it.name, repo }), title: "history of " + it.name, text: "history" }));
+        el("span", { class: "kind", text: it.kind }),
+        // A heading has no callers and no history of its own.
+        code ? [" ", el("a", { href: pageUrl({ impact: it.name, repo }), title: "callers of " + it.name, text: "callers" }), " ",
+          el("a", { href: pageUrl({ touches: path + "::" + it.name, repo }), title: "history of " + it.name, text: "history" })] : null);
       li.dataset.depth = it.depth || 0;
       if (it.depth) li.classList.add("nested");
       list.append(li);
@@ -326,12 +365,14 @@ function svgEl(tag, attrs) {
 async function showTouches(target, repo, signal) {
   const found = await api("/api/touches", { path: target, repo, limit: 200 }, signal);
   const commits = found.commits || [];
-  const axis = svgEl("svg", { class: "timeline-axis", viewBox: "0 0 1000 70", preserveAspectRatio: "none", role: "group", "aria-label": `${commits.length} commits over time` });
+  // Drawn at the width it is shown at (a fixed box stretched to fit drew its dots as ovals).
+  const width = Math.max(320, Math.round(main.clientWidth || 1000));
+  const axis = svgEl("svg", { class: "timeline-axis", viewBox: `0 0 ${width} 70`, role: "group", "aria-label": `${commits.length} commits over time` });
   if (commits.length) {
     const times = commits.map((c) => Date.parse(c.date));
     const lo = Math.min(...times), hi = Math.max(...times);
-    const x = (t) => 20 + (hi === lo ? 480 : ((t - lo) / (hi - lo)) * 960);
-    axis.append(svgEl("line", { x1: 20, y1: 35, x2: 980, y2: 35 }));
+    const x = (t) => 20 + (hi === lo ? (width - 40) / 2 : ((t - lo) / (hi - lo)) * (width - 40));
+    axis.append(svgEl("line", { x1: 20, y1: 35, x2: width - 20, y2: 35 }));
     commits.forEach((c, i) => {
       const a = svgEl("a", { href: pageUrl({ commit: c.sha, repo: c.repo }) });
       const dot = svgEl("circle", { cx: x(times[i]), cy: 35, r: 6 });
@@ -342,13 +383,15 @@ async function showTouches(target, repo, signal) {
       axis.append(a);
     });
     for (const [t, anchor] of [[lo, "start"], [hi, "end"]]) {
-      const label = svgEl("text", { x: anchor === "start" ? 20 : 980, y: 62, "text-anchor": anchor });
+      const label = svgEl("text", { x: anchor === "start" ? 20 : width - 20, y: 62, "text-anchor": anchor });
       label.textContent = new Date(t).toISOString().slice(0, 10);
       axis.append(label);
     }
   }
   main.replaceChildren(el("section", { class: "timeline" },
-    el("h1", { text: `History of ${target}` }), axis,
+    el("h1", { text: `History of ${target}` }),
+    found.hint ? el("p", { class: "route-note", role: "note", text: found.hint }) : null,
+    axis,
     commitList(commits, `${commits.length} commits touched it${found.more ? " (more not shown)" : ""}`)));
   document.title = `history of ${target} — quarry`;
 }
@@ -377,7 +420,7 @@ async function route(initial) {
   viewing = new AbortController();
   const signal = viewing.signal;
   const repo = p.get("repo") || "";
-  if (p.has("q") || initial !== true) box.value = p.get("q") || "";
+  if (p.has("q") || initial !== true) { box.value = p.get("q") || ""; fitBox(); }
   document.querySelector(`input[name="tab"][value="${p.get("tab") === "history" ? "history" : "code"}"]`).checked = true;
   try {
     if (p.get("file")) return await showFile(p.get("file"), repo, signal);
@@ -417,6 +460,11 @@ document.addEventListener("click", (e) => {
 window.addEventListener("popstate", () => route(false));
 window.addEventListener("hashchange", jumpToLine);
 
+// One line until a report is pasted or Shift+Enter starts a new line: then the box grows,
+// and the query keeps its line breaks (a pasted stack trace read as one line ranked files
+// differently than `search --stdin`).
+function fitBox() { box.rows = Math.min(12, Math.max(1, box.value.split("\n").length)); }
+box.addEventListener("input", fitBox);
 box.addEventListener("input", () => {
   if (params().get("file") || params().get("commit") || params().get("touches") || params().get("impact")) {
     history.pushState(null, "", pageUrl({ q: box.value }));
@@ -433,7 +481,7 @@ for (const input of document.querySelectorAll('input[name="tab"], #f-repo, #f-la
 function hits() { return [...main.querySelectorAll("a.hit")]; }
 
 document.addEventListener("keydown", (e) => {
-  const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement;
+  const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
   if (e.key === "/" && !typing) { e.preventDefault(); box.focus(); box.select(); return; }
   if (e.key === "Escape") {
     if (document.activeElement === box && box.value) { box.value = ""; scheduleSearch(); return; }
@@ -452,9 +500,10 @@ document.addEventListener("keydown", (e) => {
     list[next].classList.add("selected");
     list[next].focus();
   }
-  if (e.key === "Enter" && e.target === box) {
+  if (e.key === "Enter" && e.target === box && !e.shiftKey) {
+    e.preventDefault();
     const first = hits()[0];
-    if (first) { e.preventDefault(); first.click(); }
+    if (first) first.click();
   }
 });
 

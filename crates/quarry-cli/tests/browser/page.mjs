@@ -105,7 +105,7 @@ try {
   const outline = await page.$$eval(".outline li > a:first-child", (as) => as.map((a) => a.textContent));
   check(outline.includes("getUserName") && outline.includes("UserStore"), `the outline lists the definitions (${outline})`);
   const link = await page.$eval("table.code a.id", (a) => a.getAttribute("href"));
-  check(/^\/\?q=/.test(link), `identifiers link to their definitions (${link})`);
+  check(/^\/\?q=/.test(link) && /repo=shop/.test(link), `identifiers link to their definitions in the same repo (${link})`);
   await page.screenshot({ path: path.join(shots, "file.png") });
   await axe("file");
 
@@ -122,6 +122,21 @@ try {
   await page.waitForSelector("svg.timeline-axis circle");
   const dots = await page.$$eval("svg.timeline-axis circle", (n) => n.length);
   check(dots >= 2, `a file's timeline draws its commits (${dots})`);
+  const dot = await page.$eval("svg.timeline-axis circle", (c) => { const r = c.getBoundingClientRect(); return [r.width, r.height]; });
+  check(Math.abs(dot[0] - dot[1]) < 1, `a timeline's dots are round (${dot})`);
+
+  // A document's view: prose words are not links, headings have no callers.
+  await page.goto(base + "/?file=docs/guide.md&repo=shop");
+  await page.waitForSelector(".outline li");
+  const proseLinks = await page.$$eval("table.code a.id", (n) => n.length);
+  const headingLinks = await page.$$eval(".outline li a", (n) => n.map((a) => a.textContent));
+  check(proseLinks === 0 && !headingLinks.includes("callers"), `a document has no name links (${proseLinks}, ${headingLinks})`);
+
+  // A pasted report keeps its line breaks, and the box grows to show them.
+  await page.goto(base + "/");
+  await page.fill("#q", "Traceback (most recent call last):\n  File \"app/users.py\", line 5, in getUserName");
+  const pasted = await page.$eval("#q", (q) => [q.value.includes("\n"), q.rows]);
+  check(pasted[0] && pasted[1] >= 2, `a pasted report keeps its lines (${pasted})`);
   await page.screenshot({ path: path.join(shots, "timeline.png") });
 
   // Impact as a graph, each node a link.
