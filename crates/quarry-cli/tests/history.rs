@@ -541,3 +541,62 @@ fn patches_carry_gits_hunk_headers_with_their_function_context() {
 mod issue_texts;
 #[path = "history/votes.rs"]
 mod votes;
+
+/// Two repos, one synced: a commit search over both names the unsynced one (it said nothing,
+/// and its commits were silently absent); a file both hold by the same path is outlined from
+/// the repo asked for (the first repo's was given, and `repo` was refused).
+#[test]
+fn a_second_repo_is_named_where_its_history_or_its_file_is_meant() {
+    let env = Env::new();
+    let first = env.repo.path();
+    let second = env.home.path().join("second");
+    std::fs::create_dir_all(&second).unwrap();
+    common::write_file(first, "README.md", b"# First project\n\n## Installing it\n");
+    common::write_file(
+        &second,
+        "README.md",
+        b"# Second project\n\n## Tuning caches\n",
+    );
+    for dir in [first, second.as_path()] {
+        common::git::init(dir);
+        commit(dir, "Write the readme", "Ann", "2025-01-02T00:00:00Z");
+    }
+    env.ok(&["index", env.repo_path(), "--no-embed", "--name", "one"]);
+    env.ok(&[
+        "index",
+        second.to_str().unwrap(),
+        "--no-embed",
+        "--name",
+        "two",
+    ]);
+    env.ok(&["sync", env.repo_path(), "--no-embed"]);
+    let found = env.json(&["log", "readme", "--all-repos"]);
+    let warnings = found["warnings"].to_string();
+    assert!(warnings.contains("history of two is not synced"), "{found}");
+    let server = common::serve(&env, &[]);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let summary = |repo: &str| -> Value {
+        agent
+            .get(format!(
+                "{}/api/summary?file=README.md&repo={repo}",
+                server.base
+            ))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_json()
+            .unwrap()
+    };
+    assert!(
+        summary("two").to_string().contains("Tuning caches"),
+        "{}",
+        summary("two")
+    );
+    assert!(summary("one").to_string().contains("Installing it"));
+    assert!(summary("three")
+        .to_string()
+        .contains("no indexed repo is named `three`"));
+}
