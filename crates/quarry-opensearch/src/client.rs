@@ -175,7 +175,8 @@ impl Client {
                     continue;
                 }
             };
-            if status == 429 && busy < BUSY_RETRIES {
+            // A full disk's block (429 too) lifts only once there is space: said at once.
+            if status == 429 && busy < BUSY_RETRIES && !crate::disk::blocked(&text) {
                 busy += 1;
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_secs(5));
@@ -218,14 +219,18 @@ impl Client {
             if (200..300).contains(&status) && failed_shards > 0 && reading {
                 partial += 1;
                 if partial > 20 {
+                    let failure = json!({"error": answers
+                        .iter()
+                        .find_map(|(_, v)| v["_shards"]["failures"].get(0))
+                        .map(|f| f["reason"].clone())
+                        .unwrap_or_default()});
                     bail!(
-                        "OpenSearch at {}: {failed_shards} shards kept failing to answer {path}: {}",
+                        "OpenSearch at {}: {failed_shards} shards kept failing to answer {path}: {}{}",
                         self.shown,
-                        reason(&json!({"error": answers
-                            .iter()
-                            .find_map(|(_, v)| v["_shards"]["failures"].get(0))
-                            .map(|f| f["reason"].clone())
-                            .unwrap_or_default()}))
+                        reason(&failure),
+                        crate::disk::explain(500, &failure)
+                            .map(|disk| format!(": {disk}"))
+                            .unwrap_or_default()
                     );
                 }
                 std::thread::sleep(Duration::from_millis(250));
@@ -326,11 +331,15 @@ impl Client {
 
     pub fn refused(&self, method: &str, path: &str, refusal: &Refusal) -> anyhow::Error {
         let reason = reason(&refusal.body);
-        let hint = match refusal.status {
-            401 | 403 => {
+        let hint = match (refusal.status, crate::disk::explain(refusal.status, &refusal.body)) {
+            (_, Some(disk)) => format!(": {disk}"),
+            (401 | 403, None) => {
                 ": check the user and password of store.url (or $QUARRY_OPENSEARCH_PASSWORD)"
+                    .to_string()
             }
-            _ => "",
+            // A search no copy of some shard answered, asked again for two seconds.
+            (503, None) => ": no copy of a shard of the index answers (a node down, or failing its shards: a full disk does until space is freed); see GET _cluster/health and the nodes' logs".to_string(),
+            _ => String::new(),
         };
         anyhow!(
             "OpenSearch at {}: {method} {path} answered {}: {reason}{hint}",
@@ -507,11 +516,14 @@ impl Client {
                     404 if !line.starts_with("{\"index\"") => {}
                     // A `create` of a document already there: the first copy stays.
                     409 if line.starts_with("{\"create\"") => {}
-                    429 => again.push(line.clone()),
+                    429 if !crate::disk::blocked(&result.to_string()) => again.push(line.clone()),
                     _ => bail!(
-                        "OpenSearch at {}: a bulk write failed ({status}): {}",
+                        "OpenSearch at {}: a bulk write failed ({status}): {}{}",
                         self.shown,
-                        reason(&result.clone())
+                        reason(&result.clone()),
+                        crate::disk::explain(status as u16, result)
+                            .map(|disk| format!(": {disk}"))
+                            .unwrap_or_default()
                     ),
                 }
             }
@@ -624,12 +636,34 @@ fn trace() -> bool {
     *TRACE.get_or_init(|| std::env::var_os("QUARRY_OPENSEARCH_TRACE").is_some_and(|v| v != "0"))
 }
 
-/// What an OpenSearch error body says: its root cause's type and reason.
+/// What an OpenSearch error body says: its root cause's type and reason (or the first shard
+/// failure's, where the answer is a partial one: a `_refresh` that failed on a shard), and the
+/// innermost `caused_by` under it when that says more ("Refresh failed" is said by an
+/// `i_o_exception: No space left on device` under it).
 pub(crate) fn reason(body: &Value) -> String {
     let error = &body["error"];
-    let cause = error["root_cause"].get(0).unwrap_or(error);
+    let cause = match error["root_cause"].get(0) {
+        Some(cause) => cause,
+        None if error.is_object() => error,
+        None => &body["_shards"]["failures"][0]["reason"],
+    };
     match (cause["type"].as_str(), cause["reason"].as_str()) {
-        (Some(kind), Some(reason)) => format!("{kind}: {reason}"),
+        (Some(kind), Some(reason)) => {
+            let mut said = format!("{kind}: {reason}");
+            let mut inner = &error["caused_by"];
+            if !inner.is_object() {
+                inner = &cause["caused_by"];
+            }
+            while inner["caused_by"].is_object() {
+                inner = &inner["caused_by"];
+            }
+            if let (Some(kind), Some(reason)) = (inner["type"].as_str(), inner["reason"].as_str()) {
+                if !said.contains(reason) {
+                    said.push_str(&format!(" ({kind}: {reason})"));
+                }
+            }
+            said
+        }
         _ => {
             let text = body.to_string();
             text.chars().take(300).collect()
@@ -658,6 +692,43 @@ fn base64(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The answer of `_refresh` on a node whose disk is full (OpenSearch 2.19, disk.rs): the
+    /// error names the disk, the index and what to do, not only "answered 500".
+    #[test]
+    fn a_refresh_refused_for_a_full_disk_says_so() {
+        let client = super::Client::new(
+            &["http://127.0.0.1:1".to_string()],
+            None,
+            None,
+            None,
+            std::time::Duration::from_secs(1),
+            "opensearch+http://h:9200/q",
+        )
+        .unwrap();
+        let body = serde_json::json!({"_shards": {"total": 1, "successful": 0, "failed": 1, "failures": [{
+            "shard": 0, "index": "q-chunks-v3", "status": "INTERNAL_SERVER_ERROR",
+            "reason": {"type": "refresh_failed_engine_exception", "reason": "Refresh failed",
+                       "index": "q-chunks-v3", "shard": "0", "index_uuid": "iNYOKdFLS0Ox9F9eUnfHAg",
+                       "caused_by": {"type": "i_o_exception", "reason": "No space left on device"}}}]}});
+        let said = format!(
+            "{}",
+            client.refused(
+                "POST",
+                "/q-chunks/_refresh",
+                &super::Refusal { status: 500, body }
+            )
+        );
+        assert_eq!(
+            said,
+            "OpenSearch at opensearch+http://h:9200/q: POST /q-chunks/_refresh answered 500: \
+             refresh_failed_engine_exception: Refresh failed (i_o_exception: No space left on device): \
+             the disk of the node holding q-chunks-v3 is full; free space on it: the node then \
+             recovers the shard from its translog by itself (searches answer 503 until then), and \
+             if the index stays read-only, lift it with \
+             PUT q-chunks-v3/_settings {\"index.blocks.read_only_allow_delete\": null}"
+        );
+    }
+
     #[test]
     fn base64_pads_as_the_rfc_says() {
         assert_eq!(super::base64(b"admin:secret"), "YWRtaW46c2VjcmV0");

@@ -27,6 +27,7 @@
 
 mod bm25;
 mod client;
+mod disk;
 mod history;
 mod query;
 mod read;

@@ -501,6 +501,100 @@ fn opensearch_writes_turned_away_as_too_many_are_sent_again() {
     assert_eq!(store.definitions("many_1299", &[], 10).unwrap().len(), 1);
 }
 
+/// Sets `index.blocks.read_only_allow_delete` on the indexes `pattern` names: what OpenSearch
+/// does to every index on a node past its flood-stage watermark (the shared test node runs
+/// with the disk thresholds off, so the test sets the block itself; the answers are the same).
+fn flood_stage(pattern: &str, on: bool) {
+    let (status, body) = request(
+        server(),
+        "PUT",
+        &format!("/{pattern}/_settings"),
+        Some(&format!(
+            r#"{{"index.blocks.read_only_allow_delete": {}}}"#,
+            if on { "true" } else { "null" }
+        )),
+    )
+    .unwrap();
+    assert!(status < 300, "{status} {body}");
+}
+
+/// A node past its flood-stage watermark: writes answer 429 `cluster_block_exception`. The
+/// error says the disk and what to do, at once — not after half a minute of sending the
+/// writes again as if the cluster were busy, ending as "stayed too busy".
+#[test]
+fn opensearch_a_node_past_its_flood_stage_watermark_is_named_with_what_to_do() {
+    use quarry_core::history::HistoryStore;
+    let url = store_url("disk_full");
+    let prefix = url.rsplit('/').next().unwrap().to_string();
+    let mut store = OpenSearchStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    let says_disk = |message: &str, index: &str| {
+        assert!(message.contains("flood-stage watermark"), "{message}");
+        assert!(
+            message.contains(&format!("{index} is read-only")),
+            "{message}"
+        );
+        assert!(message.contains("free space"), "{message}");
+        assert!(
+            message.contains(&format!(
+                r#"PUT {index}/_settings {{"index.blocks.read_only_allow_delete": null}}"#
+            )),
+            "{message}"
+        );
+    };
+
+    // Every index blocked: the batch's first write (its marker) is refused.
+    flood_stage(&format!("{prefix}-*"), true);
+    let started = std::time::Instant::now();
+    let err = store.apply(repo.id, &batch).err().expect("refused");
+    says_disk(&format!("{err:#}"), &format!("{prefix}-meta-v3"));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "said at once, not sent again for {:?}",
+        started.elapsed()
+    );
+
+    // Only the chunks: the `_bulk` items are refused one by one, named when the run ends.
+    flood_stage(&format!("{prefix}-*"), false);
+    flood_stage(&format!("{prefix}-chunks-v3"), true);
+    store.apply(repo.id, &batch).unwrap();
+    let err = store
+        .finish_run(repo.id, &Default::default())
+        .err()
+        .expect("refused");
+    let message = format!("{err:#}");
+    assert!(!message.contains("too busy"), "{message}");
+    says_disk(&message, &format!("{prefix}-chunks-v3"));
+
+    // Commits likewise.
+    flood_stage(&format!("{prefix}-commits-v4"), true);
+    let commit = quarry_core::history::CommitRecord {
+        sha: "ab".repeat(20),
+        parents: vec![],
+        author: "A".into(),
+        email: "a@example.com".into(),
+        author_time: 1_700_000_000,
+        commit_time: 1_700_000_000,
+        subject: "Fix the parser".into(),
+        body: String::new(),
+        files: vec![],
+        patch: String::new(),
+        patch_truncated: false,
+    };
+    let err = store
+        .put_commits(repo.id, &[commit])
+        .err()
+        .expect("refused");
+    says_disk(&format!("{err:#}"), &format!("{prefix}-commits-v4"));
+    flood_stage(&format!("{prefix}-*"), false);
+}
+
 #[test]
 fn opensearch_a_wrong_address_or_prefix_is_a_clear_error_without_the_password() {
     let port = {
