@@ -543,6 +543,8 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
             }
         }
     }
+    // A rebuild stopped before its switch did not happen: it starts again, whole.
+    let undone = reports.iter().any(|r| r.rebuild_undone);
     if args.json {
         output::print_json(&answers::IndexRun {
             repos: reports,
@@ -553,7 +555,8 @@ fn index(dir: &std::path::Path, args: IndexArgs) -> Result<()> {
     if progress::interrupted() {
         let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         let paths: Vec<String> = paths.iter().map(|p| output::shell_word(p)).collect();
-        return Err(Interrupted(format!("quarry index {}", paths.join(" "))).into());
+        let flag = if undone { "--rebuild " } else { "" };
+        return Err(Interrupted(format!("quarry index {flag}{}", paths.join(" "))).into());
     }
     Ok(())
 }

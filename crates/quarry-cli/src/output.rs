@@ -355,7 +355,12 @@ pub fn print_index_report(r: &IndexReport) {
         skipped_line(&r.skipped),
         r.elapsed_ms as f64 / 1000.0
     );
-    if r.interrupted {
+    if r.rebuild_undone {
+        eprintln!(
+            "  the rebuild was stopped before it finished and did not take effect: the index of {} is as it was; run `quarry index --rebuild` again",
+            r.repo
+        );
+    } else if r.interrupted {
         eprintln!("  stopped before every file was read; the next `quarry index` reads the rest");
     }
     if r.lossy_utf8 > 0 {

@@ -2,6 +2,11 @@
 //! then content hash), read and chunk the rest in parallel, and write them in batches of one
 //! transaction each. A run killed at any point leaves every finished batch in place; the next
 //! run finds those files unchanged and does only what is left.
+//!
+//! A rebuild (`--rebuild`) is built beside the old files and switched to at the end where the
+//! store can (`Store::begin_rebuild`): searches meanwhile see the old repo, never a half-built
+//! one, and a rebuild stopped before its switch (Ctrl-C, an error, kill -9) did not happen:
+//! the old repo stays, and the report says the rebuild must be run again.
 
 use crate::answer::{FileChange, IndexReport};
 use crate::progress::Progress;
@@ -103,6 +108,16 @@ fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOpti
     )
 }
 
+/// What `index_files` needs of the run `index_repo` started.
+struct Run<'a> {
+    repo: &'a quarry_core::RepoInfo,
+    root: &'a Path,
+    moved_from: Option<String>,
+    /// The store builds the rebuild beside the old files (`Store::begin_rebuild`).
+    beside: bool,
+    started: Instant,
+}
+
 impl Workspace {
     /// Re-indexes the changed files of the workspace's indexed repos (only those named, when
     /// `names` is not empty), each under its stored name and root. The caller holds the lock.
@@ -154,12 +169,55 @@ impl Workspace {
         let name = opts.name.clone().unwrap_or(default_name);
 
         let (repo, moved_from) = self.register_repo(&name, &root_str, &|_| false)?;
-        let store = self.store_mut();
-        if opts.rebuild {
-            // The files start over; the synced history stays (the tree cannot give it back).
-            store.clear_files(repo.id)?;
+        // The files start over; the synced history stays (the tree cannot give it back).
+        let beside = opts.rebuild && self.store_mut().begin_rebuild(repo.id)?;
+        let run = Run {
+            repo: &repo,
+            root: &root,
+            moved_from,
+            beside,
+            started,
+        };
+        match self.index_files(run, opts, progress) {
+            Ok(mut report) if beside && report.interrupted => {
+                // Stopped before the switch: the old files stay, whole.
+                let store = self.store_mut();
+                store.abandon_rebuild(repo.id)?;
+                report.rebuild_undone = true;
+                if let Some(info) = store.repos()?.into_iter().find(|r| r.id == repo.id) {
+                    report.files = info.files;
+                    report.chunks = info.chunks;
+                }
+                Ok(report)
+            }
+            Ok(report) => Ok(report),
+            Err(e) => {
+                if beside {
+                    // Best effort: the store drops an unfinished rebuild by itself anyway.
+                    let _ = self.store_mut().abandon_rebuild(repo.id);
+                }
+                Err(e)
+            }
         }
+    }
 
+    /// Reads, chunks and writes the files of `run.repo`, then finishes the run (and switches
+    /// to a rebuild built beside, unless it was stopped: its caller then gives it up).
+    fn index_files(
+        &mut self,
+        run: Run<'_>,
+        opts: &IndexOptions,
+        progress: &dyn Progress,
+    ) -> Result<IndexReport> {
+        let Run {
+            repo,
+            root,
+            moved_from,
+            beside,
+            started,
+        } = run;
+        let root_str = root.to_string_lossy().into_owned();
+        let store = self.store_mut();
         let previous = store.file_states(repo.id)?;
         progress.begin("discovering files", 0);
         // `--max-files` counts the files indexed before; new files fill what is left of it.
@@ -168,7 +226,7 @@ impl Workspace {
             ..opts.discover.clone()
         };
         let found =
-            quarry_sources::discover_beside(&root, &limits, &|path| previous.contains_key(path))?;
+            quarry_sources::discover_beside(root, &limits, &|path| previous.contains_key(path))?;
         progress.end();
         let mut skipped = found.skipped;
 
@@ -188,6 +246,7 @@ impl Workspace {
             changes: Vec::new(),
             moved_from,
             interrupted: false,
+            rebuild_undone: false,
         };
         let note = |report: &mut IndexReport, path: &str, change: &'static str| {
             if report.changes.len() < MAX_LISTED_CHANGES {
@@ -273,15 +332,22 @@ impl Workspace {
                     store.apply(repo.id, &std::mem::take(&mut batch))?;
                 }
             }
-            if !batch.is_empty() {
+            // A rebuild stopped before its switch is given up whole: no last batch.
+            if !batch.is_empty() && !(beside && report.interrupted) {
                 store.apply(repo.id, &batch)?;
             }
             Ok(())
         });
         progress.end();
         write_result?;
+        if beside && report.interrupted {
+            return Ok(report);
+        }
 
         store.finish_run(repo.id, &skipped)?;
+        if beside {
+            store.commit_rebuild(repo.id)?;
+        }
         if !opts.keep_unused_vectors {
             store.prune_vectors()?;
         }
@@ -293,5 +359,92 @@ impl Workspace {
         report.skipped = skipped;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+
+    /// Asks to stop once `after` files were taken, as Ctrl-C does.
+    struct StopAfter {
+        after: u64,
+        taken: AtomicU64,
+    }
+
+    impl Progress for StopAfter {
+        fn advance(&self, steps: u64) {
+            self.taken.fetch_add(steps, Ordering::SeqCst);
+        }
+        fn cancelled(&self) -> bool {
+            self.taken.load(Ordering::SeqCst) >= self.after
+        }
+    }
+
+    fn write_files(root: &Path, prefix: &str) {
+        for i in 0..600 {
+            let dir = root.join("pkg");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join(format!("m{i}.py")),
+                format!("def {prefix}{i}(value):\n    return value * {i}\n"),
+            )
+            .unwrap();
+        }
+    }
+
+    fn finds(ws: &Workspace, name: &str) -> bool {
+        let query = quarry_core::LexicalQuery {
+            terms: quarry_core::tokens::query_terms(name),
+            limit: 1,
+            ..Default::default()
+        };
+        !ws.store().search_lexical(&query).unwrap().is_empty()
+    }
+
+    #[test]
+    fn a_rebuild_stopped_before_its_switch_leaves_the_old_index_and_says_so() {
+        let repo = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_files(repo.path(), "walrus");
+        {
+            let (mut ws, _lock) =
+                Workspace::open_for_writing(dir.path(), Duration::ZERO, false).unwrap();
+            let report = ws
+                .index_repo(repo.path(), &IndexOptions::default(), &crate::progress::NoProgress)
+                .unwrap();
+            assert_eq!(report.files, 600);
+        }
+        write_files(repo.path(), "penguin");
+        let rebuild = IndexOptions {
+            rebuild: true,
+            ..Default::default()
+        };
+        let (mut ws, _lock) =
+            Workspace::open_for_writing(dir.path(), Duration::ZERO, true).unwrap();
+        // Stopped after a batch of 256 was written inside the rebuild.
+        let stop = StopAfter {
+            after: 300,
+            taken: AtomicU64::new(0),
+        };
+        let report = ws.index_repo(repo.path(), &rebuild, &stop).unwrap();
+        assert!(report.interrupted && report.rebuild_undone, "{report:?}");
+        assert_eq!((report.files, report.chunks), (600, 600));
+        // The old index, whole, for this connection and for a reader.
+        let reader = Workspace::open_existing(dir.path()).unwrap();
+        for ws in [&ws, &reader] {
+            assert!(finds(ws, "walrus599") && finds(ws, "walrus3"));
+            assert!(!finds(ws, "penguin3"));
+            assert_eq!(ws.store().stats().unwrap()[0].files, 600);
+        }
+        // Run again to its end, it switches.
+        let report = ws
+            .index_repo(repo.path(), &rebuild, &crate::progress::NoProgress)
+            .unwrap();
+        assert!(!report.interrupted && !report.rebuild_undone);
+        assert!(finds(&reader, "penguin3") && !finds(&reader, "walrus3"));
+        assert_eq!(reader.store().repos().unwrap()[0].files, 600);
     }
 }

@@ -39,4 +39,9 @@ pub struct IndexReport {
     /// next run reads the rest.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// A rebuild (`--rebuild`) stopped before it finished, on a store that builds it beside
+    /// the old index: it did not take effect, the repo's index is as it was (`files` and
+    /// `chunks` count it), and the rebuild must be run again.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rebuild_undone: bool,
 }
