@@ -721,3 +721,32 @@ fn sg_finds_what_ast_grep_finds() {
     let out = env.run(&["sg", "$X.unwrap()", env.repo_path(), "--lang", "rust"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
 }
+
+/// A structural pattern that names no language is searched in every language of the repo
+/// whose grammar parses it, and the answer says which: `console.warn($$$)` read as JavaScript
+/// alone missed the TypeScript files (1 match of 14 in vuejs/core).
+#[test]
+fn a_structural_query_is_searched_in_every_language_it_parses_in() {
+    let env = Env::new();
+    env.write("a.js", "function a() {\n  console.warn(\"js\");\n}\n");
+    env.write(
+        "b.ts",
+        "export function b(x: number): void {\n  console.warn(\"ts\", x);\n}\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let found = env.json(&["search", "console.warn($$$)"]);
+    let languages = found["route"]["languages"].to_string();
+    assert!(
+        languages.contains("javascript") && languages.contains("typescript"),
+        "{found}"
+    );
+    let paths = common::result_paths(&found);
+    assert_eq!(paths, vec!["a.js", "b.ts"], "{found}");
+    // Named, the language is the only one.
+    let found = env.json(&["search", "console.warn($$$)", "--lang", "typescript"]);
+    assert_eq!(common::result_paths(&found), vec!["b.ts"]);
+    assert_eq!(
+        found["route"]["languages"],
+        serde_json::json!(["typescript"])
+    );
+}

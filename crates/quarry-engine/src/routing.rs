@@ -46,6 +46,7 @@ impl Workspace {
             class,
             route,
             note: None,
+            languages: Vec::new(),
         };
         let exact = match route {
             Route::Ranked => None,
@@ -66,7 +67,7 @@ impl Workspace {
             Route::Path => Some(self.path_results(request)?),
             Route::Location => Some(self.location_results(request)?),
             Route::GrepLiteral | Route::GrepRegex => Some(self.grep_results(request, route)?),
-            Route::Structural => Some(self.structural_results(request)?),
+            Route::Structural => Some(self.structural_results(request, &mut report.languages)?),
         };
         let mut response = match exact {
             Some(Ok(results)) if !results.is_empty() => {
@@ -323,13 +324,71 @@ impl Workspace {
             .collect()))
     }
 
-    /// ast-grep over the searched repos, in `--lang`'s files or the language the pattern
-    /// looks written in.
-    fn structural_results(&self, request: &SearchRequest) -> Result<Result<Vec<SearchResult>>> {
-        let language = match request.language.or_else(|| guess_language(&request.query)) {
+    /// The languages a structural pattern is searched in when the request names none: every
+    /// code language of the searched repos whose grammar parses the pattern (`console.warn($$$)`
+    /// is JavaScript and TypeScript alike: read as JavaScript alone, vuejs/core gave 1 match of
+    /// 14), most files first; the language it looks written in, or the repos' most common one,
+    /// when none parses it.
+    fn pattern_languages(&self, request: &SearchRequest, pattern: &str) -> Result<Vec<Language>> {
+        if let Some(language) = request.language {
+            return Ok(vec![language]);
+        }
+        let mut counts: HashMap<Language, u64> = HashMap::new();
+        for repo in self.store().stats()? {
+            if request.repos.is_empty() || request.repos.contains(&repo.repo.name) {
+                for (name, files) in repo.languages {
+                    if let Some(language) = Language::from_name(&name).filter(|l| l.is_code()) {
+                        *counts.entry(language).or_default() += files;
+                    }
+                }
+            }
+        }
+        let mut present: Vec<(Language, u64)> = counts.into_iter().collect();
+        present.sort_by_key(|&(language, files)| (std::cmp::Reverse(files), language.name()));
+        let parsing: Vec<Language> = present
+            .into_iter()
+            .map(|(language, _)| language)
+            .filter(|&language| quarry_grep::structural::parses_as(pattern, language))
+            .collect();
+        if !parsing.is_empty() {
+            return Ok(parsing);
+        }
+        Ok(vec![match guess_language(pattern) {
             Some(language) => language,
             None => self.most_common_language(request)?,
-        };
+        }])
+    }
+
+    /// ast-grep over the searched repos, in `--lang`'s files or every language of theirs the
+    /// pattern parses in (named in `languages`), merged in path order.
+    fn structural_results(
+        &self,
+        request: &SearchRequest,
+        languages: &mut Vec<Language>,
+    ) -> Result<Result<Vec<SearchResult>>> {
+        let pattern = request.query.trim();
+        *languages = self.pattern_languages(request, pattern)?;
+        let mut all = Vec::new();
+        for &language in languages.iter() {
+            match self.structural_results_in(request, language)? {
+                Ok(found) => all.extend(found),
+                // A pattern one language cannot compile is that language's to skip, unless
+                // it was the only one.
+                Err(e) if languages.len() == 1 => return Ok(Err(e)),
+                Err(_) => {}
+            }
+        }
+        all.sort_by(|a, b| (&a.repo, &a.path, a.start_line).cmp(&(&b.repo, &b.path, b.start_line)));
+        all.truncate(request.limit);
+        Ok(Ok(all))
+    }
+
+    /// ast-grep over the searched repos in `language`'s files.
+    fn structural_results_in(
+        &self,
+        request: &SearchRequest,
+        language: Language,
+    ) -> Result<Result<Vec<SearchResult>>> {
         let pattern = request.query.trim();
         let roots = self.searched_roots(request)?;
         let admitted = PathFilter::new(request)?;

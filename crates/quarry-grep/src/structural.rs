@@ -272,6 +272,16 @@ pub fn requirement(pattern: &str) -> Requirement {
     }
 }
 
+/// Whether `pattern` parses as whole code of `language` (its grammar compiles it, with no
+/// ERROR node): the languages a pattern may be meant in, when none is named.
+pub fn parses_as(pattern: &str, language: Language) -> bool {
+    let Ok(lang) = SgLanguage::new(language) else {
+        return false;
+    };
+    let pattern = complete_block_header(pattern, language);
+    Pattern::try_new(&pattern, lang).is_ok_and(|p| !p.has_error())
+}
+
 /// Searches `paths` (the current folder when empty) for `pattern` in `language`'s files; at
 /// most `limit` matches are returned, in path then position order.
 pub fn search(

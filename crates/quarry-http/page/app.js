@@ -183,7 +183,8 @@ function codeResults(found, q) {
   const frag = document.createDocumentFragment();
   frag.append(el("h1", { class: "visually-hidden", text: `Results for ${q}` }));
   if (found.route) {
-    frag.append(el("p", { class: "route", text: `read as ${found.route.class || "asked"}, answered by ${found.route.route} · ${found.mode}` }));
+    const languages = found.route.languages && found.route.languages.length ? ` in ${found.route.languages.join(", ")}` : "";
+    frag.append(el("p", { class: "route", text: `read as ${found.route.class || "asked"}, answered by ${found.route.route}${languages} · ${found.mode}` }));
     if (found.route.note) frag.append(el("p", { class: "route-note", role: "note", text: found.route.note }));
   }
   if (!found.results.length) {

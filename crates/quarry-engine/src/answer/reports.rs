@@ -17,6 +17,10 @@ pub struct RouteReport {
     /// Why the answer is ranked search's although the route was another.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
+    /// The languages a structural pattern was searched in: the one asked for, or every
+    /// language of the searched repos whose grammar parses the pattern.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub languages: Vec<quarry_core::Language>,
 }
 
 /// Whether and how a search's results were reordered by a language model.
