@@ -2,7 +2,7 @@
 """quarry's definitions against Universal Ctags', per language, on real repositories.
 
 Usage: python3 bench/ctags_defs.py [--quarry BIN] [--max-files N] [--window W] [--misses K]
-                                   [--json] REPO_DIR...
+                                   [--text] [--json] REPO_DIR...
 
 What it measures: recall of quarry's outline (`quarry summary FILE --json`, the parser-only
 path, every item at any depth) against the tags Universal Ctags writes for the same file
@@ -33,6 +33,17 @@ ctags defs, found, recall; aux, found, recall; quarry's items and those no ctags
 kind matches (q-only, informational); files whose outline came from the heuristic (heur: no
 definition found by the parser).
 
+--text: the same tags scored on the TEXT outline (`quarry summary FILE`, what an agent reads)
+as well, since the JSON holds every definition whatever the text's budget left out. A
+definition is named in the text when its name stands on an item line whose `start-end` (or
+single line) range meets the JSON rule above (starts on the tag's line, ±2, covers it from at
+most W lines above or from a decorator/attribute above, or ends on it), or as `name LINE` in a
+listed run (`12 definitions: f 3, g 4 (h 5)`, `(nested: …)`) with LINE from 2 after the tag's
+line to W before it. Names counted only (`… 5 more definitions`, `(+2 nested)`, `mod tests
+(9 definitions)`) are misses. Extra columns: named in the text, its recall, and the outline's
+size in characters over the file's, median over files over 100 lines (the outline budget's
+measure); `--misses` then shows the text's misses.
+
 Files: those quarry detects as a code language (crates/quarry-core/src/language.rs) that ctags
 parses (`.tsx` is left out: ctags 5.9 has no TSX parser). Per repository at most --max-files
 (150), chosen deterministically: every file in path order (git ls-files, else a walk) less
@@ -43,7 +54,7 @@ more C++ sources than `.c` ones — those rows read `c (ctags C++)`. Quarry runs
 failed and not counted. Misses are grouped by syntax pattern (`pattern()`: the line's shape
 for JavaScript/TypeScript and C/C++, else ctags' kind and scope kind).
 """
-import argparse, json, os, re, signal, subprocess, sys, tempfile
+import argparse, json, os, re, signal, statistics, subprocess, sys, tempfile
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
@@ -193,6 +204,47 @@ def quarry_items(quarry, index_dir, path):
     return data.get("items", []), ("heuristic" if data.get("heuristic") else None)
 
 
+ITEM_LINE = re.compile(r"^\s*(?:cell \d+:|p\.\d+ )?(\d+)(?:-(\d+))? (.*)$")
+LISTED = re.compile(r"(?:^|[\s(,])([^\s(),]+(?:\(\))?) (\d+)(?=[,)\s]|$)")
+
+
+def quarry_text(quarry, index_dir, path):
+    """The text outline as (start, end, rest of the line) item lines and (name, line) listed
+    entries; None when quarry refused the file."""
+    out = subprocess.run([quarry, "--index-dir", index_dir, "summary", path],
+                         capture_output=True, text=True, errors="replace")
+    if out.returncode != 0:
+        return None
+    rows, listed = [], []
+    for text in out.stdout.splitlines()[1:]:  # the header names the file, not definitions
+        m = ITEM_LINE.match(text)
+        if m and not m.group(3).startswith("imports ("):
+            start = int(m.group(1))
+            rows.append((start, int(m.group(2) or start), m.group(3)))
+        for name, line in LISTED.findall(text if not m else m.group(3)):
+            listed.append((name.removeprefix("nested:"), int(line)))
+    return rows, listed, len(out.stdout)
+
+
+def named_in_text(outline, name, line, lines, window):
+    """The text outline shows `name` with `line` (see --text in the module doc)."""
+    rows, listed, _ = outline
+    want = norm(name)
+    if want.startswith("operator"):
+        has = lambda rest: want in re.sub(r"\s+", "", rest)
+    else:
+        rx = re.compile(r"(?<![\w$])" + re.escape(want) + r"(?![\w$])")
+        has = lambda rest: rx.search(rest) is not None
+    for start, end, rest in rows:
+        near = abs(start - line) <= 2 or end == line and start < line
+        if start < line <= end:
+            above = lines[start - 1].lstrip() if start <= len(lines) else ""
+            near = near or line - start <= window or above.startswith(("@", "#[", "["))
+        if near and has(rest):
+            return True
+    return any(line - window <= at <= line + 2 and norm(n) == want for n, at in listed)
+
+
 def category(ctags_lang, tag, lines):
     name, kind = tag["name"], tag["kind"]
     cat = KINDS[ctags_lang].get(kind)
@@ -247,9 +299,14 @@ def analyse(job):
     tags = ctags_tags(path, ctags_lang)
     result = {"repo": os.path.basename(repo.rstrip("/")), "path": rel, "lang": lang,
               "ctags_lang": ctags_lang, "note": note, "def": 0, "def_found": 0, "aux": 0,
-              "aux_found": 0, "quarry": 0, "quarry_only": [], "misses": []}
+              "aux_found": 0, "quarry": 0, "quarry_only": [], "misses": [], "def_text": 0,
+              "text_misses": [], "size": None}
     if items is None:
         return result  # quarry refused it (minified, generated, too large): not counted
+    outline = quarry_text(args.quarry, index_dir, path) if args.text else None
+    if outline is not None and len(lines) > 100:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            result["size"] = outline[2] / max(1, len(f.read()))
     # One definition, however many tags: ctags tags `app.use = function use` as `use` twice
     # (bare and in scope `app`) and `req.onabort = function handleAbort` as both names.
     aliases = {}
@@ -272,6 +329,17 @@ def analyse(job):
         hit = any(found(items, u["name"], u["line"], lines, args.window) for u in ts)
         result[cat] += 1
         result[cat + "_found"] += hit
+        if cat == D and outline is not None:
+            shown = any(named_in_text(outline, u["name"], u["line"], lines, args.window) for u in ts)
+            result["def_text"] += shown
+            if not shown:
+                src = lines[t["line"] - 1].strip() if t["line"] <= len(lines) else ""
+                result["text_misses"].append({
+                    "file": f"{result['repo']}/{rel}", "line": t["line"], "name": t["name"],
+                    "kind": t["kind"], "scope": t.get("scope"), "scopeKind": t.get("scopeKind"),
+                    "source": src[:160],
+                    "pattern": f"{t['kind']} in {t.get('scopeKind') or 'top level'}"
+                               + ("" if hit else " (not in the JSON either)")})
         if cat == D and not hit:
             src = lines[t["line"] - 1].strip() if t["line"] <= len(lines) else ""
             result["misses"].append({
@@ -298,6 +366,8 @@ def main():
     ap.add_argument("--misses", type=int, default=0, metavar="K",
                     help="print K example misses per language")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--text", action="store_true",
+                    help="score the text outline too (named in the text, median size)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
     args = ap.parse_args()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends quietly
@@ -320,13 +390,17 @@ def main():
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(analyse, jobs))
 
+    sizes = defaultdict(list)
+
     def group(key):
         out = defaultdict(lambda: Counter(files=0))
         for r in results:
             c = out[key(r)]
             c["files"] += 1
-            for k in ("def", "def_found", "aux", "aux_found", "quarry"):
+            for k in ("def", "def_found", "aux", "aux_found", "quarry", "def_text"):
                 c[k] += r[k]
+            if r["size"] is not None:
+                sizes[key(r)].append(r["size"])
             c["quarry_only"] += len(r["quarry_only"])
             c["failed"] += r["note"] not in (None, "heuristic")
             c["heuristic"] += r["note"] == "heuristic"
@@ -339,12 +413,17 @@ def main():
     by_lang, by_repo = group(lang_key), group(lambda r: f"{r['repo']} [{lang_key(r)}]")
     misses = defaultdict(list)
     for r in results:
-        misses[lang_key(r)].extend(r["misses"])
+        misses[lang_key(r)].extend(r["text_misses"] if args.text else r["misses"])
     ratio = lambda a, b: round(a / b, 3) if b else None
+    median = lambda xs: round(statistics.median(xs), 3) if xs else None
     rows = lambda g: {k: dict(v, recall=ratio(v["def_found"], v["def"]),
-                              aux_recall=ratio(v["aux_found"], v["aux"])) for k, v in sorted(g.items())}
+                              aux_recall=ratio(v["aux_found"], v["aux"]),
+                              **({"text_recall": ratio(v["def_text"], v["def"]),
+                                  "median_size": median(sizes[k]), "sized_files": len(sizes[k])}
+                                 if args.text else {}))
+                      for k, v in sorted(g.items())}
     if args.json:
-        json.dump({"window": args.window, "max_files": args.max_files,
+        json.dump({"window": args.window, "max_files": args.max_files, "text": args.text,
                    "languages": rows(by_lang), "repos": rows(by_repo),
                    "patterns": {k: Counter(m["pattern"] for m in v).most_common() for k, v in misses.items()},
                    "misses": misses,
@@ -356,19 +435,23 @@ def main():
         return
     for title, table in (("language", rows(by_lang)), ("repository", rows(by_repo))):
         print(f"{title:<34} {'files':>5} {'ctags':>6} {'found':>6} {'recall':>6}   "
-              f"{'aux':>5} {'found':>5} {'recall':>6}   {'quarry':>6} {'q-only':>6} {'heur':>5}")
+              f"{'aux':>5} {'found':>5} {'recall':>6}   {'quarry':>6} {'q-only':>6} {'heur':>5}"
+              + (f"   {'text':>6} {'recall':>6} {'size':>5} ({'n':>3})" if args.text else ""))
         for k, v in table.items():
             fmt = lambda x: "-" if x is None else f"{x:.3f}"
             print(f"{k:<34} {v['files']:>5} {v['def']:>6} {v['def_found']:>6} {fmt(v['recall']):>6}   "
                   f"{v['aux']:>5} {v['aux_found']:>5} {fmt(v['aux_recall']):>6}   {v['quarry']:>6} "
-                  f"{v['quarry_only']:>6} {v['heuristic']:>5}" + (f"  ({v['failed']} failed)" if v["failed"] else ""))
+                  f"{v['quarry_only']:>6} {v['heuristic']:>5}"
+                  + (f"   {v['def_text']:>6} {fmt(v['text_recall']):>6} {fmt(v['median_size']):>5}"
+                     f" ({v['sized_files']:>3})" if args.text else "")
+                  + (f"  ({v['failed']} failed)" if v["failed"] else ""))
         print()
     if args.misses:
         for lang, ms in sorted(misses.items()):
             if not ms:
                 continue
             counts = Counter(m["pattern"] for m in ms)
-            print(f"== {lang}: {len(ms)} missed definitions")
+            print(f"== {lang}: {len(ms)} definitions missed{' by the text' if args.text else ''}")
             for p, n in counts.most_common():
                 print(f"  {n:>5}  {p}")
             # K examples, round-robin over the patterns, most frequent first.
