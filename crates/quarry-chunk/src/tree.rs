@@ -307,8 +307,13 @@ fn collect(language: Language, spec: &Spec, tree: &Tree, src: &str, lines: &Line
             };
             if let Some(found) = languages::classify(spec, node, src, &cx) {
                 let mut name = found.name;
+                // A namespace's segments are joined by dots, as every qualified name is
+                // (`GuzzleHttp\Handler.MockHandler` mixed two separators in one name).
                 if language == Language::Cpp && found.kind == "namespace" {
                     name = name.replace("::", ".");
+                }
+                if language == Language::Php && found.kind == "namespace" {
+                    name = name.replace('\\', ".");
                 }
                 let lexical = parent
                     .map(|d| d.qname.clone())

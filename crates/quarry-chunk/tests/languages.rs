@@ -501,29 +501,30 @@ fn php() {
         Language::Php,
         include_str!("fixtures/sample.php"),
         &[
-            // `namespace X;` scopes the rest of the file.
-            ("App\\Models", "namespace", 3, 3),
-            ("App\\Models.User", "class", 10, 23),
-            ("App\\Models.User.__construct", "constructor", 14, 17),
-            ("App\\Models.User.greet", "method", 19, 22),
-            ("App\\Models.Repository", "interface", 25, 28),
-            ("App\\Models.Repository.find", "method", 27, 27),
-            ("App\\Models.slugify", "function", 30, 33),
+            // `namespace X;` scopes the rest of the file; its segments are dotted as every qualified
+            // name is (`App\\Models.User` mixed two separators).
+            ("App.Models", "namespace", 3, 3),
+            ("App.Models.User", "class", 10, 23),
+            ("App.Models.User.__construct", "constructor", 14, 17),
+            ("App.Models.User.greet", "method", 19, 22),
+            ("App.Models.Repository", "interface", 25, 28),
+            ("App.Models.Repository.find", "method", 27, 27),
+            ("App.Models.slugify", "function", 30, 33),
         ],
         &[
-            (1, 5, Some("App\\Models"), "namespace"),
-            (7, 23, Some("App\\Models.User"), "class"),
-            (25, 33, Some("App\\Models.Repository"), "interface"),
+            (1, 5, Some("App.Models"), "namespace"),
+            (7, 23, Some("App.Models.User"), "class"),
+            (25, 33, Some("App.Models.Repository"), "interface"),
         ],
         &[
             (1, 1, None, "module"),
-            (3, 3, Some("App\\Models"), "namespace"),
+            (3, 3, Some("App.Models"), "namespace"),
             (5, 5, None, "module"),
-            (7, 12, Some("App\\Models.User"), "class"),
-            (14, 17, Some("App\\Models.User.__construct"), "constructor"),
-            (19, 23, Some("App\\Models.User.greet"), "method"),
-            (25, 28, Some("App\\Models.Repository"), "interface"),
-            (30, 33, Some("App\\Models.slugify"), "function"),
+            (7, 12, Some("App.Models.User"), "class"),
+            (14, 17, Some("App.Models.User.__construct"), "constructor"),
+            (19, 23, Some("App.Models.User.greet"), "method"),
+            (25, 28, Some("App.Models.Repository"), "interface"),
+            (30, 33, Some("App.Models.slugify"), "function"),
         ],
     );
 }
