@@ -57,8 +57,9 @@ impl NameQuery {
             }
             _ => (None, q),
         };
+        // PHP's `App\Models\User` qualifies as `App.Models.User` does.
         let segments: Vec<&str> = rest
-            .split(['.', ':', '#'])
+            .split(['.', ':', '#', '\\'])
             .filter(|s| !s.is_empty())
             .collect();
         let (name, qualifiers) = segments.split_last()?;

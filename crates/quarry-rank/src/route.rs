@@ -256,12 +256,18 @@ fn is_path(q: &str) -> bool {
                 .any(|e| lower.ends_with(e) && lower.len() > e.len()))
 }
 
-/// A name, possibly qualified (`a.b.c`, `a::b`, `a#b`).
+/// A name, possibly qualified (`a.b.c`, `a::b`, `a#b`, PHP's `App\Models\User`: each
+/// segment after a backslash capitalised, so `foo\sbar` stays a regex).
 fn is_identifier(q: &str) -> bool {
+    let php = q.contains('\\')
+        && q.split('\\')
+            .skip(1)
+            .all(|s| s.starts_with(|c: char| c.is_ascii_uppercase()));
     q.starts_with(|c: char| c.is_alphabetic() || c == '_')
-        && q.chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '#'))
-        && !q.ends_with(['.', ':'])
+        && q.chars().all(|c| {
+            c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '#') || (php && c == '\\')
+        })
+        && !q.ends_with(['.', ':', '\\'])
 }
 
 /// Regex syntax that literal text rarely has: escapes of a class (`\w`, `\d`, `\s`, `\b`,
@@ -335,6 +341,8 @@ mod tests {
             ("parse_config_file", Identifier),
             ("os.path.join", Identifier),
             ("std::fs::read", Identifier),
+            ("GuzzleHttp\\Handler\\MockHandler", Identifier),
+            ("foo\\sbar", Regex),
             ("src/flask/app.py", Path),
             ("conftest.py", Path),
             ("sympy/core/", Path),
