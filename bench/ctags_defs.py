@@ -271,6 +271,9 @@ def norm(name):
     """`operator >=` (ctags) is `operator>=` (quarry); `formatter<int>` (quarry's name for a
     specialization) is `formatter` (ctags)."""
     name = re.sub(r"\s+", "", name)
+    if not name.startswith("operator"):
+        # A namespace's segments: `a::b` (C++), `A\B` (PHP) are quarry's `a.b`, `A.B`.
+        name = re.sub(r"::|\\", ".", name)
     return name if name.startswith("operator") else re.sub(r"<.*", "", name)
 
 
