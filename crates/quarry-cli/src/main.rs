@@ -722,6 +722,9 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
                 e.total,
                 e.model.as_deref().unwrap_or("")
             ),
+            None if settings::model_ready(dir) => println!(
+                "embedding: none yet (the model is installed: `quarry index PATH` embeds what `--no-embed` left)"
+            ),
             None => println!("embedding: none yet (`quarry model install`, then `quarry index`)"),
         }
         if let Some(served) = ws.store().served_by() {

@@ -195,6 +195,22 @@ fn local_row(name: String, dir: Option<PathBuf>, active: bool, run: LocalRun) ->
     }
 }
 
+/// Whether the workspace's embedder is there to run: its local model's files installed (or
+/// its folder present), or an endpoint configured. `status` said "`quarry model install`"
+/// after `index --no-embed` with the model installed.
+pub fn model_ready(dir: &Path) -> bool {
+    match Config::load(dir).and_then(|c| c.embedder_choice()) {
+        Ok(EmbedderChoice::Local {
+            model_dir: Some(d), ..
+        }) => d.exists(),
+        Ok(EmbedderChoice::Local { model, .. }) => {
+            quarry_embed::model_dir_for(model).is_some_and(|d| d.exists())
+        }
+        Ok(EmbedderChoice::Endpoint { .. }) => true,
+        Ok(EmbedderChoice::None) | Err(_) => false,
+    }
+}
+
 fn list_models(dir: &Path, json: bool) -> Result<()> {
     let config = Config::load(dir)?;
     let choice = config.embedder_choice();

@@ -488,3 +488,18 @@ fn summary_of_a_missing_file_says_it_is_missing() {
     assert!(said.contains("no such file"), "{said}");
     assert!(!said.contains("MiB"), "{said}");
 }
+
+/// After `index --no-embed` with the model installed (the suite installs it), `status` says
+/// the model is there and how to embed, not to install it.
+#[test]
+fn status_after_no_embed_says_the_installed_model_waits() {
+    let env = Env::new();
+    common::sample_repo(&env);
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let status = env.ok(&["status"]);
+    assert!(
+        status.contains("embedding: none yet (the model is installed"),
+        "{status}"
+    );
+    assert!(!status.contains("quarry model install"), "{status}");
+}
