@@ -10,6 +10,7 @@
 //! definition-looking lines.
 
 mod compact;
+mod fold;
 mod render;
 mod source;
 mod units;

@@ -3,19 +3,23 @@
 //!
 //! An outline is worth having only while it is much smaller than its file, so a code file's
 //! outline has a budget in characters: `BUDGET_PERCENT` of the file, at least `MIN_BUDGET`.
-//! Over it, detail goes one step at a time from the largest part of the outline (a top-level
-//! definition with everything inside it, or the imports) until the whole fits, the least needed
-//! detail first: the docs of methods and the nested functions inside functions, then the
-//! parameter types of methods, then methods listed by name and line only, then the top-level
-//! definition's own doc and parameter types. Every top-level definition keeps its line, its
-//! range and its name with its parameter names, and every method its name and line, so an agent
-//! can still ask for the exact lines next; whatever is left out is counted (`… 12 more`,
-//! `(+2 nested)`, `21 definitions: …`, the closing `(shortened …)` line).
+//! What it may never lose is a definition's name and start line: an agent asks for exact lines
+//! next. Over the budget, detail goes one step at a time from the largest part of the outline (a
+//! top-level definition with everything inside it, or the imports) until the whole fits, the
+//! least needed detail first: the docs of methods, with the functions nested in functions
+//! named on their function's line (`(nested: parse 12, emit 30)`), then the parameter types of
+//! methods, then methods listed by name and line only, then the top-level definition's own doc
+//! and parameter types. A test module's definitions are listed by name and line at every level.
+//! When every part is at its least detail and still over, the smallest definitions go by name
+//! and line too (fold.rs), in the budget or, when the names alone are over it, in what they take
+//! up to a hard bound (`NAMES_PERCENT` of the file); only past that are definitions counted with
+//! their lines. The closing `(shortened …)` line says what was left out.
 
 use crate::compact::{
     clip_words, member_name, members_shown, shorten_signature, trim_member, trim_signature,
     without_receiver,
 };
+use crate::fold::{fold, write_fold, write_names, Names};
 use crate::units::units;
 use crate::{ImportBlock, Outline, OutlineItem};
 use quarry_core::Language;
@@ -35,8 +39,6 @@ const MAX_SIGNATURE: usize = 100;
 const MAX_MEMBERS_LINE: usize = 240;
 /// Import names shown per block once imports are shortened.
 const SHORT_IMPORTS: usize = 3;
-/// Names listed on one line for the definitions inside a type at the last level, at least.
-const MAX_LISTED: usize = 24;
 /// A code file's outline aims at this share of the file's characters, in percent…
 pub(crate) const BUDGET_PERCENT: usize = 8;
 /// …and may always take this many characters (a short file's top-level lines alone can take
@@ -44,27 +46,30 @@ pub(crate) const BUDGET_PERCENT: usize = 8;
 pub(crate) const MIN_BUDGET: usize = 600;
 /// An outline whose every part is at its least detail may still pass its budget (a small
 /// module dense with definitions); up to this many characters it lists them all, past it
-/// definitions are folded to their names (`fold`), so no outline passes
-/// `max(budget, FOLD_FLOOR)`.
+/// definitions are folded to their names (`fold`).
 const FOLD_FLOOR: usize = 1_200;
+/// Names and lines come before the budget: when the definitions by name alone are over it, the
+/// outline grows to hold them, up to this share of the file in percent (and `FOLD_FLOOR`), past
+/// which the last are counted — no outline passes `max(budget, FOLD_FLOOR, NAMES_PERCENT %)`.
+pub(crate) const NAMES_PERCENT: usize = 20;
 /// Detail levels of a top-level definition's part: 0 all of it, `LAST_LEVEL` the least.
-const LAST_LEVEL: u8 = 6;
+const LAST_LEVEL: u8 = 5;
 /// Detail levels of the imports: 0 the names (up to a line), 1 the first few, 2 counts only
 /// (a block of a few names keeps them).
 const LAST_IMPORT_LEVEL: u8 = 2;
 
 /// What a part of the outline left out, for the closing line.
 #[derive(Debug, Default, Clone, Copy)]
-struct Elided {
-    docs: usize,
-    signatures: usize,
-    by_name: usize,
-    /// Definitions past the budget even by name: counted with their lines.
-    left_out: usize,
+pub(crate) struct Elided {
+    pub(crate) docs: usize,
+    pub(crate) signatures: usize,
+    pub(crate) by_name: usize,
+    /// Definitions past the bound even by name: counted with their lines.
+    pub(crate) left_out: usize,
 }
 
 impl Elided {
-    fn add(&mut self, other: Elided) {
+    pub(crate) fn add(&mut self, other: Elided) {
         self.docs += other.docs;
         self.signatures += other.signatures;
         self.by_name += other.by_name;
@@ -72,10 +77,10 @@ impl Elided {
     }
 }
 
-struct Part {
-    text: String,
-    chars: usize,
-    elided: Elided,
+pub(crate) struct Part {
+    pub(crate) text: String,
+    pub(crate) chars: usize,
+    pub(crate) elided: Elided,
 }
 
 impl Part {
@@ -122,11 +127,7 @@ pub fn render(outline: &Outline) -> String {
     let mut out = header(outline);
     let language = outline.language;
     let units = units(&outline.items, outline.language);
-    // At the last level a type lists its definitions by name up to its share of the budget
-    // (in characters; at least `MAX_LISTED` names): a class of 48,000 methods in a 2.7 MB
-    // file lists thousands of them, not two dozen.
-    let listed = budget(outline).map_or(0, |b| b * 3 / 4 / units.len().max(1));
-    let unit = |i: usize, level: u8| render_unit(&units[i], level, language, listed);
+    let unit = |i: usize, level: u8| render_unit(&units[i], level, language);
     let mut parts: Vec<Part> = (0..units.len()).map(|i| unit(i, 0)).collect();
     let mut imports = render_imports(&outline.imports, 0);
     let mut folded = None;
@@ -171,12 +172,13 @@ pub fn render(outline: &Outline) -> String {
         let bound = budget.max(FOLD_FLOOR);
         if total > bound {
             // Even the least detail of every definition is over: the smallest ones are
-            // listed by name and line.
-            folded = Some(fold(
-                &units,
-                &parts,
-                bound.saturating_sub(total - sum(&parts)),
-            ));
+            // listed by name and line, in the budget or, when the names alone are over it,
+            // in as much more as they take up to the hard bound.
+            let fixed = total - sum(&parts);
+            let names = write_fold(&units, &parts, &vec![true; units.len()], None).chars;
+            let hard = bound.max(outline.total_chars as usize * NAMES_PERCENT / 100);
+            let room = bound.max((fixed + names).min(hard)).saturating_sub(fixed);
+            folded = Some(fold(&units, &parts, room));
         }
     }
     out.push_str(&imports.text);
@@ -216,149 +218,6 @@ pub fn render(outline: &Outline) -> String {
 
 fn sum(parts: &[Part]) -> usize {
     parts.iter().map(|p| p.chars).sum()
-}
-
-/// Longest line of definitions listed by name, in characters.
-const FOLDED_LINE: usize = 120;
-/// Room kept for the closing count of definitions left out (`… 1234 more definitions, lines
-/// 10001-20000`).
-const COUNT_LINE: usize = 64;
-
-/// The definitions in at most `room` characters, once every part is at its least detail and
-/// still over: the smallest definitions (by lines; the later of equal ones) are listed by name
-/// and line, in runs (`12 definitions: f 3, g 4 (+2), …`; `(+2)`: what is inside), the rest
-/// shown as rendered; when even that is over, the definitions from the first that does not fit
-/// are counted with their lines. A file of 20,000 one-line functions gets the budget's worth
-/// of names, never an outline the size of the file.
-fn fold(units: &[Vec<OutlineItem>], parts: &[Part], room: usize) -> Part {
-    let entry = |i: usize| {
-        let top = &units[i][0];
-        match units[i].len() - 1 {
-            0 => format!("{} {}", top.name, top.start_line),
-            inside => format!("{} {} (+{inside})", top.name, top.start_line),
-        }
-    };
-    let folded_chars = |i: usize| entry(i).chars().count() + 2;
-    let mut by_name = vec![false; parts.len()];
-    let mut estimate = sum(parts);
-    // First the definitions with nothing inside, smallest first: listed by name they lose
-    // only their ranges and signatures.
-    let mut leaves: Vec<usize> = (0..parts.len()).filter(|&i| units[i].len() == 1).collect();
-    leaves.sort_by_key(|&i| (units[i][0].end_line - units[i][0].start_line, Reverse(i)));
-    for i in leaves {
-        if estimate <= room {
-            break;
-        }
-        by_name[i] = true;
-        estimate = estimate - parts[i].chars + folded_chars(i);
-    }
-    if estimate > room {
-        // Still over: either types and functions with definitions inside are listed by name
-        // with what they hold counted (`Store 10 (+40)`), fewest inside first, or the last
-        // definitions are counted with their lines — whichever leaves out fewer names.
-        let over = estimate - room + COUNT_LINE;
-        let mut holders: Vec<usize> = (0..parts.len()).filter(|&i| units[i].len() > 1).collect();
-        holders.sort_by_key(|&i| (units[i].len(), Reverse(i)));
-        let (mut saved, mut collapse, mut collapse_loss) = (0usize, Vec::new(), 0usize);
-        for &i in &holders {
-            if saved >= over {
-                break;
-            }
-            saved += parts[i].chars.saturating_sub(folded_chars(i));
-            collapse_loss += units[i].len() - 1;
-            collapse.push(i);
-        }
-        let (mut saved_at_tail, mut tail_loss) = (0usize, 0usize);
-        for i in (0..parts.len()).rev() {
-            if saved_at_tail >= over {
-                break;
-            }
-            saved_at_tail += if by_name[i] {
-                folded_chars(i)
-            } else {
-                parts[i].chars
-            };
-            tail_loss += units[i].len();
-        }
-        if saved >= over && collapse_loss < tail_loss {
-            for i in collapse {
-                by_name[i] = true;
-            }
-        }
-    }
-    let mut out = String::new();
-    let mut chars = 0usize;
-    let mut elided = Elided::default();
-    let mut i = 0;
-    'parts: while i < parts.len() {
-        if !by_name[i] {
-            if chars + parts[i].chars + COUNT_LINE > room {
-                // Over what the estimate said (run headers): this one by name too.
-                by_name[i] = true;
-                continue;
-            }
-            out.push_str(&parts[i].text);
-            chars += parts[i].chars;
-            elided.add(parts[i].elided);
-            i += 1;
-            continue;
-        }
-        let run_end = (i..parts.len())
-            .find(|&j| !by_name[j])
-            .unwrap_or(parts.len());
-        let mut line = match run_end - i {
-            1 => "1 definition: ".to_string(),
-            n => format!("{n} definitions: "),
-        };
-        let mut line_has_entry = false;
-        let mut stopped = false;
-        while i < run_end {
-            let next = entry(i);
-            let separator = if line_has_entry { ", " } else { "" };
-            let line_chars = line.chars().count();
-            let next_chars = separator.len() + next.chars().count();
-            if line_has_entry && line_chars + next_chars > FOLDED_LINE {
-                // The run goes on on a line of its own.
-                line.push_str(",\n");
-                chars += line_chars + 2;
-                out.push_str(&line);
-                line = "  ".to_string();
-                line_has_entry = false;
-                continue;
-            }
-            if chars + line_chars + next_chars + 1 + COUNT_LINE > room {
-                stopped = true;
-                break;
-            }
-            line.push_str(separator);
-            line.push_str(&next);
-            line_has_entry = true;
-            elided.by_name += 1;
-            elided.docs += units[i][0].doc.is_some() as usize;
-            i += 1;
-        }
-        if line_has_entry {
-            line.push('\n');
-            chars += line.chars().count();
-            out.push_str(&line);
-        }
-        if stopped {
-            break 'parts;
-        }
-    }
-    if i < parts.len() {
-        let rest = &units[i..];
-        let last = rest.iter().map(|u| u[0].end_line).max().unwrap_or(0);
-        let _ = writeln!(
-            out,
-            "… {} more definition{}, lines {}-{last}",
-            rest.len(),
-            if rest.len() == 1 { "" } else { "s" },
-            rest[0][0].start_line
-        );
-        elided.left_out += rest.len();
-    }
-    Part::new(out, elided)
 }
 
 fn header(outline: &Outline) -> String {
@@ -418,23 +277,18 @@ fn render_imports(blocks: &[ImportBlock], level: u8) -> Part {
     Part::new(out, Elided::default())
 }
 
-/// Items nested inside a function (local functions and classes): hidden past level 0, each
-/// function then showing how many it holds.
-fn nested_in_functions(items: &[OutlineItem]) -> (Vec<bool>, Vec<usize>) {
-    let mut hidden = vec![false; items.len()];
-    let mut count = vec![0; items.len()];
-    for i in 0..items.len() {
-        if hidden[i] || !is_function(&items[i]) {
-            continue;
+/// Where each item's subtree ends in `items` (depth first): the index of the first item after
+/// it that is not inside it. Linear, whatever the nesting.
+fn subtree_ends(items: &[OutlineItem]) -> Vec<usize> {
+    let mut ends = vec![items.len(); items.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        while open.last().is_some_and(|&o| items[o].depth >= item.depth) {
+            ends[open.pop().unwrap()] = i;
         }
-        let mut j = i + 1;
-        while j < items.len() && items[j].depth > items[i].depth {
-            hidden[j] = true;
-            count[i] += 1;
-            j += 1;
-        }
+        open.push(i);
     }
-    (hidden, count)
+    ends
 }
 
 /// What a top-level definition's part shows at each detail level: the definition's own line
@@ -481,117 +335,57 @@ fn level_detail(level: u8) -> (ItemDetail, Option<ItemDetail>) {
 }
 
 /// A top-level definition and everything in it, at detail `level` (see `level_detail`).
-fn render_unit(items: &[OutlineItem], level: u8, language: Language, listed: usize) -> Part {
-    let top = &items[0];
+fn render_unit(items: &[OutlineItem], level: u8, language: Language) -> Part {
     let mut out = String::new();
     let mut elided = Elided::default();
-    let (hidden, nested) = nested_in_functions(items);
+    let ends = subtree_ends(items);
     let (top_detail, inner_detail) = level_detail(level);
-    // Definitions inside functions are left out past level 0, counted on their function's line.
-    let shown = |i: usize| level == 0 || !hidden[i];
-    let nested_count = |i: usize, detail: &ItemDetail| if detail.nested { nested[i] } else { 0 };
-    let mut skip_under: Option<String> = None;
-    let count = nested_count(0, &top_detail);
-    if write_item(
+    let mut i = write_item(
         &mut out,
         items,
-        top,
+        0,
+        &ends,
         &top_detail,
-        count,
         language,
         &mut elided,
-    ) {
-        skip_under = Some(format!("{}.", top.qualified_name));
-    }
-    let Some(inner_detail) = inner_detail else {
-        if skip_under.is_none() {
-            list_by_name(&mut out, items, &shown, level, listed, &mut elided);
-        }
-        return Part::new(out, elided);
-    };
-    for (i, item) in items.iter().enumerate().skip(1) {
-        if let Some(prefix) = &skip_under {
-            if item.qualified_name.starts_with(prefix.as_str()) {
-                continue;
+    );
+    match inner_detail {
+        None if i < items.len() => list_by_name(&mut out, items, &mut elided),
+        None => {}
+        Some(inner_detail) => {
+            while i < items.len() {
+                i = write_item(
+                    &mut out,
+                    items,
+                    i,
+                    &ends,
+                    &inner_detail,
+                    language,
+                    &mut elided,
+                );
             }
-            skip_under = None;
-        }
-        if !shown(i) {
-            continue;
-        }
-        let count = nested_count(i, &inner_detail);
-        if write_item(
-            &mut out,
-            items,
-            item,
-            &inner_detail,
-            count,
-            language,
-            &mut elided,
-        ) {
-            skip_under = Some(format!("{}.", item.qualified_name));
         }
     }
     Part::new(out, elided)
 }
 
-/// The definitions directly inside `items[0]` on one line, by name and start line
-/// (`5 definitions: check 103, to_json 110, …`); deeper ones counted; at the last level at most
-/// `MAX_LISTED` names or as many as fit in `listed_chars`, the rest counted with their lines.
-fn list_by_name(
-    out: &mut String,
-    items: &[OutlineItem],
-    shown: &dyn Fn(usize) -> bool,
-    level: u8,
-    listed_chars: usize,
-    elided: &mut Elided,
-) {
+/// The definitions inside `items[0]` on one line by name and start line, what each holds in
+/// parentheses after it (`5 definitions: check 103, to_json 110 (inner 112), …`).
+fn list_by_name(out: &mut String, items: &[OutlineItem], elided: &mut Elided) {
     let top = &items[0];
-    let children: Vec<&OutlineItem> = (1..items.len())
-        .filter(|&i| shown(i) && items[i].depth == top.depth + 1)
-        .map(|i| &items[i])
-        .collect();
-    let deeper = (1..items.len())
-        .filter(|&i| shown(i) && items[i].depth > top.depth + 1)
-        .count();
-    if children.is_empty() {
-        return;
-    }
-    let mut chars = 0;
-    let listed: Vec<String> = children
-        .iter()
-        .map(|c| format!("{} {}", c.name, c.start_line))
-        .enumerate()
-        .take_while(|(i, name)| {
-            chars += name.chars().count() + 2;
-            level < LAST_LEVEL || *i < MAX_LISTED || chars <= listed_chars
-        })
-        .map(|(_, name)| name)
-        .collect();
+    let inside = &items[1..];
+    let children = inside.iter().filter(|i| i.depth == top.depth + 1).count();
     let indent = "  ".repeat(top.depth as usize + 1);
-    let _ = write!(
-        out,
-        "{indent}{} definition{}: {}",
-        children.len(),
-        if children.len() == 1 { "" } else { "s" },
-        listed.join(", ")
-    );
-    if children.len() > listed.len() {
-        let rest = &children[listed.len()..];
-        let _ = write!(
-            out,
-            ", … {} more (lines {}-{})",
-            rest.len(),
-            rest[0].start_line,
-            rest[rest.len() - 1].end_line
-        );
-    }
-    if deeper > 0 {
-        let _ = write!(out, " (+{deeper} nested)");
-    }
-    out.push('\n');
-    elided.by_name += listed.len();
-    elided.docs += children.iter().filter(|c| c.doc.is_some()).count();
+    let mut names = Names::new(0);
+    names.start(&format!(
+        "{indent}{children} definition{}: ",
+        if children == 1 { "" } else { "s" }
+    ));
+    write_names(&mut names, inside, "", None, 0);
+    names.end_line();
+    out.push_str(&names.text);
+    elided.by_name += inside.len();
+    elided.docs += inside.iter().filter(|c| c.doc.is_some()).count();
 }
 
 struct ItemDetail {
@@ -600,21 +394,25 @@ struct ItemDetail {
     /// Parameters by name only, no return type.
     short_sig: bool,
     members: Members,
-    /// Whether definitions nested in functions are left out (and counted on the line).
+    /// Whether definitions nested in functions are named on the function's line, by name and
+    /// line, rather than on lines of their own.
     nested: bool,
 }
 
-/// Writes one definition's line (and its members' line); true when it is a test module listed
-/// as one line, whose items the caller skips.
+/// Writes `items[i]`'s line (and its members' line); returns the index of the next item to
+/// write: past `items[i]`'s subtree (`ends[i]`) when that went on its lines — the definitions
+/// inside a function by name on the function's line, a test module's by name under it.
 fn write_item(
     out: &mut String,
     items: &[OutlineItem],
-    item: &OutlineItem,
+    i: usize,
+    ends: &[usize],
     detail: &ItemDetail,
-    nested: usize,
     language: Language,
     elided: &mut Elided,
-) -> bool {
+) -> usize {
+    let item = &items[i];
+    let inside = &items[i + 1..ends[i]];
     let indent = "  ".repeat(item.depth as usize);
     if let Some(page) = item.page {
         let _ = write!(out, "{indent}p.{page} ");
@@ -629,15 +427,14 @@ fn write_item(
     } else {
         let _ = write!(out, "{indent}{}-{} ", item.start_line, item.end_line);
     }
-    // Test modules are listed as one line: an agent asks for them by name when it needs them.
+    // A test module's definitions are listed by name and line at every level: an agent asks
+    // for them by name when it needs them.
     if is_test_module(item) {
-        let prefix = format!("{}.", item.qualified_name);
-        let inner = items
-            .iter()
-            .filter(|i| i.qualified_name.starts_with(&prefix))
-            .count();
-        let _ = writeln!(out, "{} {} ({inner} definitions)", item.kind, item.name);
-        return true;
+        let _ = writeln!(out, "{} {}", item.kind, item.name);
+        if !inside.is_empty() {
+            list_by_name(out, &items[i..ends[i]], elided);
+        }
+        return ends[i];
     }
     match &item.signature {
         Some(sig) => {
@@ -663,8 +460,13 @@ fn write_item(
             let _ = write!(out, "{} {}", item.kind, item.name);
         }
     }
-    if nested > 0 {
-        let _ = write!(out, " (+{nested} nested)");
+    let nested = detail.nested && is_function(item) && !inside.is_empty();
+    if nested {
+        let mut names = Names::new(0);
+        write_names(&mut names, inside, " (nested: ", None, 0);
+        let _ = write!(out, "{})", names.text);
+        elided.by_name += inside.len();
+        elided.docs += inside.iter().filter(|c| c.doc.is_some()).count();
     }
     if let Some(doc) = &item.doc {
         if detail.doc_max > 0 {
@@ -701,5 +503,9 @@ fn write_item(
         };
         let _ = writeln!(out, "{indent}  {{ {line} }}");
     }
-    false
+    if nested {
+        ends[i]
+    } else {
+        i + 1
+    }
 }
