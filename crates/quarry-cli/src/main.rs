@@ -616,6 +616,29 @@ fn callers(dir: &std::path::Path, args: CallersArgs, transitive: bool) -> Result
         !found.calls.is_empty()
     };
     if !found_any {
+        // Code quarry does not parse has no calls in the index: say so, not "no call".
+        let unparsed = kept_as_text(&ws, &args.repo)?;
+        if !unparsed.is_empty() {
+            let languages: Vec<String> = unparsed
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{} ({} file{})",
+                        k.language,
+                        k.files,
+                        if k.files == 1 { "" } else { "s" }
+                    )
+                })
+                .collect();
+            return Err(NothingFound(format!(
+                "no call of `{}` in the parsed code; {} {} not parsed (kept as text), so calls there are not known: `quarry grep -w {}` finds the name",
+                args.name,
+                languages.join(", "),
+                if languages.len() == 1 { "is" } else { "are" },
+                args.name
+            ))
+            .into());
+        }
         return Err(NothingFound(format!(
             "no call of `{}` in the index (calls are matched by name; `quarry search {}` finds other mentions)",
             args.name, args.name
@@ -623,6 +646,22 @@ fn callers(dir: &std::path::Path, args: CallersArgs, transitive: bool) -> Result
         .into());
     }
     Ok(())
+}
+
+/// The indexed files of `repos` (all when empty) in code languages quarry does not parse.
+fn kept_as_text(
+    ws: &Workspace,
+    repos: &[String],
+) -> Result<Vec<quarry_engine::answer::KeptAsText>> {
+    let mut paths = Vec::new();
+    for repo in ws.store().repos()? {
+        if repos.is_empty() || repos.contains(&repo.name) {
+            paths.extend(ws.store().file_states(repo.id)?.into_keys());
+        }
+    }
+    Ok(quarry_engine::answer::KeptAsText::of(
+        paths.iter().map(String::as_str),
+    ))
 }
 
 fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
@@ -696,6 +735,12 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
         })
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
+        for repo in &stats {
+            let kept = kept_as_text(&ws, std::slice::from_ref(&repo.repo.name))?;
+            if let Some(line) = output::kept_as_text_line(&kept) {
+                println!("{}: {line}", repo.repo.name);
+            }
+        }
         let embedded_history: Vec<_> = history.iter().filter(|h| h.embed).collect();
         let commits = if embedded_history.iter().any(|h| h.commits > 0) {
             let (embedded, total) = (

@@ -342,6 +342,28 @@ fn skipped_line(skipped: &quarry_core::store::SkipCounts) -> String {
         .join(", ")
 }
 
+/// `kept as text, not parsed (no definitions, no calls): kotlin 120 files, shell 3 files`.
+pub fn kept_as_text_line(kept: &[quarry_engine::answer::KeptAsText]) -> Option<String> {
+    if kept.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = kept
+        .iter()
+        .map(|k| {
+            format!(
+                "{} {} file{}",
+                k.language,
+                k.files,
+                if k.files == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    Some(format!(
+        "kept as text, not parsed (no definitions, no calls; grep and ranked search still read them): {}",
+        each.join(", ")
+    ))
+}
+
 pub fn print_index_report(r: &IndexReport) {
     eprintln!(
         "{}: {} files, {} chunks — {} added, {} changed, {} removed, {} unchanged; skipped: {} ({:.1} s)",
@@ -368,6 +390,9 @@ pub fn print_index_report(r: &IndexReport) {
             "  {} file(s) were not valid UTF-8; invalid bytes were replaced",
             r.lossy_utf8
         );
+    }
+    if let Some(line) = kept_as_text_line(&r.kept_as_text) {
+        eprintln!("  {line}");
     }
     // On an update, say which files changed; a first run would only list everything.
     if r.unchanged > 0 || r.removed > 0 {

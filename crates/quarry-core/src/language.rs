@@ -62,6 +62,71 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
     (Language::Text, &["*"]),
 ];
 
+/// Code languages quarry has no grammar for, by their files' extensions: such a file is
+/// indexed as text (line windows, no definitions, no calls), and the answers that depend on a
+/// parse say so by name rather than answer as if the code had none (a Kotlin repo's
+/// `callers` said "no call of X in the index" where grep found 37).
+const UNPARSED_CODE: &[(&str, &[&str])] = &[
+    ("kotlin", &["kt", "kts"]),
+    ("swift", &["swift"]),
+    ("shell", &["sh", "bash", "zsh"]),
+    ("dart", &["dart"]),
+    ("lua", &["lua"]),
+    ("scala", &["scala", "sc"]),
+    ("r", &["r"]),
+    ("objective-c", &["m", "mm"]),
+    ("elixir", &["ex", "exs"]),
+    ("haskell", &["hs"]),
+    ("zig", &["zig"]),
+    ("julia", &["jl"]),
+    ("ocaml", &["ml", "mli"]),
+    ("perl", &["pl", "pm"]),
+    ("erlang", &["erl", "hrl"]),
+    ("clojure", &["clj", "cljs", "cljc"]),
+    ("groovy", &["groovy", "gradle"]),
+    ("powershell", &["ps1", "psm1"]),
+    ("hcl", &["tf", "hcl"]),
+    ("protobuf", &["proto"]),
+    ("sql", &["sql"]),
+    ("vue", &["vue"]),
+    ("svelte", &["svelte"]),
+    ("f#", &["fs", "fsx"]),
+    ("visual basic", &["vb"]),
+    ("fortran", &["f90", "f95", "f03"]),
+    ("nim", &["nim"]),
+    ("crystal", &["cr"]),
+];
+
+/// The code language `path` is written in when quarry does not parse it (it is indexed as
+/// text): `Some("kotlin")` for `Main.kt`; `None` for a parsed language or a non-code file.
+pub fn unparsed_language(path: &std::path::Path) -> Option<&'static str> {
+    if Language::detect(path) != Language::Text {
+        return None;
+    }
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    UNPARSED_CODE
+        .iter()
+        .find(|(_, exts)| exts.contains(&ext.as_str()))
+        .map(|(name, _)| *name)
+}
+
+/// `(language, files)` of the paths in a code language quarry does not parse, most files
+/// first.
+pub fn count_unparsed<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<(String, u64)> {
+    let mut counts: std::collections::BTreeMap<&'static str, u64> = Default::default();
+    for path in paths {
+        if let Some(language) = unparsed_language(std::path::Path::new(path)) {
+            *counts.entry(language).or_default() += 1;
+        }
+    }
+    let mut counted: Vec<(String, u64)> = counts
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n))
+        .collect();
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    counted
+}
+
 impl Language {
     pub const ALL: [Language; 18] = [
         Language::Rust,
@@ -240,6 +305,19 @@ impl std::fmt::Display for Language {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_quarry_does_not_parse_is_named() {
+        assert_eq!(unparsed_language(Path::new("app/Main.kt")), Some("kotlin"));
+        assert_eq!(unparsed_language(Path::new("build.sh")), Some("shell"));
+        assert_eq!(unparsed_language(Path::new("a.py")), None);
+        assert_eq!(unparsed_language(Path::new("notes.txt")), None);
+        assert_eq!(unparsed_language(Path::new("LICENSE")), None);
+        assert_eq!(
+            count_unparsed(["a.kt", "b.kt", "c.swift", "d.py"]),
+            vec![("kotlin".to_string(), 2), ("swift".to_string(), 1)]
+        );
+    }
 
     #[test]
     fn detects_by_extension_and_round_trips_names() {

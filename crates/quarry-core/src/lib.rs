@@ -18,7 +18,7 @@ pub mod tokens;
 
 pub use embed::{chunk_embed_hash, embed_text, EmbedSource, Embedder};
 pub use hash::{content_hash, mtime_ns};
-pub use language::{ContentType, Language};
+pub use language::{count_unparsed, unparsed_language, ContentType, Language};
 pub use model::{CallSite, Chunk, CodeSpan, FileChunks, PageHeading, PageText, PagedText, Symbol};
 pub use requirement::Requirement;
 pub use store::{

@@ -247,6 +247,9 @@ impl Workspace {
             moved_from,
             interrupted: false,
             rebuild_undone: false,
+            kept_as_text: crate::answer::KeptAsText::of(
+                found.files.iter().map(|c| c.rel_path.as_str()),
+            ),
         };
         let note = |report: &mut IndexReport, path: &str, change: &'static str| {
             if report.changes.len() < MAX_LISTED_CHANGES {
@@ -413,7 +416,11 @@ mod tests {
             let (mut ws, _lock) =
                 Workspace::open_for_writing(dir.path(), Duration::ZERO, false).unwrap();
             let report = ws
-                .index_repo(repo.path(), &IndexOptions::default(), &crate::progress::NoProgress)
+                .index_repo(
+                    repo.path(),
+                    &IndexOptions::default(),
+                    &crate::progress::NoProgress,
+                )
                 .unwrap();
             assert_eq!(report.files, 600);
         }

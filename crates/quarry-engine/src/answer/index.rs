@@ -44,4 +44,25 @@ pub struct IndexReport {
     /// `chunks` count it), and the rebuild must be run again.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rebuild_undone: bool,
+    /// The repo's files in code languages quarry does not parse, indexed as text (no
+    /// definitions, no calls), by language, most files first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_as_text: Vec<KeptAsText>,
+}
+
+/// Files of one code language quarry does not parse, kept as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct KeptAsText {
+    pub language: String,
+    pub files: u64,
+}
+
+impl KeptAsText {
+    /// The counts of `paths` (`quarry_core::count_unparsed`) as answers carry them.
+    pub fn of<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<KeptAsText> {
+        quarry_core::count_unparsed(paths)
+            .into_iter()
+            .map(|(language, files)| KeptAsText { language, files })
+            .collect()
+    }
 }

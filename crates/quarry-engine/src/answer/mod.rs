@@ -14,7 +14,7 @@ pub mod views;
 
 pub use ask::AskResponse;
 pub use commits::{CommitSearch, Touches};
-pub use index::{FileChange, IndexReport};
+pub use index::{FileChange, IndexReport, KeptAsText};
 pub use reports::{AgenticReport, AgenticRound, RerankReport, RouteReport};
 pub use search::{
     fit_to_budget, location, mark_matched_lines, rank_files, FileResult, FileRole, FileScoreParts,
