@@ -264,23 +264,25 @@ pub fn read_bytes(path: &Path, max_size: u64) -> Result<Vec<u8>, &'static str> {
 }
 
 /// Lines longer than this are not written by hand.
-const MINIFIED_LINE_BYTES: usize = 32 * 1024;
-/// Average line length above which a file is generated text.
-const MINIFIED_AVERAGE_BYTES: usize = 1000;
+const LONG_LINE_BYTES: usize = 1000;
+/// The share of a file's bytes in long lines from which it is generated text, in percent.
+const MINIFIED_LONG_SHARE: usize = 50;
 
-/// Whether `bytes` look minified or generated: a line over 32 KiB, or lines of more than
-/// 1,000 bytes on average (files under 4 KiB are never judged: too little to tell).
+/// Whether `bytes` look minified or generated: most of its bytes in lines over 1,000 bytes
+/// (a bundle on one line, a file of data rows). A hand-written file with a few long lines (an
+/// inlined table, a data URI) is not: one line over 32 KiB used to be enough, and webpack's
+/// lib/html/syntax.js (12,204 lines, 3 of them long) went unindexed. Files under 4 KiB are
+/// never judged: too little to tell.
 pub fn looks_minified(bytes: &[u8]) -> bool {
     if bytes.len() < 4096 {
         return false;
     }
-    let mut lines = 0usize;
-    let mut longest = 0usize;
-    for line in bytes.split(|&b| b == b'\n') {
-        lines += 1;
-        longest = longest.max(line.len());
-    }
-    longest > MINIFIED_LINE_BYTES || bytes.len() / lines > MINIFIED_AVERAGE_BYTES
+    let in_long_lines: usize = bytes
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::len)
+        .filter(|&len| len > LONG_LINE_BYTES)
+        .sum();
+    in_long_lines * 100 >= bytes.len() * MINIFIED_LONG_SHARE
 }
 
 /// Extensions that are binary for certain; skipping them saves reading the file.

@@ -127,6 +127,26 @@ fn minified_files_and_fifos_are_skipped_with_their_reason() {
         .map(|i| format!("x{i} = compute({i})  # a comment\n"))
         .collect();
     write(root, "ok.py", code.as_bytes());
+    // Hand-written with a few long lines (an inlined table of 40 KB among 12,000 ordinary
+    // lines): indexed.
+    let mut mostly_code: String = (0..12_000)
+        .map(|i| format!("  case {i}: return token_{i};\n"))
+        .collect();
+    mostly_code.push_str(&format!("const TABLE = [{}];\n", "0x1f, ".repeat(7000)));
+    write(root, "syntax.js", mostly_code.as_bytes());
+    assert!(matches!(
+        read_text(&root.join("syntax.js"), 10 << 20),
+        FileText::Text { .. }
+    ));
+    // Rows of generated data, each over 1,000 bytes: skipped.
+    let rows: String = (0..20)
+        .map(|i| format!("row{i} = [{}]\n", "1, ".repeat(500)))
+        .collect();
+    write(root, "data.py", rows.as_bytes());
+    assert!(matches!(
+        read_text(&root.join("data.py"), 10 << 20),
+        FileText::Skipped(reason::MINIFIED)
+    ));
     assert!(matches!(
         read_text(&root.join("app.min.js"), 10 << 20),
         FileText::Skipped(reason::MINIFIED)
