@@ -31,6 +31,7 @@ mod disk;
 mod history;
 mod query;
 mod read;
+mod rebuild;
 mod schema;
 mod trigrams;
 mod write;
@@ -230,6 +231,10 @@ pub struct OpenSearchStore {
     /// The pending-batch markers this process put (write.rs): never taken for a dead
     /// writer's while their batch is still being written.
     own_markers: std::sync::Mutex<HashSet<String>>,
+    /// The schema version the indexes were brought to (the versioned indexes' names).
+    version: u32,
+    /// The rebuild this store runs, built beside the old files (rebuild.rs).
+    rebuilding: std::sync::Mutex<Option<rebuild::Rebuild>>,
 }
 
 impl Drop for OpenSearchStore {
@@ -252,6 +257,7 @@ impl OpenSearchStore {
     /// its password and say what to check.
     pub fn connect_with(url: &str, timeout: Duration) -> Result<OpenSearchStore> {
         let store = Self::connect_at(url, timeout, schema::VERSION)?;
+        rebuild::recover(&store)?;
         write::recover(&store)?;
         Ok(store)
     }
@@ -320,6 +326,8 @@ impl OpenSearchStore {
             lexicon: Default::default(),
             refreshed_once: Default::default(),
             own_markers: Default::default(),
+            version,
+            rebuilding: Default::default(),
         };
         Ok(store)
     }
@@ -347,6 +355,13 @@ impl OpenSearchStore {
 
     pub(crate) fn alias(&self, kind: &str) -> String {
         self.layout.alias(kind)
+    }
+
+    /// The versioned index behind the alias of `kind`: what a rebuild's writer reads past
+    /// the alias's filter (rebuild.rs).
+    pub(crate) fn concrete(&self, kind: &str) -> String {
+        self.layout
+            .versioned(kind, schema::index_version(kind, self.version))
     }
 
     /// A document of the meta index, by id.
@@ -463,6 +478,25 @@ impl Store for OpenSearchStore {
 
     fn clear_files(&mut self, repo: i64) -> Result<()> {
         write::clear_files(self, repo)
+    }
+
+    /// Built beside: the rebuild's documents are hidden from every reader by the file aliases'
+    /// filter until `commit_rebuild` shows them and hides the old ones in one call
+    /// (rebuild.rs).
+    fn begin_rebuild(&mut self, repo: i64) -> Result<bool> {
+        rebuild::begin(self, repo)?;
+        Ok(true)
+    }
+
+    fn commit_rebuild(&mut self, repo: i64) -> Result<()> {
+        rebuild::commit(self, repo)?;
+        // The old chunks went: their vectors may have lost their last chunk.
+        self.pruning = true;
+        Ok(())
+    }
+
+    fn abandon_rebuild(&mut self, repo: i64) -> Result<()> {
+        rebuild::abandon(self, repo)
     }
 
     fn file_states(&self, repo: i64) -> Result<HashMap<String, FileState>> {

@@ -87,9 +87,20 @@ pub(crate) fn file_states(
     repo: i64,
 ) -> Result<HashMap<String, FileState>> {
     let mut out = HashMap::new();
+    // A rebuild's writer reads its own files, past the alias that hides them (rebuild.rs).
+    let (index, query) = match crate::rebuild::token(store, repo) {
+        Some(token) => {
+            crate::rebuild::settle(store)?;
+            (
+                store.concrete("files"),
+                crate::rebuild::of_build(repo, &token),
+            )
+        }
+        None => (store.alias("files"), json!({"term": {"repo_id": repo}})),
+    };
     store.client.scan(
-        &store.alias("files"),
-        json!({"term": {"repo_id": repo}}),
+        &index,
+        query,
         &["path", "hash", "size", "mtime_ns"],
         |doc| {
             out.insert(

@@ -70,7 +70,7 @@ impl Layout {
         format!("{}-{kind}", self.prefix)
     }
 
-    fn versioned(&self, kind: &str, version: u32) -> String {
+    pub(crate) fn versioned(&self, kind: &str, version: u32) -> String {
         format!("{}-{kind}-v{version}", self.prefix)
     }
 
@@ -105,7 +105,8 @@ fn long() -> Value {
     json!({"type": "long"})
 }
 
-/// The indexed fields of each kind of document.
+/// The indexed fields of each kind of document. `build` (the file kinds): the token of the
+/// rebuild that wrote a document (rebuild.rs), mapped in place where an index lacks it.
 fn properties(kind: &str) -> Value {
     let bm25 = || text("quarry_bm25");
     let commit = || text("quarry_commit_bm25");
@@ -114,7 +115,7 @@ fn properties(kind: &str) -> Value {
             "type": keyword(), "id": long(), "name": keyword(), "root": keyword(),
         }),
         "files" => json!({
-            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "id": long(), "repo_id": long(), "build": keyword(), "repo": keyword(), "path": keyword(),
             "language": keyword(), "stem": keyword(), "has_text": {"type": "boolean"},
             // A file's distinct trigrams, case folded: grep's pre-filter.
             "grams": {"type": "keyword", "doc_values": false},
@@ -122,7 +123,7 @@ fn properties(kind: &str) -> Value {
             "n_tokens": {"type": "integer"},
         }),
         "chunks" => json!({
-            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "id": long(), "repo_id": long(), "build": keyword(), "repo": keyword(), "path": keyword(),
             "file_id": long(), "language": keyword(), "file_language": keyword(),
             "embed_hash": keyword(), "embedded": {"type": "boolean"},
             "start_line": {"type": "integer"}, "page": {"type": "integer"},
@@ -131,12 +132,12 @@ fn properties(kind: &str) -> Value {
             "n_tokens": {"type": "integer"},
         }),
         "symbols" => json!({
-            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "id": long(), "repo_id": long(), "build": keyword(), "repo": keyword(), "path": keyword(),
             "file_language": keyword(), "name": keyword(), "start_line": {"type": "integer"},
         }),
         // A file's calls of one name; each call's line and caller ride in `_source`.
         "calls" => json!({
-            "id": long(), "repo_id": long(), "repo": keyword(), "path": keyword(),
+            "id": long(), "repo_id": long(), "build": keyword(), "repo": keyword(), "path": keyword(),
             "callee": keyword(), "callers": keyword(),
         }),
         "vectors" => json!({ "id": keyword() }),

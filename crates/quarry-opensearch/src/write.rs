@@ -121,11 +121,26 @@ pub(crate) fn clear_files(store: &OpenSearchStore, repo: i64) -> Result<()> {
 /// the refresh of four indexes it brings) only where one of them has a row, not for the new
 /// files of a first run. The count sees what the delete would: this process's own batches
 /// are refreshed before any read (client.rs), another's by the first `apply`.
-fn remove_paths(store: &OpenSearchStore, repo: i64, paths: &[&str]) -> Result<()> {
-    let indexes = store.layout.aliases(&FILE_KINDS);
+/// In a rebuild (`build`: its token), only the rebuild's rows, never the old ones readers see.
+fn remove_paths(
+    store: &OpenSearchStore,
+    repo: i64,
+    paths: &[&str],
+    build: Option<&str>,
+) -> Result<()> {
+    let indexes = match build {
+        Some(_) => crate::rebuild::file_indexes(store),
+        None => store.layout.aliases(&FILE_KINDS),
+    };
     for part in paths.chunks(1000) {
-        let query =
+        let mut query =
             json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": part}}]}});
+        if let Some(token) = build {
+            query["bool"]["filter"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"term": {"build": token}}));
+        }
         // A run writes each path once: the batches this process sent since its last read
         // hold none of these paths, so they need not be made visible for this count.
         if store
@@ -159,6 +174,11 @@ pub(crate) fn recover(store: &OpenSearchStore) -> Result<()> {
         }
         let doc = &hit["_source"];
         let repo = doc["repo"].as_i64().unwrap_or(0);
+        // A dead rebuild's batch: the whole rebuild goes (rebuild.rs), the old files stay.
+        if doc["build"].is_string() {
+            store.delete_meta(hit["_id"].as_str().unwrap_or(""))?;
+            continue;
+        }
         let paths: Vec<&str> = doc["paths"]
             .as_array()
             .into_iter()
@@ -168,7 +188,7 @@ pub(crate) fn recover(store: &OpenSearchStore) -> Result<()> {
         // What the dead writer sent may not have been refreshed yet: made visible first, so
         // remove_paths's count sees it.
         store.client.refresh(&store.layout.aliases(&FILE_KINDS))?;
-        remove_paths(store, repo, &paths)?;
+        remove_paths(store, repo, &paths, None)?;
         store.bump("generation", 1)?;
         store.delete_meta(hit["_id"].as_str().unwrap_or(""))?;
     }
@@ -207,12 +227,14 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
         own.insert(marker.clone());
         marker
     };
+    // A rebuild's documents carry its token (rebuild.rs): hidden from readers until it switches.
+    let build = crate::rebuild::token(store, repo);
     store.put_meta(
         &marker,
-        &json!({"type": "pending", "repo": repo, "paths": marked}),
+        &json!({"type": "pending", "repo": repo, "paths": marked, "build": build}),
     )?;
 
-    remove_paths(store, repo, &replaced)?;
+    remove_paths(store, repo, &replaced, build.as_deref())?;
     let mut actions: Vec<(Value, Option<Value>)> = Vec::new();
     let chunk_count: usize = batch.upserts.iter().map(|f| f.content.chunks.len()).sum();
     let symbol_count: usize = batch.upserts.iter().map(|f| f.content.symbols.len()).sum();
@@ -270,7 +292,10 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
         .zip(&call_groups)
     {
         let file_id = id();
-        let base = json!({"repo_id": repo, "repo": repo_name, "path": file.path});
+        let mut base = json!({"repo_id": repo, "repo": repo_name, "path": file.path});
+        if let Some(token) = &build {
+            base["build"] = json!(token);
+        }
         let with = |extra: Value| {
             let mut doc = base.clone();
             doc.as_object_mut()
@@ -339,18 +364,23 @@ pub(crate) fn apply(store: &OpenSearchStore, repo: i64, batch: &IndexBatch) -> R
     if !batch.touched.is_empty() {
         let paths: Vec<&str> = batch.touched.iter().map(|(p, _)| p.as_str()).collect();
         let mut ids: HashMap<String, i64> = HashMap::new();
-        store.client.scan(
-            &files,
-            json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": paths}}]}}),
-            &["id", "path"],
-            |doc| {
-                ids.insert(
-                    doc["path"].as_str().unwrap_or("").to_string(),
-                    doc["id"].as_i64().unwrap_or(0),
-                );
-                Ok(())
-            },
-        )?;
+        let mut query =
+            json!({"bool": {"filter": [{"term": {"repo_id": repo}}, {"terms": {"path": paths}}]}});
+        let mut index = files.clone();
+        if let Some(token) = &build {
+            query["bool"]["filter"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"term": {"build": token}}));
+            index = store.concrete("files");
+        }
+        store.client.scan(&index, query, &["id", "path"], |doc| {
+            ids.insert(
+                doc["path"].as_str().unwrap_or("").to_string(),
+                doc["id"].as_i64().unwrap_or(0),
+            );
+            Ok(())
+        })?;
         for (path, state) in &batch.touched {
             if let Some(id) = ids.get(path) {
                 actions.push((
@@ -447,11 +477,22 @@ pub(crate) fn finish_run(store: &OpenSearchStore, repo: i64, skipped: &SkipCount
         .client
         .refresh_written(&kinds.iter().map(String::as_str).collect::<Vec<_>>())?;
     let mut doc = repo_doc(store, repo)?;
+    doc["indexed_at"] = json!(now());
+    doc["skipped"] = serde_json::to_value(skipped)?;
+    // A rebuild's counts are its own, written when it switches (rebuild.rs).
+    if let Some(token) = crate::rebuild::token(store, repo) {
+        crate::rebuild::settle(store)?;
+        let of_build = crate::rebuild::of_build(repo, &token);
+        doc["files"] = json!(store
+            .client
+            .count(&store.concrete("files"), of_build.clone())?);
+        doc["chunks"] = json!(store.client.count(&store.concrete("chunks"), of_build)?);
+        crate::rebuild::keep_finished(store, repo, doc);
+        return Ok(());
+    }
     let of_repo = json!({"term": {"repo_id": repo}});
     doc["files"] = json!(store.client.count(&store.alias("files"), of_repo.clone())?);
     doc["chunks"] = json!(store.client.count(&store.alias("chunks"), of_repo)?);
-    doc["indexed_at"] = json!(now());
-    doc["skipped"] = serde_json::to_value(skipped)?;
     store.put_meta(&format!("repo-{repo}"), &doc)
 }
 

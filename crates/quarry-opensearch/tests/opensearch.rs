@@ -13,6 +13,8 @@ mod history;
 mod operations;
 #[path = "opensearch/ranking.rs"]
 mod ranking;
+#[path = "opensearch/rebuild.rs"]
+mod rebuild;
 use common::{chunk, file, query, store};
 
 #[test]
