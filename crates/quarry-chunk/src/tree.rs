@@ -323,9 +323,16 @@ fn collect(language: Language, spec: &Spec, tree: &Tree, src: &str, lines: &Line
                     (l, s) => l.or(s),
                 };
                 let outer = outer_node(spec, node);
-                let (sym_start, sym_end) = node_lines(outer, lines);
+                let (outer_start, sym_end) = node_lines(outer, lines);
+                // A decorated Python definition answers at its `def`/`class` line, as ctags
+                // and editors do; its chunk keeps the decorators above.
+                let sym_start = if language == Language::Python && outer.id() != node.id() {
+                    node_lines(node, lines).0
+                } else {
+                    outer_start
+                };
                 let floor = parent.map_or(1, |d| d.sym_start + 1);
-                let mut start = sym_start;
+                let mut start = outer_start;
                 while start > floor && attachable[start as usize - 1] {
                     start -= 1;
                 }

@@ -123,10 +123,11 @@ fn python() {
         Language::Python,
         include_str!("fixtures/sample.py"),
         &[
-            // Decorated definitions span their decorators.
-            ("Item", "class", 7, 23),
+            // Decorated definitions answer at their `def`/`class` line, as ctags does; their
+            // chunks (below) span the decorators.
+            ("Item", "class", 8, 23),
             ("Item.restock", "method", 14, 15),
-            ("Item.empty", "method", 17, 19),
+            ("Item.empty", "method", 18, 19),
             ("Item.Meta", "class", 21, 23),
             ("Item.Meta.describe", "method", 22, 23),
             ("load_items", "function", 26, 31),
