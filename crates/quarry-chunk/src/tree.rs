@@ -123,13 +123,20 @@ pub(crate) fn symbols(language: Language, text: &str, lines: &Lines) -> Option<V
     Some(symbols_of(grammar, spec, &tree, text, &defs))
 }
 
-/// The text the parser sees: the file's, with C++ annotation macros blanked out (same length,
-/// same lines; see `macros.rs`). Lines and signatures still come from the file's own text.
+/// The text the parser sees: the file's, with comments inside continued `#define`s (C, C++;
+/// `define_comments.rs`) and C++ annotation macros (`macros.rs`) blanked out (same length,
+/// same lines). Lines and signatures still come from the file's own text.
 fn parse_text(grammar: Language, text: &str) -> Cow<'_, str> {
-    if grammar == Language::Cpp {
-        macros::mask(text)
-    } else {
-        Cow::Borrowed(text)
+    let text = match grammar {
+        Language::C | Language::Cpp => crate::define_comments::mask(text),
+        _ => Cow::Borrowed(text),
+    };
+    if grammar != Language::Cpp {
+        return text;
+    }
+    match text {
+        Cow::Borrowed(text) => macros::mask(text),
+        Cow::Owned(text) => Cow::Owned(macros::mask(&text).into_owned()),
     }
 }
 

@@ -483,3 +483,24 @@ fn typescript_construct_signatures() {
         ])
     );
 }
+
+/// A comment inside a multi-line `#define` (redis ziplist.c: `} else { /* prevlensize == 5 */ \`)
+/// ended the macro at that line in tree-sitter-c, and the function after it was lost.
+#[test]
+fn a_comment_inside_a_continued_define_keeps_what_follows() {
+    let text = "#define ZIP_DECODE_PREVLEN(ptr, prevlensize, prevlen) do {   \\\n    if ((prevlensize) == 1) {                                  \\\n        (prevlen) = (ptr)[0];                                  \\\n    } else { /* prevlensize == 5 */                            \\\n        (prevlen) = ((ptr)[4] << 24) |                         \\\n                    ((ptr)[3] << 16);                          \\\n    }                                                          \\\n} while(0)\n\nint zipStorePrevEntryLength(unsigned char *p, unsigned int len) {\n    return 1;\n}\n";
+    for language in [Language::C, Language::Cpp] {
+        let fc = chunk_checked(language, text, &ChunkOptions::default());
+        let found = symbols(&fc);
+        assert!(
+            found.contains(&("ZIP_DECODE_PREVLEN".to_string(), "macro", 1, 8)),
+            "{language:?}: {found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|s| s.0 == "zipStorePrevEntryLength" && s.2 == 10),
+            "{language:?}: {found:?}"
+        );
+    }
+}
