@@ -2,18 +2,19 @@
 //! (`start-end signature — doc`) indented by nesting, with a type's members under it.
 //!
 //! An outline is worth having only while it is much smaller than its file, so a code file's
-//! outline has a budget in characters: `BUDGET_PERCENT` of the file, at least `MIN_BUDGET`.
-//! What it may never lose is a definition's name and start line: an agent asks for exact lines
-//! next. Over the budget, detail goes one step at a time from the largest part of the outline (a
-//! top-level definition with everything inside it, or the imports) until the whole fits, the
-//! least needed detail first: the docs of methods, with the functions nested in functions
-//! named on their function's line (`(nested: parse 12, emit 30)`), then the parameter types of
-//! methods, then methods listed by name and line only, then the top-level definition's own doc
-//! and parameter types. A test module's definitions are listed by name and line at every level.
-//! When every part is at its least detail and still over, the smallest definitions go by name
-//! and line too (fold.rs), in the budget or, when the names alone are over it, in what they take
-//! up to a hard bound (`NAMES_PERCENT` of the file); only past that are definitions counted with
-//! their lines. The closing `(shortened …)` line says what was left out.
+//! outline has a budget in characters: `BUDGET_PERCENT` of the file, at least `MIN_BUDGET` for
+//! a short file. What it may never lose is a definition's name and start line: an agent asks
+//! for exact lines next. Over the budget, detail goes one step at a time from the largest part
+//! of the outline (a top-level definition with everything inside it, or the imports) until the
+//! whole fits, the least needed detail first: the docs of methods, with the functions nested
+//! in functions named on their function's line (`(nested: parse 12, emit 30)`), then the
+//! parameter types of methods, then methods listed by name and line only, then the top-level
+//! definition's own doc and parameter types. A test module's definitions are listed by name
+//! and line at every level. When every part is at its least detail and still over, the
+//! smallest definitions go by name and line too (fold.rs), in the budget or, when the names
+//! alone are over it, in what they take up to a hard bound (`NAMES_PERCENT` of the file); only
+//! past that are definitions counted with their lines. The closing `(shortened …)` line says
+//! what was left out.
 
 use crate::compact::{
     clip_words, member_name, members_shown, shorten_signature, trim_member, trim_signature,
@@ -41,17 +42,26 @@ const MAX_MEMBERS_LINE: usize = 240;
 const SHORT_IMPORTS: usize = 3;
 /// A code file's outline aims at this share of the file's characters, in percent…
 pub(crate) const BUDGET_PERCENT: usize = 8;
-/// …and may always take this many characters (a short file's top-level lines alone can take
-/// more than the share; they are never left out).
+/// …and a file under `FADE_FROM` characters may always take this many (its top-level lines
+/// alone can take more than the share; the hook reads a file that short whole, so its outline
+/// is asked for with `quarry summary`, where all of it is cheap)…
 pub(crate) const MIN_BUDGET: usize = 600;
+/// …a floor that fades by a character for every 10 of the file past this size, to the share
+/// itself at 5,000 characters. Once the floor was 600 at every size: files of 4–7 kB, one
+/// class each in C#, had outlines of 8–15% of the file, more than the names-first outline of
+/// a dense file can pay for and keep the median outline under a tenth of its file (issue 64;
+/// bench/ctags_defs.py --text, docs/EVAL.md).
+const FADE_FROM: usize = 3_000;
 /// An outline whose every part is at its least detail may still pass its budget (a small
 /// module dense with definitions); up to this many characters it lists them all, past it
 /// definitions are folded to their names (`fold`).
 const FOLD_FLOOR: usize = 1_200;
 /// Names and lines come before the budget: when the definitions by name alone are over it, the
-/// outline grows to hold them, up to this share of the file in percent (and `FOLD_FLOOR`), past
-/// which the last are counted — no outline passes `max(budget, FOLD_FLOOR, NAMES_PERCENT %)`.
+/// outline grows to hold them, up to this share of the file in percent…
 pub(crate) const NAMES_PERCENT: usize = 20;
+/// …or this many characters, past which the last are counted — no outline passes
+/// `max(budget, FOLD_FLOOR, NAMES_FLOOR, NAMES_PERCENT %)`.
+const NAMES_FLOOR: usize = 1_200;
 /// Detail levels of a top-level definition's part: 0 all of it, `LAST_LEVEL` the least.
 const LAST_LEVEL: u8 = 5;
 /// Detail levels of the imports: 0 the names (up to a line), 1 the first few, 2 counts only
@@ -119,8 +129,11 @@ fn is_function(item: &OutlineItem) -> bool {
 /// The characters `outline`'s text aims at; `None` for documents, notebooks and PDFs, whose
 /// headings are listed whole.
 pub(crate) fn budget(outline: &Outline) -> Option<usize> {
-    (outline.language.is_code() && outline.pages.is_none())
-        .then(|| MIN_BUDGET.max(outline.total_chars as usize * BUDGET_PERCENT / 100))
+    (outline.language.is_code() && outline.pages.is_none()).then(|| {
+        let chars = outline.total_chars as usize;
+        let floor = MIN_BUDGET.saturating_sub(chars.saturating_sub(FADE_FROM) / 10);
+        floor.max(chars * BUDGET_PERCENT / 100)
+    })
 }
 
 pub fn render(outline: &Outline) -> String {
@@ -176,7 +189,9 @@ pub fn render(outline: &Outline) -> String {
             // in as much more as they take up to the hard bound.
             let fixed = total - sum(&parts);
             let names = write_fold(&units, &parts, &vec![true; units.len()], None).chars;
-            let hard = bound.max(outline.total_chars as usize * NAMES_PERCENT / 100);
+            let hard = bound
+                .max(NAMES_FLOOR)
+                .max(outline.total_chars as usize * NAMES_PERCENT / 100);
             let room = bound.max((fixed + names).min(hard)).saturating_sub(fixed);
             folded = Some(fold(&units, &parts, room));
         }
