@@ -205,7 +205,6 @@ def quarry_items(quarry, index_dir, path):
 
 
 ITEM_LINE = re.compile(r"^\s*(?:cell \d+:|p\.\d+ )?(\d+)(?:-(\d+))? (.*)$")
-LISTED = re.compile(r"(?:^|[\s(,])([^\s(),]+(?:\(\))?) (\d+)(?=[,)\s]|$)")
 
 
 def quarry_text(quarry, index_dir, path):
@@ -215,26 +214,26 @@ def quarry_text(quarry, index_dir, path):
                          capture_output=True, text=True, errors="replace")
     if out.returncode != 0:
         return None
-    rows, listed = [], []
-    for text in out.stdout.splitlines()[1:]:  # the header names the file, not definitions
+    rows = []
+    body = out.stdout.split("\n", 1)[1] if "\n" in out.stdout else ""  # the header names the file
+    for text in body.splitlines():
         m = ITEM_LINE.match(text)
-        if m and not m.group(3).startswith("imports ("):
+        if m and not m.group(3).startswith(("imports (", "definition")):  # not `12 definitions: …`
             start = int(m.group(1))
             rows.append((start, int(m.group(2) or start), m.group(3)))
-        for name, line in LISTED.findall(text if not m else m.group(3)):
-            listed.append((name.removeprefix("nested:"), int(line)))
-    return rows, listed, len(out.stdout)
+    return rows, body, len(out.stdout)
 
 
 def named_in_text(outline, name, line, lines, window):
     """The text outline shows `name` with `line` (see --text in the module doc)."""
-    rows, listed, _ = outline
+    rows, body, _ = outline
     want = norm(name)
     if want.startswith("operator"):
         has = lambda rest: want in re.sub(r"\s+", "", rest)
     else:
         rx = re.compile(r"(?<![\w$])" + re.escape(want) + r"(?![\w$])")
-        has = lambda rest: rx.search(rest) is not None
+        # a namespace is shown as written (`namespace A\B;`), its name compared with dots
+        has = lambda rest: rx.search(re.sub(r"::|\\", ".", rest)) is not None
     for start, end, rest in rows:
         near = abs(start - line) <= 2 or end == line and start < line
         if start < line <= end:
@@ -242,7 +241,11 @@ def named_in_text(outline, name, line, lines, window):
             near = near or line - start <= window or above.startswith(("@", "#[", "["))
         if near and has(rest):
             return True
-    return any(line - window <= at <= line + 2 and norm(n) == want for n, at in listed)
+    # `name LINE` in a listed run; a C++ name may carry template arguments (`buffer<T*, T> 12`).
+    spelled = r"\s*".join(map(re.escape, want)) if want.startswith("operator") else re.escape(want)
+    listed = re.compile(r"(?<![\w$~])" + spelled + r"(?:<[^\n]*?>)? (\d+)(?=[,)\s]|$)")
+    return any(line - window <= int(m.group(1)) <= line + 2
+               for m in listed.finditer(re.sub(r"::|\\", ".", body)))
 
 
 def category(ctags_lang, tag, lines):
