@@ -18,6 +18,9 @@
 #   3h-3i. the server as a door (files the index does not hold, another local user, writes
 #      from another origin, a request line naming another host); the daemon killed with -9
 #      in the middle of a grep's output (20 trials: a prefix and a failing exit, never twice);
+#   3l. OpenSearch (a node of the test install on a tmpfs; root): kill -9 of sync (one
+#      document per commit), searches beside `index --rebuild` and rebuilds killed midway
+#      (answers as before), a disk past its flood stage and a full one (named); OS_KILLS=8;
 #   4. writers (index, sync) and readers (search, status) at once: errors other than "another
 #      process is writing" are failures;
 #   5. the property tests (chunker, planner, MCP guard) with PROPTEST_CASES cases.
@@ -367,6 +370,112 @@ for trial in $(seq 1 20); do
     fi
 done
 echo "daemon killed mid-grep: $cut_ok of 20 whole or a prefix with a failing exit, $doubled written twice or cut with exit 0"
+
+# 3l. OpenSearch, on a node of the test suite's install (scripts/install-test-opensearch.sh)
+# whose data is a 1 GB tmpfs (needs root for the mount; skipped otherwise): kill -9 of `sync`
+# at random moments, then a finishing sync (each commit one document: a search that missed
+# unrefreshed writes synced them again, 5,736 documents for 5,531 commits); searches beside
+# `index --rebuild` (each answering as before it: never a half-built repo) and rebuilds killed
+# at random moments (searches then answer as before, and after the next writer); a disk past
+# its flood-stage watermark and a full one (the error must name the disk).
+OS_HOME=${QUARRY_TEST_OPENSEARCH_HOME:-/opt/quarry/test-opensearch}
+OS_KILLS=${OS_KILLS:-8}
+OS_DIR="$WORK/os"
+OS_DATA="$WORK/os-data"
+mkdir -p "$OS_DIR/config/jvm.options.d" "$OS_DIR/logs" "$OS_DIR/tmp" "$OS_DATA"
+if [ -x "$OS_HOME/opensearch/bin/opensearch" ] && [ "$(id -u)" = 0 ] && id quarry-search >/dev/null 2>&1 &&
+    mount -t tmpfs -o size=1g tmpfs "$OS_DATA" 2>/dev/null; then
+    cp "$OS_HOME/opensearch/config/opensearch.yml" "$OS_HOME/opensearch/config/log4j2.properties" "$OS_DIR/config/"
+    grep -v -e '-Xlog:gc' -e Xloggc -e HeapDumpPath -e ErrorFile -e -Xms -e -Xmx -e G1 -e InitiatingHeapOccupancy \
+        "$OS_HOME/opensearch/config/jvm.options" >"$OS_DIR/config/jvm.options"
+    chown -R quarry-search "$OS_DIR" "$OS_DATA"
+    chmod a+x "$WORK"
+    free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+    os_port=$(free_port)
+    (cd "$OS_DIR" && exec env OPENSEARCH_JAVA_HOME="$(cat "$OS_HOME/java-home")" OPENSEARCH_PATH_CONF="$OS_DIR/config" \
+        OPENSEARCH_TMPDIR="$OS_DIR/tmp" OPENSEARCH_JAVA_OPTS="-Xms512m -Xmx512m -XX:+UseSerialGC" \
+        setpriv --reuid=quarry-search --regid=quarry-search --clear-groups -- "$OS_HOME/opensearch/bin/opensearch" \
+        -Ecluster.name=faults -Enode.name=faults -Enetwork.host=127.0.0.1 -Ehttp.port="$os_port" \
+        -Etransport.port="$(free_port)" -Epath.data="$OS_DATA" -Epath.logs="$OS_DIR/logs" \
+        -Ediscovery.type=single-node -Ecluster.info.update.interval=10s >"$OS_DIR/out" 2>&1) &
+    os_pid=$!
+    OS="http://127.0.0.1:$os_port"
+    for _ in $(seq 120); do curl -s "$OS" >/dev/null && break; sleep 1; done
+    export QUARRY_DB_URL="opensearch+$OS/faults"
+    OSW="$WORK/os-ws"
+    "$Q" --index-dir "$OSW" index "$REPO" --no-embed >/dev/null 2>"$WORK/os.err" || echo "  opensearch index failed: $(head -c 200 "$WORK/os.err")"
+    # kill -9 of sync
+    for trial in $(seq 1 "$OS_KILLS"); do
+        "$Q" --index-dir "$OSW" sync "$REPO" --no-embed >/dev/null 2>&1 &
+        pid=$!
+        sleep "$((RANDOM % 4)).$(printf '%03d' $((RANDOM % 1000)))"
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    "$Q" --index-dir "$OSW" sync "$REPO" --no-embed >/dev/null 2>"$WORK/os.err" || echo "  opensearch sync failed: $(head -c 200 "$WORK/os.err")"
+    curl -s -XPOST "$OS/faults-commits/_refresh" >/dev/null
+    read -r os_docs os_shas < <(curl -s -XPOST "$OS/faults-commits/_search" -H 'Content-Type: application/json' \
+        -d '{"size": 0, "track_total_hits": true, "aggs": {"shas": {"cardinality": {"field": "sha", "precision_threshold": 40000}}}}' |
+        python3 -c 'import json, sys; a = json.load(sys.stdin); print(a["hits"]["total"]["value"], a["aggregations"]["shas"]["value"])')
+    echo "opensearch sync kills: $OS_KILLS syncs killed, then one finished: $os_docs commit documents, $os_shas distinct SHAs (want ${want##* })"
+
+    # searches beside index --rebuild, and rebuilds killed
+    # Queries with one answer each (ties would be broken by ids, which a rebuild renews).
+    os_answers() { for q in handler_17 handler_203 handler_299 Store1300 Store1499; do
+        "$Q" --index-dir "$OSW" search "$q" --mode lexical -k 1 --json 2>/dev/null | python3 -c 'import json,sys
+try: print([r["path"] for r in json.load(sys.stdin)["results"]])
+except Exception: print("error")'
+    done; }
+    os_clean=$(os_answers)
+    "$Q" --index-dir "$OSW" index --rebuild "$REPO" --no-embed >/dev/null 2>"$WORK/os.err" &
+    pid=$!
+    rounds=0; differed=0
+    while kill -0 "$pid" 2>/dev/null; do
+        rounds=$((rounds + 1))
+        [ "$(os_answers)" = "$os_clean" ] || differed=$((differed + 1))
+    done
+    rebuilt=ok; wait "$pid" || rebuilt="failed: $(head -c 200 "$WORK/os.err")"
+    [ "$(os_answers)" = "$os_clean" ] || differed=$((differed + 1))
+    echo "opensearch rebuild ($rebuilt): $rounds rounds of 5 searches beside index --rebuild, $differed answered differently"
+    rebuild_kills=0; rebuild_broken=0
+    for trial in $(seq 1 5); do
+        "$Q" --index-dir "$OSW" index --rebuild "$REPO" --no-embed >/dev/null 2>&1 &
+        pid=$!
+        sleep "$((RANDOM % 3)).$(printf '%03d' $((RANDOM % 1000)))"
+        kill -9 "$pid" 2>/dev/null && rebuild_kills=$((rebuild_kills + 1))
+        wait "$pid" 2>/dev/null || true
+        [ "$(os_answers)" = "$os_clean" ] || { rebuild_broken=$((rebuild_broken + 1)); echo "  rebuild killed (trial $trial): answers changed before the next writer"; }
+        "$Q" --index-dir "$OSW" index "$REPO" --no-embed >/dev/null 2>&1 || true
+        [ "$(os_answers)" = "$os_clean" ] || { rebuild_broken=$((rebuild_broken + 1)); echo "  rebuild killed (trial $trial): answers changed after the next writer"; }
+    done
+    echo "opensearch rebuild kills: $rebuild_kills rebuilds killed midway, answers changed $rebuild_broken times"
+
+    # the disk: past the flood stage (95%), then full
+    fill_to() { # PERCENT of the tmpfs used
+        rm -f "$OS_DATA/fill"
+        read -r size used < <(df -B1 --output=size,used "$OS_DATA" | tail -n 1)
+        dd if=/dev/zero of="$OS_DATA/fill" bs=1M count=$(((size * $1 / 100 - used) / 1048576)) status=none 2>/dev/null || true
+    }
+    fill_to 97
+    sleep 25
+    printf 'def flooded():\n    return 1\n' >"$REPO/pkg/flooded.py"
+    "$Q" --index-dir "$OSW" index "$REPO" --no-embed >/dev/null 2>"$WORK/os.err" || true
+    flood_named=0; grep -q "flood-stage watermark" "$WORK/os.err" && grep -q "free space" "$WORK/os.err" && flood_named=1
+    echo "opensearch disk past the flood stage: named $flood_named ($(grep -m1 -o 'answered [0-9]*: [a-z_]*' "$WORK/os.err" || head -c 120 "$WORK/os.err"))"
+    fill_to 100
+    dd if=/dev/zero of="$OS_DATA/fill2" bs=64k status=none 2>/dev/null || true
+    printf 'def full():\n    return 2\n' >"$REPO/pkg/flooded.py"
+    "$Q" --index-dir "$OSW" index "$REPO" --no-embed >/dev/null 2>"$WORK/os.err" || true
+    full_named=0; grep -q -e "disk of the node" -e "flood-stage" "$WORK/os.err" && full_named=1
+    echo "opensearch disk full: named $full_named ($(head -c 300 "$WORK/os.err" | tr '\n' ' '))"
+    rm -f "$OS_DATA/fill" "$OS_DATA/fill2" "$REPO/pkg/flooded.py"
+    unset QUARRY_DB_URL
+    kill "$os_pid" 2>/dev/null || true
+    wait "$os_pid" 2>/dev/null || true
+    umount "$OS_DATA" || umount -l "$OS_DATA" || true
+else
+    echo "opensearch: skipped (needs root, a tmpfs mount and scripts/install-test-opensearch.sh)"
+fi
 
 # 4. concurrent writers and readers
 LOAD="$WORK/load"

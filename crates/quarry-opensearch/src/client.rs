@@ -337,8 +337,9 @@ impl Client {
                 ": check the user and password of store.url (or $QUARRY_OPENSEARCH_PASSWORD)"
                     .to_string()
             }
-            // A search no copy of some shard answered, asked again for two seconds.
-            (503, None) => ": no copy of a shard of the index answers (a node down, or failing its shards: a full disk does until space is freed); see GET _cluster/health and the nodes' logs".to_string(),
+            // No copy of some shard answered (a search asked again for two seconds), or no
+            // cluster manager is elected.
+            (503, None) => ": the cluster cannot answer now (no copy of a shard, or no elected cluster manager: a node down, or one whose data disk is full); see GET _cluster/health and the nodes' logs".to_string(),
             _ => String::new(),
         };
         anyhow!(
