@@ -54,7 +54,8 @@ pub(crate) const MIN_BUDGET: usize = 600;
 const FADE_FROM: usize = 3_000;
 /// An outline whose every part is at its least detail may still pass its budget (a small
 /// module dense with definitions); up to this many characters it lists them all, past it
-/// definitions are folded to their names (`fold`).
+/// definitions are folded to their names (`fold`). It fades past `FADE_FROM` as the budget's
+/// floor does, twice as fast: folding now costs signatures, never names.
 const FOLD_FLOOR: usize = 1_200;
 /// Names and lines come before the budget: when the definitions by name alone are over it, the
 /// outline grows to hold them, up to this share of the file in percent…
@@ -131,9 +132,14 @@ fn is_function(item: &OutlineItem) -> bool {
 pub(crate) fn budget(outline: &Outline) -> Option<usize> {
     (outline.language.is_code() && outline.pages.is_none()).then(|| {
         let chars = outline.total_chars as usize;
-        let floor = MIN_BUDGET.saturating_sub(chars.saturating_sub(FADE_FROM) / 10);
-        floor.max(chars * BUDGET_PERCENT / 100)
+        fading(MIN_BUDGET, chars).max(chars * BUDGET_PERCENT / 100)
     })
+}
+
+/// `floor` for a file of `chars` characters: whole under `FADE_FROM`, a character less for
+/// every 10 past it.
+fn fading(floor: usize, chars: usize) -> usize {
+    floor.saturating_sub(chars.saturating_sub(FADE_FROM) / 10 * floor / MIN_BUDGET)
 }
 
 pub fn render(outline: &Outline) -> String {
@@ -182,7 +188,7 @@ pub fn render(outline: &Outline) -> String {
                 _ => break,
             }
         }
-        let bound = budget.max(FOLD_FLOOR);
+        let bound = budget.max(fading(FOLD_FLOOR, outline.total_chars as usize));
         if total > bound {
             // Even the least detail of every definition is over: the smallest ones are
             // listed by name and line, in the budget or, when the names alone are over it,
