@@ -279,6 +279,8 @@ impl Workspace {
         }
 
         progress.begin("indexing", to_read.len() as u64);
+        let to_take = to_read.len();
+        let mut taken = 0;
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Outcome>(BATCH_FILES * 2);
         let store = self.store_mut();
         let write_result = std::thread::scope(|scope| -> Result<()> {
@@ -301,6 +303,7 @@ impl Workspace {
                     break;
                 }
                 progress.advance(1);
+                taken += 1;
                 match outcome {
                     Outcome::Upsert(file, lossy) => {
                         let change = if previous.contains_key(&file.path) {
@@ -343,6 +346,12 @@ impl Workspace {
         });
         progress.end();
         write_result?;
+        // Stopped before the first file came back (Ctrl-C while the old files were cleared or
+        // the tree walked), the loop above saw nothing to stop: the run is interrupted all
+        // the same (a rebuild committed here would be an empty repo).
+        if taken < to_take && progress.cancelled() {
+            report.interrupted = true;
+        }
         if beside && report.interrupted {
             return Ok(report);
         }
@@ -431,20 +440,23 @@ mod tests {
         };
         let (mut ws, _lock) =
             Workspace::open_for_writing(dir.path(), Duration::ZERO, true).unwrap();
-        // Stopped after a batch of 256 was written inside the rebuild.
-        let stop = StopAfter {
-            after: 300,
-            taken: AtomicU64::new(0),
-        };
-        let report = ws.index_repo(repo.path(), &rebuild, &stop).unwrap();
-        assert!(report.interrupted && report.rebuild_undone, "{report:?}");
-        assert_eq!((report.files, report.chunks), (600, 600));
-        // The old index, whole, for this connection and for a reader.
+        // Stopped after a batch of 256 was written inside the rebuild, and before any file
+        // was read (Ctrl-C while the old files were cleared).
         let reader = Workspace::open_existing(dir.path()).unwrap();
-        for ws in [&ws, &reader] {
-            assert!(finds(ws, "walrus599") && finds(ws, "walrus3"));
-            assert!(!finds(ws, "penguin3"));
-            assert_eq!(ws.store().stats().unwrap()[0].files, 600);
+        for after in [300, 0] {
+            let stop = StopAfter {
+                after,
+                taken: AtomicU64::new(0),
+            };
+            let report = ws.index_repo(repo.path(), &rebuild, &stop).unwrap();
+            assert!(report.interrupted && report.rebuild_undone, "{after}");
+            assert_eq!((report.files, report.chunks), (600, 600), "{after}");
+            // The old index, whole, for this connection and for a reader.
+            for ws in [&ws, &reader] {
+                assert!(finds(ws, "walrus599") && finds(ws, "walrus3"), "{after}");
+                assert!(!finds(ws, "penguin3"), "{after}");
+                assert_eq!(ws.store().stats().unwrap()[0].files, 600, "{after}");
+            }
         }
         // Run again to its end, it switches.
         let report = ws
