@@ -13,7 +13,11 @@
 //!
 //! The cost is the WAL: nothing can be checkpointed while the transaction is open, so it
 //! grows to the pages the rebuild writes (about the repo's share of the index) and is folded
-//! back after the commit (`fold_wal`). A second file built beside and swapped in would cost
+//! back after the commit (`fold_wal`). Measured on sympy (2,035 Python files, a 59 MiB index,
+//! release build, the store alone): the WAL reached 59 MiB before the commit (18-23 MiB in
+//! place, where each batch's commit let it be checkpointed), and the rebuild took 32-37 s
+//! against 36-40 s in place, most of it (23-29 s either way) deleting the old rows. Through
+//! the CLI (debug build, 35,980 chunks, a 112 MiB index) the WAL peaked at 112 MiB. A second file built beside and swapped in would cost
 //! a whole copy of every other repo and history in the workspace, and readers holding the
 //! old file open would need to learn of the swap; one transaction needs neither.
 
