@@ -18,6 +18,11 @@
 #   3h-3i. the server as a door (files the index does not hold, another local user, writes
 #      from another origin, a request line naming another host); the daemon killed with -9
 #      in the middle of a grep's output (20 trials: a prefix and a failing exit, never twice);
+#   3j-3k. a healthy index on a read-only mount (a tmpfs remounted read-only as root, else a
+#      chmod-ed folder), as a finished run and a kill -9 leave it: check, deep check (within
+#      120 s), search and log answer, never "damaged", no scratch folder left; `index
+#      --rebuild` with searches beside it (each answers as before the rebuild) and killed
+#      with -9 at random moments (the old index checks sound and answers as before);
 #   3l. OpenSearch (a node of the test install on a tmpfs; root): kill -9 of sync (one
 #      document per commit), searches beside `index --rebuild` and rebuilds killed midway
 #      (answers as before), a disk past its flood stage and a full one (named); OS_KILLS=8;
@@ -25,12 +30,14 @@
 #      process is writing" are failures;
 #   5. the property tests (chunker, planner, MCP guard) with PROPTEST_CASES cases.
 # Usage: bench/faults.sh [KILLS=200] [CORRUPTIONS=50] [SECONDS_LOAD=30] [PROPTEST_CASES=20000]
+#        [REBUILDS=20]
 # Env SEED fixes the random choices (printed either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KILLS=${KILLS:-200}
 CORRUPTIONS=${CORRUPTIONS:-50}
 SECONDS_LOAD=${SECONDS_LOAD:-30}
+REBUILDS=${REBUILDS:-20}
 PROPTEST_CASES=${PROPTEST_CASES:-20000}
 SEED=${SEED:-$(date +%s)}
 RANDOM=$SEED
@@ -371,6 +378,82 @@ for trial in $(seq 1 20); do
 done
 echo "daemon killed mid-grep: $cut_ok of 20 whole or a prefix with a failing exit, $doubled written twice or cut with exit 0"
 
+# 3j. a healthy index on a read-only mount, as a finished run leaves it (the empty -wal and the
+# -shm beside it) and as a kill -9 in the middle of a rebuild leaves it: check, deep check
+# (bounded by 120 s: it used to restart its copy forever), search and log must answer, never
+# call it damaged, and leave no scratch folder.
+RO="$WORK/ro"
+ro_failures=0 ro_trials=0 ro_left=0 ro_how=chmod
+for state in finished killed; do
+    mkdir -p "$RO"
+    ro_how=chmod
+    if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=2g tmpfs "$RO" 2>/dev/null; then ro_how=mount; fi
+    cp "$CLEAN"/index.sqlite* "$RO"/
+    if [ "$state" = killed ]; then
+        "$Q" --index-dir "$RO" index --rebuild "$REPO" --no-embed >/dev/null 2>&1 &
+        pid=$!
+        sleep "0.$(printf '%03d' $((RANDOM % 800 + 100)))"
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    if [ "$ro_how" = mount ]; then mount -o remount,ro "$RO"; else chmod -R a-w "$RO"; fi
+    before=$(find /tmp /var/tmp -maxdepth 1 -name 'quarry-check-*' 2>/dev/null | wc -l)
+    for cmd in "status --check" "status --check --deep" "search handler_17 --mode lexical -k 1" "log handler"; do
+        ro_trials=$((ro_trials + 1))
+        # shellcheck disable=SC2086
+        if ! timeout 120 "$Q" --index-dir "$RO" $cmd >/dev/null 2>"$WORK/err"; then
+            ro_failures=$((ro_failures + 1))
+            echo "  read-only ($state, $ro_how) $cmd: $(head -c 200 "$WORK/err")"
+        fi
+    done
+    after=$(find /tmp /var/tmp -maxdepth 1 -name 'quarry-check-*' 2>/dev/null | wc -l)
+    ro_left=$((ro_left + after - before + $(find "$RO" -maxdepth 1 -name '.check-*' | wc -l)))
+    if [ "$ro_how" = mount ]; then umount -l "$RO"; else chmod -R u+w "$RO"; fi
+    rm -rf "$RO"
+done
+echo "read-only index ($ro_how): $ro_failures of $ro_trials commands failed (check, deep check within 120 s, search, log; after a finished run and a kill -9 mid-rebuild); scratch folders left: $ro_left"
+
+# 3k. index --rebuild beside searches, and killed with -9: every search during REBUILDS
+# rebuilds must answer as before the rebuild (its count and first hit: the old index or the
+# new one, never a half-built one), and after each of REBUILDS kills mid-rebuild the index must
+# check sound and answer as before.
+REB="$WORK/rebuild"
+mkdir -p "$REB" && cp "$CLEAN"/index.sqlite* "$REB"/
+rebuild_queries=(handler_17 "handle request kind 650" Store1300 handler_1200)
+first_hits() { # one line per query: the count and the first path of its answer
+    for q in "${rebuild_queries[@]}"; do
+        "$Q" --index-dir "$REB" search "$q" --mode lexical -k 3 --json 2>/dev/null | python3 -c 'import json,sys
+try:
+    r = json.load(sys.stdin)["results"]; print(len(r), r[0]["path"] if r else "-")
+except Exception: print("error")' || true
+    done
+}
+rebuild_want=$(first_hits)
+rebuild_asked=0 rebuild_differ=0
+for trial in $(seq 1 "$REBUILDS"); do
+    "$Q" --index-dir "$REB" index --rebuild "$REPO" --no-embed >/dev/null 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        got=$(first_hits)
+        rebuild_asked=$((rebuild_asked + ${#rebuild_queries[@]}))
+        rebuild_differ=$((rebuild_differ + $(diff <(echo "$rebuild_want") <(echo "$got") | grep -c '^>' || true)))
+    done
+    wait "$pid" || echo "  rebuild $trial failed"
+done
+rebuild_kill_failures=0
+for trial in $(seq 1 "$REBUILDS"); do
+    "$Q" --index-dir "$REB" index --rebuild "$REPO" --no-embed >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(printf '%03d' $((RANDOM % 900 + 50)))"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if ! "$Q" --index-dir "$REB" status --check >/dev/null 2>"$WORK/err" || [ "$(first_hits)" != "$rebuild_want" ]; then
+        rebuild_kill_failures=$((rebuild_kill_failures + 1))
+        echo "  kill -9 mid-rebuild, trial $trial: $(head -c 200 "$WORK/err")"
+    fi
+done
+echo "rebuild: $rebuild_differ of $rebuild_asked searches during $REBUILDS rebuilds answered otherwise than before; $rebuild_kill_failures of $REBUILDS kill -9 mid-rebuild left an index that failed its check or answered otherwise"
+
 # 3l. OpenSearch, on a node of the test suite's install (scripts/install-test-opensearch.sh)
 # whose data is a 1 GB tmpfs (needs root for the mount; skipped otherwise): kill -9 of `sync`
 # at random moments, then a finishing sync (each commit one document: a search that missed
@@ -514,4 +597,4 @@ PROPTEST_CASES=$PROPTEST_CASES cargo test --release -q -p quarry-chunk --test pr
 PROPTEST_CASES=$PROPTEST_CASES cargo test --release -q -p quarry-rank --test properties 2>&1 | grep -E 'test result' | sed "s/^/planner properties ($PROPTEST_CASES cases): /"
 PROPTEST_CASES=$PROPTEST_CASES cargo test --release -q -p quarry-mcp --lib every_line 2>&1 | grep -E 'test result' | sed "s/^/MCP guard properties ($PROPTEST_CASES cases): /"
 
-echo "summary: seed $SEED · kills $KILLS, failures $kill_failures, mismatched $mismatched · corruptions $CORRUPTIONS, detected $detected, recovered $recovered · load errors $load_errors"
+echo "summary: seed $SEED · kills $KILLS, failures $kill_failures, mismatched $mismatched · corruptions $CORRUPTIONS, detected $detected, recovered $recovered · load errors $load_errors · read-only failures $ro_failures · rebuild answers changed $rebuild_differ, kills $rebuild_kill_failures"
