@@ -122,6 +122,19 @@ fn fp32_graph_gives_the_reference_vectors_with_each_prompt_in_any_batch() {
     }
 }
 
+/// Whether this CPU's int8 matrix products saturate in onnxruntime (x86 without VNNI).
+fn saturating_int8() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        !(std::arch::is_x86_feature_detected!("avx512vnni")
+            || std::arch::is_x86_feature_detected!("avxvnni"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[test]
 fn int8_graph_stays_close_to_the_reference_and_ranks_alike() {
     let (_tmp, dir) = fixture();
@@ -133,10 +146,15 @@ fn int8_graph_stays_close_to_the_reference_and_ranks_alike() {
             .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
             .unwrap()
     };
+    // onnxruntime multiplies int8 weights by uint8 activations with an instruction that
+    // saturates on x86 CPUs without VNNI (AVX2 only: measured on an AMD EPYC here, cosines off
+    // by up to 0.13 on this tiny random model, every ranking the same); with VNNI (or off x86)
+    // the sums are exact and the int8 graph stays within 0.02 of the reference.
+    let tolerance = if saturating_int8() { 0.2 } else { 0.02 };
     for (q, row) in queries.iter().zip(QUERY_DOCUMENT_COSINES) {
         let got: Vec<f32> = docs.iter().map(|d| cosine(q, d)).collect();
         for (g, want) in got.iter().zip(row) {
-            assert!((g - want).abs() < 0.02, "{g} vs {want}");
+            assert!((g - want).abs() < tolerance, "{g} vs {want}");
         }
         // Each query's best document is the reference's.
         assert_eq!(argmax(&got), argmax(&row));
