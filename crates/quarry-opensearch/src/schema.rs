@@ -320,7 +320,17 @@ pub(crate) fn migrate(
                 _ => None,
             };
             copy(client, old, &target, script)?;
-            let mut actions = vec![json!({"add": {"index": target, "alias": alias}})];
+            // A filter on the alias (a rebuild under way hides its documents, rebuild.rs)
+            // moves with it.
+            let mut add = json!({"index": target, "alias": alias});
+            let path = format!("/{old}/_alias/{alias}");
+            if let Ok(Ok(answer)) = client.call("GET", &path, None) {
+                let filter = &answer[old.as_str()]["aliases"][alias.as_str()]["filter"];
+                if filter.is_object() {
+                    add["filter"] = filter.clone();
+                }
+            }
+            let mut actions = vec![json!({ "add": add })];
             for old in &current {
                 actions.push(json!({"remove_index": {"index": old}}));
             }

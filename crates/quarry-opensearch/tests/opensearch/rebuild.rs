@@ -218,3 +218,21 @@ fn opensearch_a_rebuild_killed_after_its_switch_is_finished_by_the_next_writer()
     assert_eq!(seen(&next, "newword"), (4, 4));
     assert_eq!(seen(&next, "oldword"), (0, 4));
 }
+
+/// A schema move while a rebuild runs (another quarry connecting) keeps the rebuild hidden:
+/// the aliases' filter moves with them.
+#[test]
+fn opensearch_a_schema_move_during_a_rebuild_keeps_it_hidden() {
+    let url = store_url("rebuild_move");
+    let timeout = Duration::from_secs(30);
+    let mut old = OpenSearchStore::connect_at(&url, timeout, 0).unwrap();
+    let repo = old.ensure_repo("r", "/src/r").unwrap().id;
+    old.apply(repo, &batch("old/m", "oldword", 6)).unwrap();
+    old.finish_run(repo, &SkipCounts::new()).unwrap();
+    assert!(old.begin_rebuild(repo).unwrap());
+    old.apply(repo, &batch("new/m", "newword", 4)).unwrap();
+    old.finish_run(repo, &SkipCounts::new()).unwrap();
+    let reader = OpenSearchStore::connect_reading(&url, timeout).unwrap();
+    assert_eq!(seen(&reader, "oldword"), (6, 6));
+    assert_eq!(seen(&reader, "newword"), (0, 6));
+}
