@@ -339,7 +339,8 @@ impl Workspace {
                 }
             }
             // A rebuild stopped before its switch is given up whole: no last batch.
-            if !batch.is_empty() && !(beside && report.interrupted) {
+            let given_up = beside && report.interrupted;
+            if !batch.is_empty() && !given_up {
                 store.apply(repo.id, &batch)?;
             }
             Ok(())
@@ -353,6 +354,8 @@ impl Workspace {
             report.interrupted = true;
         }
         if beside && report.interrupted {
+            report.skipped = skipped;
+            report.elapsed_ms = started.elapsed().as_millis() as u64;
             return Ok(report);
         }
 
