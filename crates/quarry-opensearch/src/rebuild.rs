@@ -25,8 +25,11 @@
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use crate::write::FILE_KINDS;
 use crate::OpenSearchStore;
+
+/// The indexes holding a repo's files and what was read from them (a rebuild switches the
+/// four together).
+pub(crate) const FILE_KINDS: [&str; 4] = ["files", "chunks", "symbols", "calls"];
 
 /// The rebuild this store is running (`begin_rebuild` to `commit_rebuild`).
 pub(crate) struct Rebuild {

@@ -19,8 +19,7 @@ use crate::schema::{self, vector_name};
 use crate::trigrams;
 use crate::{repo_from_source, OpenSearchStore};
 
-/// The indexes holding a repo's files and what was read from them.
-pub(crate) const FILE_KINDS: [&str; 4] = ["files", "chunks", "symbols", "calls"];
+use crate::rebuild::FILE_KINDS;
 
 fn now() -> i64 {
     std::time::SystemTime::now()

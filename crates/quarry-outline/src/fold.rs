@@ -9,7 +9,7 @@
 //! counted with their lines (`… 20 more definitions, lines 900-1200`): a file of 20,000 small
 //! functions gets its bound's worth of names, never an outline the size of the file.
 
-use crate::render::{Elided, Part};
+use crate::parts::{Elided, Part};
 use crate::OutlineItem;
 use std::cmp::Reverse;
 use std::fmt::Write;

@@ -11,6 +11,7 @@
 
 mod compact;
 mod fold;
+mod parts;
 mod render;
 mod source;
 mod units;

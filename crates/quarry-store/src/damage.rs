@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::reader::{cannot_open_here, cannot_open_message, open_reader};
+use crate::reader::{cannot_open_here, cannot_open_message, open_reader, BUSY_WAIT};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
@@ -41,9 +41,6 @@ impl Checked {
         }
     }
 }
-
-/// How long a check (and any reader) waits for a lock another connection holds.
-pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether SQLite says the file is busy or locked (another connection's lock), not bad.
 pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {

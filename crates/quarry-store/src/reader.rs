@@ -64,12 +64,15 @@ pub(crate) fn cannot_open_message(path: &Path, e: &rusqlite::Error) -> String {
     )
 }
 
+/// How long a check (and any reader) waits for a lock another connection holds.
+pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A reader's connection: read-write when this process may write the file and its folder
 /// (WAL readers write the shared-memory file), else read-only, and immutable where no
 /// shared-memory file exists and none can be made (nobody can be writing where nobody may
 /// write). Never creates the file.
 pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
-    let wait = crate::damage::BUSY_WAIT;
+    let wait = BUSY_WAIT;
     if may_write(path) && path.parent().is_none_or(may_write) {
         let conn = Connection::open_with_flags(
             path,
