@@ -21,6 +21,7 @@ use crate::compact::{
     without_receiver,
 };
 use crate::fold::{fold, write_fold, write_names, Names};
+use crate::parts::{Elided, Part};
 use crate::units::units;
 use crate::{ImportBlock, Outline, OutlineItem};
 use quarry_core::Language;
@@ -68,41 +69,6 @@ const LAST_LEVEL: u8 = 5;
 /// Detail levels of the imports: 0 the names (up to a line), 1 the first few, 2 counts only
 /// (a block of a few names keeps them).
 const LAST_IMPORT_LEVEL: u8 = 2;
-
-/// What a part of the outline left out, for the closing line.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Elided {
-    pub(crate) docs: usize,
-    pub(crate) signatures: usize,
-    pub(crate) by_name: usize,
-    /// Definitions past the bound even by name: counted with their lines.
-    pub(crate) left_out: usize,
-}
-
-impl Elided {
-    pub(crate) fn add(&mut self, other: Elided) {
-        self.docs += other.docs;
-        self.signatures += other.signatures;
-        self.by_name += other.by_name;
-        self.left_out += other.left_out;
-    }
-}
-
-pub(crate) struct Part {
-    pub(crate) text: String,
-    pub(crate) chars: usize,
-    pub(crate) elided: Elided,
-}
-
-impl Part {
-    fn new(text: String, elided: Elided) -> Self {
-        Part {
-            chars: text.chars().count(),
-            text,
-            elided,
-        }
-    }
-}
 
 /// How a type's members are shown.
 #[derive(Clone, Copy)]
