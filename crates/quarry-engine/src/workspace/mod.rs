@@ -231,15 +231,18 @@ impl Workspace {
             }
             // The deep check: damage inside pages (a vector, an FTS segment, a text) would
             // survive a rebuild that keeps the file (vectors are reused by their text's hash).
-            Ok(ws) if rebuild => match quarry_store::check_file_deep(&file) {
-                Checked::Damaged(_) => {
-                    drop(ws);
-                    moved_aside = Some(quarry_store::move_aside(&file)?);
-                    Self::with_store(dir, Access::Write)?
+            // Only where the index is this file: a PostgreSQL or OpenSearch workspace has none.
+            Ok(ws) if rebuild && ws.store().served_by().is_none() && file.exists() => {
+                match quarry_store::check_file_deep(&file) {
+                    Checked::Damaged(_) => {
+                        drop(ws);
+                        moved_aside = Some(quarry_store::move_aside(&file)?);
+                        Self::with_store(dir, Access::Write)?
+                    }
+                    Checked::Busy(why) => bail!("{why}"),
+                    Checked::Sound => ws,
                 }
-                Checked::Busy(why) => bail!("{why}"),
-                Checked::Sound => ws,
-            },
+            }
             other => other?,
         };
         Ok((Workspace { moved_aside, ..ws }, lock))
