@@ -256,7 +256,7 @@ impl OpenSearchStore {
     /// (`store.timeout_s`), and creates or upgrades the indexes. Errors name the URL without
     /// its password and say what to check.
     pub fn connect_with(url: &str, timeout: Duration) -> Result<OpenSearchStore> {
-        let store = Self::connect_at(url, timeout, schema::VERSION)?;
+        let store = Self::connect_as(url, timeout, schema::VERSION, true)?;
         rebuild::recover(&store)?;
         write::recover(&store)?;
         Ok(store)
@@ -267,14 +267,28 @@ impl OpenSearchStore {
     /// there while a live writer sends it, and only a writer (which holds the workspace's
     /// write lock) can tell the two apart; a reader that removed the files of a live
     /// writer's batch would leave them half written for good.
+    ///
+    /// A reader never creates: a prefix that holds no quarry index (a mistyped one) is an
+    /// error naming the prefixes that do, not seven new empty indexes and an empty answer.
     pub fn connect_reading(url: &str, timeout: Duration) -> Result<OpenSearchStore> {
-        Self::connect_at(url, timeout, schema::VERSION)
+        Self::connect_as(url, timeout, schema::VERSION, false)
     }
 
     /// As [`OpenSearchStore::connect_reading`], with the indexes at schema `version` (tests
-    /// of the move from one version to the next).
+    /// of the move from one version to the next); creates them where none are.
     #[doc(hidden)]
     pub fn connect_at(url: &str, timeout: Duration, version: u32) -> Result<OpenSearchStore> {
+        Self::connect_as(url, timeout, version, true)
+    }
+
+    /// The connect: `create`, whether a prefix without indexes gets them (a writer) or is an
+    /// error (a reader).
+    fn connect_as(
+        url: &str,
+        timeout: Duration,
+        version: u32,
+        create: bool,
+    ) -> Result<OpenSearchStore> {
         let shown = redact(url);
         let target = parse_url(url)?;
         let client = Client::new(
@@ -311,6 +325,9 @@ impl OpenSearchStore {
                 return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e:#}"));
             }
         };
+        if !create && current.is_empty() {
+            return Err(schema::no_index_here(&client, &layout.prefix));
+        }
         schema::migrate(&client, &layout, version, &current).map_err(|e| {
             let text = format!("{e:#}");
             if text.contains("index.knn") {

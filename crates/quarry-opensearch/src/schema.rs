@@ -265,6 +265,78 @@ pub(crate) fn current_indexes(
     Ok(Ok(out))
 }
 
+/// The error of a reader whose prefix holds no quarry index (a mistyped prefix): it names
+/// the prefixes that hold one (from every alias of the cluster, `GET /_alias`: quarry's are
+/// `PREFIX-KIND` naming `PREFIX-KIND-vN`), the nearest first.
+pub(crate) fn no_index_here(client: &Client, prefix: &str) -> anyhow::Error {
+    let mut found: Vec<String> = match client.call("GET", "/_alias", None) {
+        Ok(Ok(answer)) => prefixes(&answer).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    found.sort_by_key(|p| (edit_distance(p, prefix), p.clone()));
+    const SHOWN: usize = 10;
+    let listed = match found.len() {
+        0 => "no prefix holds one on this cluster".to_string(),
+        n => format!(
+            "prefixes holding one: {}{}",
+            found[..n.min(SHOWN)].join(", "),
+            if n > SHOWN {
+                format!(" and {} more", n - SHOWN)
+            } else {
+                String::new()
+            }
+        ),
+    };
+    anyhow::anyhow!(
+        "OpenSearch at {} holds no quarry index with the prefix {prefix:?} (the URL's path; {listed}): check the prefix, or run `quarry index PATH` to create its indexes",
+        client.shown
+    )
+}
+
+/// The prefixes of quarry indexes in a `GET /_alias` answer.
+fn prefixes(answer: &Value) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for (index, body) in answer.as_object().into_iter().flatten() {
+        for alias in body["aliases"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(a, _)| a)
+        {
+            let is_quarry = index
+                .strip_prefix(alias.as_str())
+                .and_then(|rest| rest.strip_prefix("-v"))
+                .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
+            if let Some(prefix) = KINDS
+                .iter()
+                .find_map(|kind| alias.strip_suffix(&format!("-{kind}")))
+                .filter(|p| is_quarry && !p.is_empty())
+            {
+                out.insert(prefix.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Levenshtein's distance between two names (the nearest prefix is listed first).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// Brings every index of `layout` to `version`: creates what is missing, copies an index of
 /// an older version into a new one and moves the alias to it. Safe to run from several
 /// processes at once: a creation another won is taken as done. `current`: the indexes behind

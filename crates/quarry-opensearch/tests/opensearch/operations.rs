@@ -620,6 +620,38 @@ fn opensearch_a_wrong_address_or_prefix_is_a_clear_error_without_the_password() 
     assert!(format!("{:#}", OpenSearchStore::connect(&bad).err().unwrap()).contains("prefix"));
 }
 
+/// A reader given a prefix that holds no quarry index (a typo) creates nothing: it says so and
+/// names the prefixes that hold one, the nearest first. A writer still creates them.
+#[test]
+fn opensearch_a_reader_of_a_mistyped_prefix_creates_nothing_and_names_the_prefixes_there() {
+    let real = store_url("prefixtypo");
+    drop(OpenSearchStore::connect(&real).unwrap());
+    let real_prefix = real.rsplit_once('/').unwrap().1.to_string();
+    // One letter off the real one.
+    let typo_prefix = format!("{}x", &real_prefix[..real_prefix.len() - 1]);
+    let typo = format!("{}/{typo_prefix}", real.rsplit_once('/').unwrap().0);
+    let timeout = Duration::from_secs(30);
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect_reading(&typo, timeout)
+            .err()
+            .expect("no index under a mistyped prefix")
+    );
+    assert!(
+        message.contains(&format!(
+            "holds no quarry index with the prefix \"{typo_prefix}\""
+        )) && message.contains(&format!("prefixes holding one: {real_prefix}")),
+        "{message}"
+    );
+    assert_eq!(
+        get(&format!("/_cat/indices/{typo_prefix}*?format=json")).trim(),
+        "[]",
+        "a reader created indexes"
+    );
+    drop(OpenSearchStore::connect_with(&typo, timeout).unwrap());
+    drop(OpenSearchStore::connect_reading(&typo, timeout).unwrap());
+}
+
 /// A secured cluster as quarry's client meets it: HTTPS with a certificate of a private CA and
 /// basic auth in front of the node (quarry_test_opensearch::tls_front). The CA file makes TLS
 /// work, the password in the URL is sent, and the errors without them say what is wrong
