@@ -142,18 +142,15 @@ pub(crate) fn fold(units: &[Vec<OutlineItem>], parts: &[Part], room: usize) -> P
     let mut estimate = parts.iter().map(|p| p.chars).sum::<usize>();
     let mut target = room.saturating_sub(COUNT_LINE);
     for _ in 0..ROUNDS {
-        for i in order.by_ref() {
-            if estimate <= target {
+        while estimate > target {
+            let Some(i) = order.next() else {
                 break;
-            }
+            };
             let joins = (i > 0 && by_name[i - 1]) as usize
                 + by_name.get(i + 1).copied().unwrap_or(false) as usize;
             by_name[i] = true;
             estimate = (estimate + names_chars[i] + names_chars[i] / 50 + run_head)
                 .saturating_sub(parts[i].chars + run_head * joins);
-            if estimate <= target {
-                break;
-            }
         }
         let whole = write_fold(units, parts, &by_name, None);
         if whole.chars <= room {
