@@ -203,6 +203,40 @@ fn opensearch_a_wrong_url_is_a_clear_error_without_the_password() {
     );
 }
 
+/// A URL whose scheme quarry does not know (`opensearch+` left out or mistyped) says which
+/// schemes it knows, rather than being read as a PostgreSQL string ("invalid connection
+/// string: unexpected EOF").
+#[test]
+fn opensearch_a_url_without_a_known_scheme_names_the_schemes_quarry_knows() {
+    let env = Env::new();
+    let port = quarry_test_opensearch::server().http_port;
+    for (url, hint) in [
+        (
+            format!("http://admin:hunter2@127.0.0.1:{port}/quarry"),
+            format!("opensearch+http://admin:***@127.0.0.1:{port}/quarry"),
+        ),
+        (
+            format!("opensearh+http://127.0.0.1:{port}/quarry"),
+            format!("opensearch+http://127.0.0.1:{port}/quarry"),
+        ),
+    ] {
+        let out = on_opensearch(&env, &url, &["search", "parse"]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{said}");
+        assert!(
+            said.contains("which quarry does not know")
+                && said.contains("opensearch+https://")
+                && said.contains("postgres://")
+                && said.contains(&hint),
+            "{url}: {said}"
+        );
+        assert!(
+            !said.contains("invalid connection string") && !said.contains("hunter2"),
+            "{said}"
+        );
+    }
+}
+
 /// Git history on OpenSearch: one repository synced into both stores; every history command
 /// answers the same, with the same BM25 scores; a workspace indexed with --db-url remembers it.
 #[test]

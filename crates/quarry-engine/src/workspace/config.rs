@@ -101,6 +101,39 @@ fn default_of(key: &str) -> String {
     }
 }
 
+/// Whether `url` names a store quarry knows by its scheme: `postgres://`, `postgresql://` (or
+/// PostgreSQL's `key=value` form), `opensearch+http://`, `opensearch+https://`. Anything else
+/// is said here, with the schemes, rather than read as a PostgreSQL string ("invalid
+/// connection string: unexpected EOF" for `opensearh+http://…` or a node's `http://…`).
+pub(crate) fn check_store_url(url: &str) -> Result<()> {
+    const KNOWN: &str = "postgres:// or postgresql:// (PostgreSQL with pgvector) and opensearch+http:// or opensearch+https:// (OpenSearch)";
+    let Some((scheme, rest)) = url.split_once("://") else {
+        if url.contains('=') {
+            return Ok(()); // host=… dbname=…: PostgreSQL's key=value form
+        }
+        bail!("the store URL (store.url, --db-url or $QUARRY_DB_URL) has no scheme: quarry knows {KNOWN}");
+    };
+    if [
+        "postgres",
+        "postgresql",
+        "opensearch+http",
+        "opensearch+https",
+    ]
+    .contains(&scheme)
+    {
+        return Ok(());
+    }
+    let shown = quarry_opensearch::redact(url);
+    let shown_rest = shown.split_once("://").map_or(rest, |(_, r)| r);
+    let hint = match scheme.rsplit('+').next() {
+        Some(web @ ("http" | "https")) => {
+            format!("; for an OpenSearch node write opensearch+{web}://{shown_rest}")
+        }
+        _ => String::new(),
+    };
+    bail!("the store URL {shown} (store.url, --db-url or $QUARRY_DB_URL) has the scheme {scheme}://, which quarry does not know: it knows {KNOWN}{hint}")
+}
+
 /// Checks `raw` against the key's kind and returns the TOML value to store.
 fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
     let raw = raw.trim();
@@ -123,12 +156,10 @@ fn parse_value(spec: &KeySpec, raw: &str) -> Result<Value> {
             raw.into()
         }
         KeyKind::PostgresUrl => {
-            if !(raw.starts_with("postgres://")
-                || raw.starts_with("postgresql://")
-                || quarry_opensearch::is_opensearch_url(raw))
-            {
+            if !raw.contains("://") {
                 return Err(bad("a postgres:// URL or an opensearch+http(s):// URL"));
             }
+            check_store_url(raw).with_context(|| format!("setting {}", spec.name))?;
             raw.into()
         }
         KeyKind::PostgresUrls => {

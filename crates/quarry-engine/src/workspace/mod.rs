@@ -113,7 +113,11 @@ impl Workspace {
     }
 
     fn with_store(dir: &Path, access: Access) -> Result<Workspace> {
-        let store: Box<dyn Store + Send> = match Self::store_url(dir)? {
+        let url = Self::store_url(dir)?;
+        if let Some(url) = &url {
+            config::check_store_url(url)?;
+        }
+        let store: Box<dyn Store + Send> = match url {
             // An OpenSearch cluster: its replicas serve reads by themselves.
             Some(url) if quarry_opensearch::is_opensearch_url(&url) => {
                 let config = config::Config::load(dir)?;
