@@ -64,6 +64,9 @@ pub(crate) fn cannot_open_message(path: &Path, e: &rusqlite::Error) -> String {
     )
 }
 
+/// How long a reader asks again when a file being created does not open yet.
+const CREATION_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How long a check (and any reader) waits for a lock another connection holds.
 pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -73,17 +76,30 @@ pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs
 /// write). Never creates the file.
 pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
     let wait = BUSY_WAIT;
-    if may_write(path) && path.parent().is_none_or(may_write) {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(wait)?;
-        match probe(&conn) {
-            // Writable after all (access(2) and SQLite can disagree: a file system that
-            // refuses writes only at open), so open it read-only below.
-            Err(e) if cannot_open_here(&e) => drop(conn),
-            _ => return Ok(conn),
+    let writable_place = may_write(path) && path.parent().is_none_or(may_write);
+    if writable_place {
+        // A writer creating the file (its WAL and shared memory not there yet) can make
+        // the first read fail to open for a moment: asked again for a short while.
+        let deadline = std::time::Instant::now() + CREATION_WAIT;
+        loop {
+            let conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            conn.busy_timeout(wait)?;
+            match probe(&conn) {
+                // Not writable after all (access(2) and SQLite can disagree: a file system
+                // that refuses writes only at open), so open it read-only below.
+                Err(e) if cannot_open_here(&e) && std::time::Instant::now() >= deadline => {
+                    drop(conn);
+                    break;
+                }
+                Err(e) if cannot_open_here(&e) => {
+                    drop(conn);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                _ => return Ok(conn),
+            }
         }
     }
     let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -93,7 +109,9 @@ pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
     // none can be made), read the file as immutable. Any other answer (busy, locked, not a
     // database) is the connection's to give to its first statement.
     match probe(&conn) {
-        Err(e) if cannot_open_here(&e) => {}
+        // Where this process may write, someone else may be writing: never immutable (a
+        // reader racing the first index read a half-made schema as damage).
+        Err(e) if cannot_open_here(&e) && !writable_place => {}
         _ => return Ok(conn),
     }
     let uri = format!(
