@@ -311,6 +311,15 @@ impl OpenSearchStore {
             let detail = detail
                 .strip_prefix(&format!("OpenSearch at {shown}: "))
                 .unwrap_or(&detail);
+            // rustls reading a plain HTTP answer as a TLS record.
+            if url.starts_with("opensearch+https://")
+                && (detail.contains("InvalidContentType") || detail.contains("corrupt message"))
+            {
+                return anyhow!(
+                    "OpenSearch at {shown} answered with plain HTTP: use {}",
+                    shown.replacen("opensearch+https://", "opensearch+http://", 1)
+                );
+            }
             let hint = if detail.contains("certificate") {
                 "the server's certificate is not trusted: for a private CA give its PEM file as ?ca=FILE in store.url or $QUARRY_OPENSEARCH_CA"
             } else {
@@ -321,8 +330,12 @@ impl OpenSearchStore {
         let current = match current {
             Ok(current) => current,
             Err(refusal) => {
-                let e = client.refused("GET", "/_alias", &refusal);
-                return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e:#}"));
+                // "OpenSearch at URL" said once.
+                let e = format!("{:#}", client.refused("GET", "/_alias", &refusal));
+                let e = e
+                    .strip_prefix(&format!("OpenSearch at {shown}: "))
+                    .unwrap_or(&e);
+                return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e}"));
             }
         };
         if !create && current.is_empty() {

@@ -652,6 +652,40 @@ fn opensearch_a_reader_of_a_mistyped_prefix_creates_nothing_and_names_the_prefix
     drop(OpenSearchStore::connect_reading(&typo, timeout).unwrap());
 }
 
+/// The two mistakes of a first connect read as one sentence each, naming the server once:
+/// `https` to a node that speaks plain HTTP, and a wrong password (401).
+#[test]
+fn opensearch_https_to_a_plain_node_and_a_wrong_password_are_said_once_and_plainly() {
+    let port = server().http_port;
+    let prefix = quarry_test_opensearch::index_prefix("plain");
+    let url = format!("opensearch+https://127.0.0.1:{port}/{prefix}");
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect_with(&url, Duration::from_secs(5))
+            .err()
+            .expect("TLS to a plain node")
+    );
+    assert_eq!(
+        message,
+        format!("OpenSearch at {url} answered with plain HTTP: use opensearch+http://127.0.0.1:{port}/{prefix}")
+    );
+    let front = quarry_test_opensearch::tls_front("quarry", "s@cret");
+    let wrong = format!(
+        "opensearch+https://quarry:nope@127.0.0.1:{}/{prefix}?ca={}",
+        front.port,
+        front.ca.display()
+    );
+    let message = format!(
+        "{:#}",
+        OpenSearchStore::connect(&wrong).err().expect("refused")
+    );
+    assert_eq!(message.matches("OpenSearch at").count(), 1, "{message}");
+    assert!(
+        message.contains("401") && message.contains("password") && !message.contains("nope"),
+        "{message}"
+    );
+}
+
 /// A secured cluster as quarry's client meets it: HTTPS with a certificate of a private CA and
 /// basic auth in front of the node (quarry_test_opensearch::tls_front). The CA file makes TLS
 /// work, the password in the URL is sent, and the errors without them say what is wrong
