@@ -400,13 +400,16 @@ impl Workspace {
             .trigram_filter(&quarry_grep::structural::requirement(pattern))?
             .0;
         let listing_cache = Workspace::listing_cache(&self.dir);
-        let found = quarry_grep::structural::search(
+        // A routed answer keeps at most `limit` matches and 64 KB of text: its search holds
+        // 8 MiB of matches, not the CLI's 48 (four `$A` searches at once held 734 MiB).
+        let found = quarry_grep::structural::search_holding(
             pattern,
             language,
             &paths,
             &filter,
             admitted.scan_limit(request.limit),
             Some(&listing_cache),
+            ROUTE_HELD_BYTES,
         );
         Ok(found.map(|(matches, _)| {
             matches
@@ -501,6 +504,9 @@ fn line_result(repo: &str, path: &str, line: u32, text: String) -> SearchResult 
         reason: None,
     }
 }
+
+/// Bytes of matches a routed structural search holds (see `structural_results_in`).
+const ROUTE_HELD_BYTES: usize = 8 << 20;
 
 /// The language a structural pattern is written in, by its keywords (Python by default).
 fn guess_language(pattern: &str) -> Option<Language> {

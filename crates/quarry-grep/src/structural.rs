@@ -303,8 +303,10 @@ pub fn search(
     )
 }
 
-/// [`search`] with the answer's bytes bounded by `held` instead of [`MAX_ANSWER_BYTES`].
-fn search_holding(
+/// [`search`] with the answer's bytes bounded by `held` instead of [`MAX_ANSWER_BYTES`]: a
+/// caller that keeps a few hundred matches of the answer (the search route, whose answers are
+/// cut to 64 KB) holds far less while it searches.
+pub fn search_holding(
     pattern: &str,
     language: Language,
     paths: &[PathBuf],
