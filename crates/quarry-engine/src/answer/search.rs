@@ -91,6 +91,21 @@ pub struct MatchedLine {
     pub text: String,
 }
 
+/// Whether a line's token is the query's term or a form of it, as the stemmed index matched
+/// it (`cached` for `cache`, `numbers` for `number`, `caching` for `cached`): the same word, or
+/// a shared start of four or more characters that leaves at most three of the longer.
+fn same_word(term: &str, token: &str) -> bool {
+    if term == token {
+        return true;
+    }
+    let shared = term
+        .bytes()
+        .zip(token.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    shared >= 4 && shared + 3 >= term.len().max(token.len())
+}
+
 /// Lines a result shows as its matches.
 pub const MAX_MATCHED_LINES: usize = 3;
 /// Bytes of a matched line kept.
@@ -113,7 +128,7 @@ pub fn mark_matched_lines(results: &mut [SearchResult], query: &str) {
         for (i, line) in text.lines().enumerate() {
             let mut found: Vec<&str> = Vec::new();
             quarry_core::tokens::for_each_token(line, |t| {
-                if let Some(term) = terms.iter().find(|term| term.as_str() == t) {
+                if let Some(term) = terms.iter().find(|term| same_word(term, t)) {
                     if !found.contains(&term.as_str()) {
                         found.push(term.as_str());
                     }
@@ -342,6 +357,11 @@ mod tests {
         assert_eq!(lines, vec![107, 130, 135]);
         assert_eq!(results[0].more_matched, 1);
         assert!(results[0].matched_lines[1].text.contains("user_name"));
+        // A word as the stemmed index matched it.
+        let mut results = vec![result("    self._cache_numbers = {}\n    return 1\n")];
+        mark_matched_lines(&mut results, "how are numbers cached");
+        assert_eq!(results[0].matched_lines.len(), 1);
+        assert!(same_word("caching", "cached") && !same_word("cat", "cats"));
         // No query word: nothing marked.
         let mut results = vec![result("fn f() {}\n")];
         mark_matched_lines(&mut results, "database migration");
