@@ -226,6 +226,13 @@ fn coerce_strings(args: &mut Value, schema: &serde_json::Map<String, Value>) {
     ) else {
         return;
     };
+    // `repo` is the singular every request type also takes (a serde alias the schema does
+    // not list): read as `repos`, so `repo: "core"` is a list of one as `repos: "core"` is.
+    if !properties.contains_key("repo") && properties.contains_key("repos") {
+        if let Some(repo) = args.remove("repo") {
+            args.entry("repos").or_insert(repo);
+        }
+    }
     for (key, value) in args.iter_mut() {
         let Value::String(text) = value else { continue };
         let Some(types) = properties.get(key).map(declared_types) else {
@@ -299,5 +306,11 @@ mod tests {
         let args = coerced("search", json!({"query": "q", "limit": "lots"}));
         assert_eq!(args["limit"], "lots");
         assert!(serde_json::from_value::<CodeSearchParams>(args).is_err());
+        // The singular `repo` (what an agent writes, and what `summary` refused as "expected
+        // a sequence") is read as `repos`.
+        assert_eq!(
+            coerced("summary", json!({"file": "README.md", "repo": "redis"})),
+            json!({"file": "README.md", "repos": ["redis"]})
+        );
     }
 }
