@@ -9,6 +9,26 @@ use std::collections::{BTreeMap, HashMap};
 /// Skipped files by reason (`binary`, `too-large`, `symlink`, `unreadable`, `max-files`, …).
 pub type SkipCounts = BTreeMap<String, u64>;
 
+/// A store that cannot answer now, as opposed to a fault: its server is not reachable, or an
+/// index has no copy of a shard started yet (a node restarting). The message says which and
+/// what to do; an error with this in its chain is "try again shortly" (HTTP 503 with
+/// `Retry-After`, [`is_unavailable`]).
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Whether `e` says the store cannot answer now ([`Unavailable`]).
+pub fn is_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| cause.is::<Unavailable>())
+}
+
 /// What the store remembers about a file to decide whether it changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileState {

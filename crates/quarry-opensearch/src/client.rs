@@ -27,6 +27,9 @@ const BUSY_RETRIES: u32 = 10;
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
 /// Rows per page of a scan.
 const PAGE: usize = 5000;
+/// The longest a search waits for an index that has no shard copy started (a node
+/// restarting recovers its shards in seconds), bounded further by `store.timeout_s`.
+const RECOVERY_WAIT: Duration = Duration::from_secs(5);
 
 pub(crate) struct Client {
     agent: ureq::Agent,
@@ -38,6 +41,9 @@ pub(crate) struct Client {
     auth: Option<String>,
     /// The store URL with its password as `***`, for messages.
     pub shown: String,
+    /// How long a search that met an index with no shard copy started (a node restarting)
+    /// waits for it to recover before saying so ([`Client::wait_for_recovery`]).
+    recovery_wait: Duration,
     /// Indexes written by `_bulk` since they were last refreshed: a read of this process
     /// refreshes them first (`send`), so it sees its own writes without a refresh per batch.
     unrefreshed: std::sync::Mutex<std::collections::BTreeSet<String>>,
@@ -108,6 +114,9 @@ impl Client {
             current: Default::default(),
             auth,
             shown: shown.to_string(),
+            recovery_wait: timeout
+                .saturating_sub(Duration::from_secs(1))
+                .clamp(Duration::from_secs(1), RECOVERY_WAIT),
             unrefreshed: Default::default(),
             writing: Default::default(),
         })
@@ -137,6 +146,7 @@ impl Client {
         use std::sync::atomic::Ordering;
         let mut pause = FIRST_PAUSE;
         let (mut unreachable, mut partial, mut busy) = (0, 0, 0);
+        let mut waited_for_recovery = false;
         let started = trace().then(std::time::Instant::now);
         loop {
             let node = self.current.load(Ordering::Relaxed) % self.bases.len();
@@ -166,7 +176,10 @@ impl Client {
                     // Every node tried once, then once more after a pause (a restart).
                     unreachable += 1;
                     if unreachable >= 2 * self.bases.len() {
-                        bail!("OpenSearch at {}: {method} {path}: {e}", self.shown);
+                        return Err(unavailable(format!(
+                            "OpenSearch at {}: {method} {path}: {e}",
+                            self.shown
+                        )));
                     }
                     self.current.store(node + 1, Ordering::Relaxed);
                     if unreachable % self.bases.len() == 0 {
@@ -211,7 +224,23 @@ impl Client {
                 .any(|(s, v)| *s == 404 && v["error"]["type"] == "index_not_found_exception")
                 && partial < 4;
             let unavailable = answers.iter().any(|(s, _)| *s == 503);
-            if reading && (unavailable || index_gone) && partial < 20 {
+            // No copy of some shard started (all shards failed): an index recovering after a
+            // node restart, waited for a few seconds once, and named if it does not come back.
+            // `_analyze` (the stems of a query's tokens) and reads by id are answered by a
+            // shard too.
+            let needs_shards = reading
+                || path.contains("/_analyze")
+                || path.contains("/_mget")
+                || (method == "GET" && path.contains("/_doc/"));
+            if needs_shards && unavailable && !waited_for_recovery {
+                waited_for_recovery = true;
+                let named = path.trim_start_matches('/').split('/').next().unwrap_or("");
+                if let Some(still) = self.wait_for_recovery(named) {
+                    return Err(still);
+                }
+                continue;
+            }
+            if needs_shards && (unavailable || index_gone) && partial < 20 {
                 partial += 1;
                 std::thread::sleep(Duration::from_millis(100));
                 continue;
@@ -245,6 +274,50 @@ impl Client {
             }
             return Ok((status, value));
         }
+    }
+
+    /// Waits up to `recovery_wait` for every shard of `indexes` (as a search names them) to
+    /// have a copy started (`_cluster/health?wait_for_status=yellow`): `None` when they have
+    /// or the cluster could not say (the search is asked again), else the error naming the
+    /// indexes still recovering.
+    fn wait_for_recovery(&self, indexes: &str) -> Option<anyhow::Error> {
+        let wait = self.recovery_wait;
+        let scope = if indexes.is_empty() || indexes.starts_with('_') {
+            String::new()
+        } else {
+            format!("/{indexes}")
+        };
+        let path = format!(
+            "/_cluster/health{scope}?wait_for_status=yellow&timeout={}ms&level=indices",
+            wait.as_millis()
+        );
+        let (status, health) = self.send_as_is("GET", &path, None).ok()?;
+        let timed_out = status == 408 || health["timed_out"] == true;
+        if (200..300).contains(&status) && !timed_out {
+            return None;
+        }
+        let red: Vec<&String> = health["indices"]
+            .as_object()?
+            .iter()
+            .filter(|(_, i)| i["status"] == "red")
+            .map(|(name, _)| name)
+            .collect();
+        let names = red
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (which, is) = match red.len() {
+            0 => return None,
+            1 => (format!("the index {names}"), "is"),
+            _ => (format!("the indexes {names}"), "are"),
+        };
+        Some(unavailable(format!(
+            "OpenSearch at {}: {which} {is} recovering (no copy of a shard started yet: a node restarting, or down) and did not come back within {} s; try again shortly (GET _cluster/health/{}?level=shards shows its shards)",
+            self.shown,
+            wait.as_secs(),
+            red.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(",")
+        )))
     }
 
     /// A call whose answer may be a refusal the caller handles (`Err(Refusal)`), or an error
@@ -342,11 +415,15 @@ impl Client {
             (503, None) => ": the cluster cannot answer now (no copy of a shard, or no elected cluster manager: a node down, or one whose data disk is full); see GET _cluster/health and the nodes' logs".to_string(),
             _ => String::new(),
         };
-        anyhow!(
+        let said = format!(
             "OpenSearch at {}: {method} {path} answered {}: {reason}{hint}",
-            self.shown,
-            refusal.status
-        )
+            self.shown, refusal.status
+        );
+        if refusal.status == 503 {
+            unavailable(said)
+        } else {
+            anyhow!(said)
+        }
     }
 
     /// Sends `actions` (each an action line and, but for deletes, a document line) through
@@ -628,6 +705,12 @@ impl Client {
         }
         Ok(())
     }
+}
+
+/// An error saying the cluster cannot answer now ([`quarry_core::store::Unavailable`]: HTTP
+/// answers it 503 with `Retry-After`).
+pub(crate) fn unavailable(message: String) -> anyhow::Error {
+    anyhow::Error::new(quarry_core::store::Unavailable(message))
 }
 
 /// Whether each request is written to stderr with its status, size and time

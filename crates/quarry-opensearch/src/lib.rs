@@ -325,7 +325,12 @@ impl OpenSearchStore {
             } else {
                 "check the host and port of store.url (or --db-url, $QUARRY_DB_URL)"
             };
-            anyhow!("cannot connect to OpenSearch at {shown}: {detail}; {hint}")
+            let said = format!("cannot connect to OpenSearch at {shown}: {detail}; {hint}");
+            if quarry_core::store::is_unavailable(&e) {
+                client::unavailable(said)
+            } else {
+                anyhow!(said)
+            }
         })?;
         let current = match current {
             Ok(current) => current,
@@ -335,7 +340,12 @@ impl OpenSearchStore {
                 let e = e
                     .strip_prefix(&format!("OpenSearch at {shown}: "))
                     .unwrap_or(&e);
-                return Err(anyhow!("cannot connect to OpenSearch at {shown}: {e}"));
+                let said = format!("cannot connect to OpenSearch at {shown}: {e}");
+                return Err(if refusal.status == 503 {
+                    client::unavailable(said)
+                } else {
+                    anyhow!(said)
+                });
             }
         };
         if !create && current.is_empty() {

@@ -620,6 +620,100 @@ fn opensearch_a_wrong_address_or_prefix_is_a_clear_error_without_the_password() 
     assert!(format!("{:#}", OpenSearchStore::connect(&bad).err().unwrap()).contains("prefix"));
 }
 
+/// Takes the started primary of `index` off its node, as a node restart does: it comes back
+/// from its copy on disk by itself in a moment.
+fn primary_restarted(index: &str) {
+    let shards: serde_json::Value = serde_json::from_str(&get(&format!(
+        "/_cat/shards/{index}?format=json&h=node,prirep"
+    )))
+    .unwrap();
+    let node = shards
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["prirep"] == "p")
+        .and_then(|s| s["node"].as_str())
+        .expect("a started primary")
+        .to_string();
+    let cancel = serde_json::json!({"commands": [{"cancel": {
+        "index": index, "shard": 0, "node": node, "allow_primary": true,
+    }}]});
+    let (status, answer) = request(
+        server(),
+        "POST",
+        "/_cluster/reroute",
+        Some(&cancel.to_string()),
+    )
+    .unwrap();
+    assert!(status < 300, "{status} {answer}");
+}
+
+/// Puts in place of `index` (behind `alias`) one whose shard no node may take: it stays red
+/// (no copy of its shard started), as an index that does not recover.
+fn never_recovering(index: &str, alias: &str) {
+    let (status, answer) = request(server(), "DELETE", &format!("/{index}"), None).unwrap();
+    assert!(status < 300, "{status} {answer}");
+    let body = serde_json::json!({
+        "settings": {"index.routing.allocation.enable": "none"},
+        "aliases": {alias: {}},
+    });
+    let (status, answer) = request(
+        server(),
+        "PUT",
+        &format!("/{index}?wait_for_active_shards=0"),
+        Some(&body.to_string()),
+    )
+    .unwrap();
+    assert!(status < 300, "{status} {answer}");
+}
+
+/// An index recovering (no copy of a shard started, as right after a node restart) is waited
+/// for a few seconds; one that does not come back is named, as an error that says the store
+/// cannot answer now (HTTP: 503), not a raw "all shards failed".
+#[test]
+fn opensearch_a_search_waits_for_a_recovering_index_and_names_it_when_it_stays_down() {
+    let url = store_url("recovering");
+    let mut store = OpenSearchStore::connect(&url).unwrap();
+    let repo = store.ensure_repo("r", "/src/r").unwrap();
+    let mut batch = IndexBatch::default();
+    batch.upserts.push(file(
+        "a.py",
+        "h1",
+        vec![chunk(1, 1, Some("alpha"), "def alpha(): pass")],
+    ));
+    store.apply(repo.id, &batch).unwrap();
+    store
+        .finish_run(repo.id, &quarry_core::store::SkipCounts::new())
+        .unwrap();
+    drop(store);
+    let prefix = url.rsplit_once('/').unwrap().1;
+    let chunks = format!(
+        "{prefix}-chunks-v{}",
+        index_version("chunks", SCHEMA_VERSION)
+    );
+    let reader = OpenSearchStore::connect_reading(&url, Duration::from_secs(3)).unwrap();
+
+    // Back within the wait: the search answers.
+    primary_restarted(&chunks);
+    let hits = reader.search_lexical(&query("alpha")).unwrap();
+    assert_eq!(hits[0].path, "a.py");
+
+    never_recovering(&chunks, &format!("{prefix}-chunks"));
+    let started = std::time::Instant::now();
+    let err = reader
+        .search_lexical(&query("alpha"))
+        .err()
+        .expect("no copy of the chunks' shard");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains(&format!("the index {chunks} is recovering"))
+            && !message.contains("all shards failed"),
+        "{message}"
+    );
+    assert!(quarry_core::store::is_unavailable(&err), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
 /// A reader given a prefix that holds no quarry index (a typo) creates nothing: it says so and
 /// names the prefixes that hold one, the nearest first. A writer still creates them.
 #[test]
