@@ -237,6 +237,98 @@ fn opensearch_a_url_without_a_known_scheme_names_the_schemes_quarry_knows() {
     }
 }
 
+/// A TCP relay to the test node that can be cut: while it runs, its port is the cluster; once
+/// cut, connections to it are refused and open ones closed, as a node that went down.
+struct Relay {
+    port: u16,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Relay {
+    fn to_test_node() -> Relay {
+        use std::sync::atomic::Ordering;
+        let target = quarry_test_opensearch::server().http_port;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (stop, streams) = (down.clone(), open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stop.load(Ordering::SeqCst) {
+                    return; // the listener goes: connections are refused
+                }
+                let Ok(client) = client else { continue };
+                let Ok(node) = std::net::TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                let mut kept = streams.lock().unwrap();
+                kept.push(client.try_clone().unwrap());
+                kept.push(node.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), node.try_clone().unwrap()),
+                    (node, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, down, open }
+    }
+
+    fn cut(&self) {
+        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop, which then ends.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        for stream in self.open.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// `quarry serve` on a store whose cluster goes down: 503 with `Retry-After` (the client
+/// should try again), not 500, and the error names the cluster.
+#[test]
+fn opensearch_serve_answers_503_with_retry_after_while_the_cluster_is_down() {
+    let env = Env::new();
+    sample_repo(&env);
+    let relay = Relay::to_test_node();
+    let prefix = quarry_test_opensearch::index_prefix("serve_down");
+    let url = format!("opensearch+http://127.0.0.1:{}/{prefix}", relay.port);
+    ok_on_opensearch(&env, &url, &["index", env.repo_path(), "--no-embed"]);
+    let server = common::serve(&env, &["--db-url", &url]);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let ask = |path: &str| {
+        let mut response = agent.get(format!("{}{path}", server.base)).call().unwrap();
+        let status = response.status().as_u16();
+        let retry = response
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, retry, response.body_mut().read_to_string().unwrap())
+    };
+    let (status, _, body) = ask("/api/status");
+    assert_eq!(status, 200, "{body}");
+    relay.cut();
+    for path in [
+        "/api/status",
+        "/api/search/code?query=parse",
+        "/api/search/commits?query=parse",
+    ] {
+        let (status, retry, body) = ask(path);
+        assert_eq!(status, 503, "{path}: {body}");
+        assert_eq!(retry.as_deref(), Some("1"), "{path}");
+        assert!(body.contains(&format!("OpenSearch at {url}")), "{body}");
+    }
+}
+
 /// Git history on OpenSearch: one repository synced into both stores; every history command
 /// answers the same, with the same BM25 scores; a workspace indexed with --db-url remembers it.
 #[test]

@@ -38,6 +38,9 @@ pub use index::IndexOptions;
 pub use progress::{NoProgress, Progress};
 pub use quarry_chunk::ChunkOptions;
 pub use quarry_core::history::CommitQuery;
+/// Whether an error says the store's server cannot answer now (down, unreachable, an index
+/// recovering): HTTP answers it 503 with `Retry-After`.
+pub use quarry_core::store::is_unavailable as is_store_unavailable;
 /// The planner and fusion live in quarry-rank; these paths stay for the interfaces.
 pub use quarry_rank::{fusion, plan, route as rank_route};
 pub use quarry_sources::pdf::PdfLimits;

@@ -125,6 +125,9 @@ impl From<anyhow::Error> for ApiError {
             StatusCode::BAD_REQUEST
         } else if quarry_engine::is_lock_busy(&e) {
             StatusCode::CONFLICT
+        } else if quarry_engine::is_store_unavailable(&e) {
+            // The store's server is down or recovering: Retry-After, not a fault.
+            StatusCode::SERVICE_UNAVAILABLE
         } else {
             StatusCode::INTERNAL_SERVER_ERROR
         };
