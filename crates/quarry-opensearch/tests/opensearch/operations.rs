@@ -702,8 +702,7 @@ fn opensearch_a_search_waits_for_a_recovering_index_and_names_it_when_it_stays_d
     let started = std::time::Instant::now();
     let err = reader
         .search_lexical(&query("alpha"))
-        .err()
-        .expect("no copy of the chunks' shard");
+        .expect_err("no copy of the chunks' shard");
     let message = format!("{err:#}");
     assert!(
         message.contains(&format!("the index {chunks} is recovering"))
