@@ -3,6 +3,7 @@
 
 mod agent_output;
 mod answers;
+mod callers_cmd;
 mod daemon_cmd;
 mod eval_cmd;
 mod exact_cmd;
@@ -82,9 +83,9 @@ enum Command {
     /// Add (index + history), list or remove repositories.
     Repo(history_cmd::RepoArgs),
     /// Where a name is called (by name; see docs/ARCHITECTURE.md for the limits).
-    Callers(CallersArgs),
+    Callers(callers_cmd::CallersArgs),
     /// Transitive callers of a name and the files they are in: what a change to it affects.
-    Impact(CallersArgs),
+    Impact(callers_cmd::CallersArgs),
     /// Agent integration: the Claude Code hook (`claude`), and installing it.
     Hook(hook_install::HookArgs),
     /// Score retrieval on a query set (JSONL, the format of the shared evaluation sets).
@@ -221,20 +222,6 @@ enum SummaryMode {
     Structure,
     Context,
     Extract,
-}
-
-#[derive(Args)]
-struct CallersArgs {
-    /// The called name (`save`, `Store.save` — matched by its last segment).
-    name: String,
-    /// Only this repo (repeatable).
-    #[arg(long)]
-    repo: Vec<String>,
-    /// For `impact`: how many steps of callers of callers.
-    #[arg(long, default_value_t = 3)]
-    depth: usize,
-    #[arg(long)]
-    json: bool,
 }
 
 #[derive(Args)]
@@ -469,8 +456,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Show(args) => history_cmd::show(&dir, args),
         Command::Touches(args) => history_cmd::touches(&dir, args),
         Command::Repo(args) => history_cmd::repo(&dir, args),
-        Command::Callers(args) => callers(&dir, args, false),
-        Command::Impact(args) => callers(&dir, args, true),
+        Command::Callers(args) => callers_cmd::callers(&dir, args, false),
+        Command::Impact(args) => callers_cmd::callers(&dir, args, true),
         Command::Hook(args) => hook_install::hook(&cli.index_dir, &dir, args),
         Command::Config(args) => settings::config(&dir, args),
         Command::Model(args) => settings::model(&dir, args),
@@ -595,75 +582,6 @@ fn summary(dir: &std::path::Path, args: SummaryArgs) -> Result<()> {
     }
 }
 
-fn callers(dir: &std::path::Path, args: CallersArgs, transitive: bool) -> Result<()> {
-    let ws = Workspace::open_existing(dir)?;
-    // No caller is an empty answer: exit 1, as every search with nothing found.
-    let found_any = if transitive {
-        let impact = ws.impact(&args.name, &args.repo, args.depth)?;
-        if args.json {
-            output::print_json(&impact)?;
-        } else if !impact.callers.is_empty() {
-            agent_output::print_impact(&impact)?;
-        }
-        !impact.callers.is_empty()
-    } else {
-        let found = ws.callers(&args.name, &args.repo)?;
-        if args.json {
-            output::print_json(&found)?;
-        } else if !found.calls.is_empty() {
-            agent_output::print_callers(&found)?;
-        }
-        !found.calls.is_empty()
-    };
-    if !found_any {
-        // Code quarry does not parse has no calls in the index: say so, not "no call".
-        let unparsed = kept_as_text(&ws, &args.repo)?;
-        if !unparsed.is_empty() {
-            let languages: Vec<String> = unparsed
-                .iter()
-                .map(|k| {
-                    format!(
-                        "{} ({} file{})",
-                        k.language,
-                        k.files,
-                        if k.files == 1 { "" } else { "s" }
-                    )
-                })
-                .collect();
-            return Err(NothingFound(format!(
-                "no call of `{}` in the parsed code; {} {} not parsed (kept as text), so calls there are not known: `quarry grep -w {}` finds the name",
-                args.name,
-                languages.join(", "),
-                if languages.len() == 1 { "is" } else { "are" },
-                args.name
-            ))
-            .into());
-        }
-        return Err(NothingFound(format!(
-            "no call of `{}` in the index (calls are matched by name; `quarry search {}` finds other mentions)",
-            args.name, args.name
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-/// The indexed files of `repos` (all when empty) in code languages quarry does not parse.
-fn kept_as_text(
-    ws: &Workspace,
-    repos: &[String],
-) -> Result<Vec<quarry_engine::answer::KeptAsText>> {
-    let mut paths = Vec::new();
-    for repo in ws.store().repos()? {
-        if repos.is_empty() || repos.contains(&repo.name) {
-            paths.extend(ws.store().file_states(repo.id)?.into_keys());
-        }
-    }
-    Ok(quarry_engine::answer::KeptAsText::of(
-        paths.iter().map(String::as_str),
-    ))
-}
-
 fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     let store_url = Workspace::store_url(dir)?;
     // Where the index is: the workspace's file, or the PostgreSQL database (password hidden).
@@ -736,7 +654,7 @@ fn status(dir: &std::path::Path, args: StatusArgs) -> Result<()> {
     } else {
         output::print_status(&file, &stats, &history, bytes)?;
         for repo in &stats {
-            let kept = kept_as_text(&ws, std::slice::from_ref(&repo.repo.name))?;
+            let kept = callers_cmd::kept_as_text(&ws, std::slice::from_ref(&repo.repo.name))?;
             if let Some(line) = output::kept_as_text_line(&kept) {
                 println!("{}: {line}", repo.repo.name);
             }
