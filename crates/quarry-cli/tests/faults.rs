@@ -7,25 +7,9 @@
 mod common;
 
 use common::git::{commit, init};
-use common::{sample_repo, Env};
+use common::{many_files, sample_repo, stderr_of, Env};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A repo big enough for an index file of many pages: `n` Python files with unique names.
-fn many_files(env: &Env, n: usize) {
-    for i in 0..n {
-        env.write(
-            &format!("pkg/module_{i}.py"),
-            format!(
-                "def handler_{i}(request):\n    \"\"\"Handle request kind {i}.\"\"\"\n    return request.value * {i}\n\n\nclass Store{i}:\n    def load_{i}(self):\n        return {i}\n"
-            ),
-        );
-    }
-}
-
-fn stderr_of(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 #[test]
 fn damage_inside_the_index_is_detected_and_rebuild_starts_a_new_file() {

@@ -6,25 +6,9 @@
 mod common;
 
 use common::git::{commit, init};
-use common::Env;
+use common::{many_files, stderr_of, Env};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// `n` Python files with unique names (as faults.rs makes them).
-fn many_files(env: &Env, n: usize) {
-    for i in 0..n {
-        env.write(
-            &format!("pkg/module_{i}.py"),
-            format!(
-                "def handler_{i}(request):\n    \"\"\"Handle request kind {i}.\"\"\"\n    return request.value * {i}\n\n\nclass Store{i}:\n    def load_{i}(self):\n        return {i}\n"
-            ),
-        );
-    }
-}
-
-fn stderr_of(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// The workspace folder on a tmpfs, which `make_read_only` remounts read-only (EROFS), when the
 /// test runs as root and may mount; else a plain folder that `make_read_only` makes read-only

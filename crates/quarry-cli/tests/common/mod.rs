@@ -223,3 +223,21 @@ pub fn serve(env: &Env, extra: &[&str]) -> Server {
         .to_string();
     Server { child, base }
 }
+
+/// A repo big enough for an index file of many pages: `n` Python files with unique names.
+#[allow(dead_code)]
+pub fn many_files(env: &Env, n: usize) {
+    for i in 0..n {
+        env.write(
+            &format!("pkg/module_{i}.py"),
+            format!(
+                "def handler_{i}(request):\n    \"\"\"Handle request kind {i}.\"\"\"\n    return request.value * {i}\n\n\nclass Store{i}:\n    def load_{i}(self):\n        return {i}\n"
+            ),
+        );
+    }
+}
+
+#[allow(dead_code)]
+pub fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
