@@ -343,6 +343,11 @@ pub trait Store: crate::history::HistoryStore {
     }
     /// The stored state of every file of a repo, by repo-relative path.
     fn file_states(&self, repo: i64) -> anyhow::Result<HashMap<String, FileState>>;
+    /// Whether the index holds `path` of `repo` (what a server may serve). By default read
+    /// from `file_states`; a store that can ask for one path does.
+    fn holds_file(&self, repo: i64, path: &str) -> anyhow::Result<bool> {
+        Ok(self.file_states(repo)?.contains_key(path))
+    }
     /// Applies one batch atomically: after a crash either all of it or none of it is there.
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> anyhow::Result<()>;
     /// Marks an index run complete and records what it skipped.

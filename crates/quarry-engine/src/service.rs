@@ -416,7 +416,7 @@ impl Service {
             if let Ok(rel) = real.strip_prefix(&root) {
                 if real.is_file() {
                     let shown = rel.to_string_lossy().replace('\\', "/");
-                    if ws.store().file_states(repo.id)?.contains_key(&shown) {
+                    if ws.store().holds_file(repo.id, &shown)? {
                         return Ok((repo.name, real, shown));
                     }
                     unindexed.get_or_insert(shown);

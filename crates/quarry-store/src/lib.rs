@@ -532,6 +532,13 @@ impl Store for SqliteStore {
         .map_err(|e| classify(&self.path, e))
     }
 
+    fn holds_file(&self, repo: i64, path: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM files WHERE repo_id = ?1 AND path = ?2")
+            .and_then(|mut stmt| stmt.exists(rusqlite::params![repo, path]))
+            .map_err(|e| self.err(e))
+    }
+
     fn file_states(&self, repo: i64) -> Result<HashMap<String, FileState>> {
         let mut stmt = self
             .conn
