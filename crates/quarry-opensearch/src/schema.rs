@@ -249,15 +249,8 @@ pub(crate) fn current_indexes(
         Err(r) => return Ok(Err(r)),
     };
     let mut out: std::collections::HashMap<String, Vec<String>> = Default::default();
-    for (index, body) in answer.as_object().into_iter().flatten() {
-        for alias in body["aliases"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(a, _)| a)
-        {
-            out.entry(alias.clone()).or_default().push(index.clone());
-        }
+    for (index, alias) in alias_pairs(&answer) {
+        out.entry(alias.clone()).or_default().push(index.clone());
     }
     for indexes in out.values_mut() {
         indexes.sort();
@@ -296,27 +289,35 @@ pub(crate) fn no_index_here(client: &Client, prefix: &str) -> anyhow::Error {
 /// The prefixes of quarry indexes in a `GET /_alias` answer.
 fn prefixes(answer: &Value) -> std::collections::BTreeSet<String> {
     let mut out = std::collections::BTreeSet::new();
-    for (index, body) in answer.as_object().into_iter().flatten() {
-        for alias in body["aliases"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(a, _)| a)
+    for (index, alias) in alias_pairs(answer) {
+        let is_quarry = index
+            .strip_prefix(alias.as_str())
+            .and_then(|rest| rest.strip_prefix("-v"))
+            .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
+        if let Some(prefix) = KINDS
+            .iter()
+            .find_map(|kind| alias.strip_suffix(&format!("-{kind}")))
+            .filter(|p| is_quarry && !p.is_empty())
         {
-            let is_quarry = index
-                .strip_prefix(alias.as_str())
-                .and_then(|rest| rest.strip_prefix("-v"))
-                .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
-            if let Some(prefix) = KINDS
-                .iter()
-                .find_map(|kind| alias.strip_suffix(&format!("-{kind}")))
-                .filter(|p| is_quarry && !p.is_empty())
-            {
-                out.insert(prefix.to_string());
-            }
+            out.insert(prefix.to_string());
         }
     }
     out
+}
+
+/// Each (index, alias) of a `GET /_alias` answer.
+fn alias_pairs(answer: &Value) -> impl Iterator<Item = (&String, &String)> {
+    answer
+        .as_object()
+        .into_iter()
+        .flatten()
+        .flat_map(|(index, body)| {
+            body["aliases"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(move |(alias, _)| (index, alias))
+        })
 }
 
 /// Levenshtein's distance between two names (the nearest prefix is listed first).
