@@ -223,6 +223,31 @@ fn wait_until_accepting(url: &str, log: &Path) -> Result<(), String> {
     }
 }
 
+/// Waits until a new standby streams from its primary and has replayed all it received: a
+/// standby that accepts connections may not have reached its primary yet, and quarry rightly
+/// passes over a standby that has replayed nothing (it cannot say how far behind it is).
+fn wait_until_streaming(url: &str, log: &Path) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| e.to_string())?;
+    loop {
+        let row = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')
+                          AND pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()",
+                &[],
+            )
+            .map_err(|e| e.to_string())?;
+        if row.get::<_, Option<bool>>(0) == Some(true) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            return Err(format!("the standby did not start streaming in 60 s\n{log}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A hot standby of the shared server, streaming its changes (for tests of reads on replicas).
 pub struct Standby {
     pub port: u16,
@@ -296,6 +321,7 @@ pub fn standby() -> Standby {
             bin: server.bin.clone(),
         };
         wait_until_accepting(&standby.url("postgres"), &dir.join("log"))?;
+        wait_until_streaming(&standby.url("postgres"), &dir.join("log"))?;
         Ok(standby)
     };
     start().unwrap_or_else(|e| panic!("test PostgreSQL standby: {e}"))
