@@ -237,66 +237,13 @@ fn opensearch_a_url_without_a_known_scheme_names_the_schemes_quarry_knows() {
     }
 }
 
-/// A TCP relay to the test node that can be cut: while it runs, its port is the cluster; once
-/// cut, connections to it are refused and open ones closed, as a node that went down.
-struct Relay {
-    port: u16,
-    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    open: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
-}
-
-impl Relay {
-    fn to_test_node() -> Relay {
-        use std::sync::atomic::Ordering;
-        let target = quarry_test_opensearch::server().http_port;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (stop, streams) = (down.clone(), open.clone());
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                if stop.load(Ordering::SeqCst) {
-                    return; // the listener goes: connections are refused
-                }
-                let Ok(client) = client else { continue };
-                let Ok(node) = std::net::TcpStream::connect(("127.0.0.1", target)) else {
-                    continue;
-                };
-                let mut kept = streams.lock().unwrap();
-                kept.push(client.try_clone().unwrap());
-                kept.push(node.try_clone().unwrap());
-                for (mut from, mut to) in [
-                    (client.try_clone().unwrap(), node.try_clone().unwrap()),
-                    (node, client),
-                ] {
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut from, &mut to);
-                        let _ = to.shutdown(std::net::Shutdown::Both);
-                    });
-                }
-            }
-        });
-        Relay { port, down, open }
-    }
-
-    fn cut(&self) {
-        self.down.store(true, std::sync::atomic::Ordering::SeqCst);
-        // Wakes the accept loop, which then ends.
-        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
-        for stream in self.open.lock().unwrap().drain(..) {
-            let _ = stream.shutdown(std::net::Shutdown::Both);
-        }
-    }
-}
-
 /// `quarry serve` on a store whose cluster goes down: 503 with `Retry-After` (the client
 /// should try again), not 500, and the error names the cluster.
 #[test]
 fn opensearch_serve_answers_503_with_retry_after_while_the_cluster_is_down() {
     let env = Env::new();
     sample_repo(&env);
-    let relay = Relay::to_test_node();
+    let relay = common::relay::Relay::to(quarry_test_opensearch::server().http_port);
     let prefix = quarry_test_opensearch::index_prefix("serve_down");
     let url = format!("opensearch+http://127.0.0.1:{}/{prefix}", relay.port);
     ok_on_opensearch(&env, &url, &["index", env.repo_path(), "--no-embed"]);

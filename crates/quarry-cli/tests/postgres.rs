@@ -365,3 +365,54 @@ fn postgres_searches_read_from_a_standby_the_flag_or_the_setting_names() {
     let after = result_paths(&serde_json::from_str(&ok_on_postgres(&env, &url, &search)).unwrap());
     assert_eq!(after, on_primary);
 }
+
+/// `quarry serve` on a PostgreSQL store whose server goes down: 503 with `Retry-After` (the
+/// client should try again), not 500, the error naming the server; once the server is back,
+/// the same `serve` answers again on a fresh connection.
+#[test]
+fn postgres_serve_answers_503_with_retry_after_while_the_server_is_down() {
+    let env = Env::new();
+    sample_repo(&env);
+    let server = quarry_test_postgres::server();
+    let relay = common::relay::Relay::to(server.port);
+    let url = quarry_test_postgres::database("serve_down").replace(
+        &format!(":{}/", server.port),
+        &format!(":{}/", relay.port),
+    );
+    ok_on_postgres(&env, &url, &["index", env.repo_path(), "--no-embed"]);
+    let serving = common::serve(&env, &["--db-url", &url]);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let ask = |path: &str| {
+        let mut response = agent.get(format!("{}{path}", serving.base)).call().unwrap();
+        let status = response.status().as_u16();
+        let retry = response
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, retry, response.body_mut().read_to_string().unwrap())
+    };
+    let paths = [
+        "/api/status",
+        "/api/search/code?query=parse",
+        "/api/search/commits?query=parse",
+    ];
+    for path in paths {
+        let (status, _, body) = ask(path);
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    relay.cut();
+    for path in paths {
+        let (status, retry, body) = ask(path);
+        assert_eq!(status, 503, "{path}: {body}");
+        assert_eq!(retry.as_deref(), Some("1"), "{path}");
+        assert!(body.contains("PostgreSQL at postgres://"), "{body}");
+    }
+    relay.restore();
+    for path in paths {
+        let (status, _, body) = ask(path);
+        assert_eq!(status, 200, "{path} once the server is back: {body}");
+    }
+}

@@ -69,7 +69,7 @@ impl BackgroundWriter {
     }
 
     fn err(&self, e: PgError) -> anyhow::Error {
-        anyhow!("PostgreSQL at {}: {}", self.shown_url, e.detail())
+        crate::connection::said_at(&self.shown_url, &e)
     }
 }
 

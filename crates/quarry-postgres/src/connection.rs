@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
+use quarry_core::store::Unavailable;
 use tokio::runtime::Runtime;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{GenericClient, NoTls, Row};
@@ -55,11 +56,41 @@ impl PgError {
     }
 }
 
+impl PgError {
+    /// Whether the server cannot answer now but may soon: the connection failed or was
+    /// closed, no answer came in time, or the server is starting, shutting down or full
+    /// (SQLSTATE classes 08 and 57P, 53300). Such errors are [`Unavailable`]: HTTP answers
+    /// them 503 with `Retry-After`. A wrong password or a bad query is not.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            PgError::TimedOut(_) => true,
+            PgError::Db(e) => match e.code() {
+                None => e.is_closed() || e.as_db_error().is_none(),
+                Some(code) => {
+                    let code = code.code();
+                    code.starts_with("08") || code.starts_with("57P") || code == "53300"
+                }
+            },
+        }
+    }
+}
+
+/// The server at `shown_url` failed with `e`: said with the server's name, and
+/// [`Unavailable`] when it may answer again soon.
+pub(crate) fn said_at(shown_url: &str, e: &PgError) -> anyhow::Error {
+    let message = format!("PostgreSQL at {shown_url}: {}", e.detail());
+    if e.is_unavailable() {
+        anyhow::Error::new(Unavailable(message))
+    } else {
+        anyhow::anyhow!(message)
+    }
+}
+
 /// `e` said as the server at `shown_url` failed, when it is the server's failure (a
 /// [`PgError`] inside); quarry's own errors as they are.
 pub(crate) fn at_server(shown_url: &str, e: anyhow::Error) -> anyhow::Error {
     match e.downcast::<PgError>() {
-        Ok(pg) => anyhow::anyhow!("PostgreSQL at {shown_url}: {}", pg.detail()),
+        Ok(pg) => said_at(shown_url, &pg),
         Err(other) => other,
     }
 }
@@ -132,9 +163,10 @@ impl PgClient {
         Ok(client)
     }
 
-    /// Whether a call timed out, leaving the connection unusable.
+    /// Whether the connection is unusable: a call on it timed out, or the server closed it
+    /// (restarted, or cut off); a fresh connection takes its place.
     pub fn is_abandoned(&self) -> bool {
-        self.abandoned
+        self.abandoned || self.client.is_closed()
     }
 
     /// Begins a transaction, rolled back unless committed.

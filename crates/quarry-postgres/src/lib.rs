@@ -122,16 +122,20 @@ impl PgStore {
     /// password and say what to check.
     pub fn connect_with(url: &str, timeout: Duration) -> Result<PgStore> {
         let shown_url = redact(url);
-        let mut client = PgClient::connect(url, timeout).map_err(|e| match e {
-            PgError::Db(_) => anyhow!(
-                "cannot connect to PostgreSQL at {shown_url}: {}. Check the host, port, \
-                 user, password and database of store.url (or --db-url, $QUARRY_DB_URL)",
-                e.detail()
-            ),
-            _ => anyhow!(
-                "cannot connect to PostgreSQL at {shown_url}: {}",
-                e.detail()
-            ),
+        let mut client = PgClient::connect(url, timeout).map_err(|e| {
+            let message = format!("cannot connect to PostgreSQL at {shown_url}: {}", e.detail());
+            if e.is_unavailable() {
+                // Down, starting or full: it may answer soon (HTTP: 503 with Retry-After).
+                anyhow::Error::new(quarry_core::store::Unavailable(format!(
+                    "{message}. Check that the server is up, and the host and port of \
+                     store.url (or --db-url, $QUARRY_DB_URL)"
+                )))
+            } else {
+                anyhow!(
+                    "{message}. Check the host, port, user, password and database of \
+                     store.url (or --db-url, $QUARRY_DB_URL)"
+                )
+            }
         })?;
         schema::migrate(&mut client).with_context(|| format!("PostgreSQL at {shown_url}"))?;
         Ok(Self::on(client, url, timeout, None))
@@ -217,7 +221,7 @@ impl PgStore {
     fn err(&self, e: PgError) -> anyhow::Error {
         let replica = self.replica.borrow();
         let shown = replica.as_ref().map_or(&self.shown_url, |r| &r.shown_url);
-        anyhow!("PostgreSQL at {shown}: {}", e.detail())
+        connection::said_at(shown, &e)
     }
 
     /// Runs `f` on the connection. On a replica a failure is not the answer: the read runs

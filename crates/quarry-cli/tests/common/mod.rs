@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod git;
+pub mod relay;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
