@@ -196,8 +196,11 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     assert!(e.contains("query"), "{e}");
     let e = tool_error(&client, "search", json!({"query": "x", "limit": "many"})).await;
     assert!(e.contains("bad arguments"), "{e}");
+    let e = tool_error(&client, "search", json!({"query": "x", "flavour": "red"})).await;
+    assert!(e.contains("unknown field `flavour`"), "{e}");
+    // A wrong type names the argument at fault.
     let e = tool_error(&client, "search", json!({"query": "x", "colour": "red"})).await;
-    assert!(e.contains("colour"), "{e}");
+    assert!(e.contains("colour: invalid type"), "{e}");
     let e = tool_error(&client, "summary", json!({"file": "../../etc/passwd"})).await;
     assert!(e.contains("not a file inside an indexed repo"), "{e}");
     let e = tool_error(&client, "search_commits", json!({"since": "last tuesday"})).await;

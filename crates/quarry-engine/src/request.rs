@@ -34,6 +34,9 @@ pub struct SearchRequest {
     pub fusion: FusionConfig,
     /// Also return the file ranking (`files`) and every result's score parts.
     pub explain: bool,
+    /// Give each matched line its colour spans (a page's snippets).
+    #[serde(default)]
+    pub colour_lines: bool,
 }
 
 /// Results returned when the caller does not say, and how many of them carry their text.
@@ -76,6 +79,7 @@ impl SearchRequest {
             fusion: FusionConfig::default(),
             explain: false,
             engine: None,
+            colour_lines: false,
         }
     }
 }

@@ -174,7 +174,11 @@ impl Workspace {
         response.results = definitions;
         response.results.extend(references);
         response.results.truncate(request.limit);
-        crate::answer::mark_matched_lines(&mut response.results, &request.query);
+        crate::answer::mark_matched_lines(
+            &mut response.results,
+            &request.query,
+            request.colour_lines,
+        );
         for r in response.results.iter_mut().skip(request.full_text) {
             r.text = None;
         }

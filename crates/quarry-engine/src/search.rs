@@ -350,7 +350,7 @@ impl Workspace {
             }
         };
         let mut results: Vec<SearchResult> = results;
-        crate::answer::mark_matched_lines(&mut results, &request.query);
+        crate::answer::mark_matched_lines(&mut results, &request.query, request.colour_lines);
         for r in results.iter_mut().skip(request.full_text) {
             r.text = None;
         }

@@ -67,6 +67,9 @@ pub struct CodeSearchParams {
     /// `$X.unwrap()`; `language` picks the grammar), `symbol` (definitions first), `path`,
     /// `location` (the definition enclosing `file:line`), or `ranked`. Without it, `auto` mode routes by what the query is.
     pub engine: Option<Engine>,
+    /// Give each matched line its colours as the file view draws them (`spans`), for a page
+    /// that shows snippets; off by default, since an agent reads the plain `text`.
+    pub colour: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -277,6 +280,7 @@ impl Service {
         request.limit = limit(p.limit, crate::request::DEFAULT_LIMIT)?;
         request.explain = p.explain.unwrap_or(false);
         request.engine = p.engine;
+        request.colour_lines = p.colour.unwrap_or(false);
         let config = ws.config()?;
         request.fusion = config.fusion();
         if request.mode != Mode::Lexical && ws.embedder.is_none() {

@@ -124,13 +124,13 @@ async function search(q, f, started) {
   try {
     let node;
     if (tab() === "history") {
-      const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
+      const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, mode: f.mode, limit: 30, colour: true }, inflight.signal);
       if (mine !== generation) return; // a newer keystroke won
       answered = performance.now();
       node = commitList(found.commits, `${found.commits.length} commits (${found.mode})`, `Commits for ${q}`);
       for (const warning of found.warnings || []) node.prepend(el("p", { class: "route-note", role: "note", text: warning }));
     } else {
-      const found = await api("/api/search/code", { query: q, repo: f.repo, language: f.lang, type: f.type, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
+      const found = await api("/api/search/code", { query: q, repo: f.repo, language: f.lang, type: f.type, path: f.path, mode: f.mode, limit: 30, colour: true }, inflight.signal);
       if (mine !== generation) return;
       answered = performance.now();
       node = codeResults(found, q);
@@ -209,9 +209,13 @@ function codeResults(found, q) {
         : (r.text || "").split("\n").slice(0, 12).map((text, i) => ({ line: r.start_line + i, text }));
       const pre = el("pre", { class: "code" });
       let previous = null;
-      for (const { line, text } of shownLines) {
+      for (const { line, text, spans } of shownLines) {
         if (previous !== null && line > previous + 1) pre.append(el("span", { class: "gap", text: "⋯" }), "\n");
-        pre.append(el("span", { class: "ln", text: line }), ...marked(text, words), "\n");
+        // In the file view's colours when the answer gives them, the query's words marked.
+        const nodes = spans && spans.length
+          ? spans.map((span) => el("span", { class: span.class ? "hl-" + span.class.replace(/\./g, "-") : null }, ...marked(span.text, words)))
+          : marked(text, words);
+        pre.append(el("span", { class: "ln", text: line }), ...nodes, "\n");
         previous = line;
       }
       if (r.more_matched) pre.append(el("span", { class: "more", text: `${r.more_matched} more matching line${r.more_matched === 1 ? "" : "s"}` }), "\n");

@@ -154,8 +154,8 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
                 Ok(n) => Value::from(n),
                 Err(_) => Value::String(value),
             },
-            // The switches of the request types (`explain=true`, `rerank=1`).
-            "explain" | "rerank" => match value.as_str() {
+            // The switches of the request types (`explain=true`, `rerank=1`, `colour=true`).
+            "explain" | "rerank" | "colour" => match value.as_str() {
                 "true" | "1" | "yes" => Value::Bool(true),
                 "false" | "0" | "no" => Value::Bool(false),
                 _ => Value::String(value),
@@ -169,7 +169,8 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
         };
         object.insert(key, decoded);
     }
-    serde_json::from_value(Value::Object(object))
+    // The path names the parameter at fault (`limit: invalid type…`).
+    serde_path_to_error::deserialize(Value::Object(object))
         .map_err(|e| ApiError(StatusCode::BAD_REQUEST, format!("bad parameters: {e}")))
 }
 

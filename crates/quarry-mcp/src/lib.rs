@@ -134,7 +134,9 @@ impl QuarryMcp {
             if let Some(schema) = tools().iter().find(|t| t.name == tool) {
                 coerce_strings(&mut args, &schema.input_schema);
             }
-            serde_json::from_value(args).map_err(|e| format!("bad arguments for `{tool}`: {e}"))
+            // The path names the argument at fault (`colour: invalid type…`).
+            serde_path_to_error::deserialize(args)
+                .map_err(|e| format!("bad arguments for `{tool}`: {e}"))
         }
         let service = &self.service;
         let answer = match name {

@@ -81,6 +81,10 @@ try {
   check(new URL(page.url()).searchParams.get("q") === "getUserName", "the URL holds the query");
   const reason = await page.$eval(".hit .reason", (n) => n.textContent);
   check(/getUserName/.test(reason), `each result shows its reason (${reason})`);
+  const snippetColours = await page.$$eval(".hit pre [class^='hl-']", (n) => n.map((s) => s.className));
+  check(snippetColours.includes("hl-keyword"), `snippets are coloured as the file view is (${snippetColours})`);
+  const markedWords = await page.$$eval(".hit pre mark", (n) => n.map((m) => m.textContent));
+  check(markedWords.includes("getUserName"), `coloured snippets still mark the query's words (${markedWords})`);
   await page.screenshot({ path: path.join(shots, "search-name.png") });
   await axe("search");
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use quarry_core::{ChunkHit, Coverage, Language};
+use quarry_core::{ChunkHit, CodeSpan, Coverage, Language};
 /// The parts of an answer quarry-rank defines: how a score was made, the query plan, the file
 /// ranking with each file's evidence.
 pub use quarry_rank::{
@@ -89,6 +89,10 @@ pub struct MatchedLine {
     /// Its line number (in the file, or the page or cell the result is in).
     pub line: u32,
     pub text: String,
+    /// `text` in coloured spans, as the file view draws it (read in the context of the whole
+    /// result, so a line inside a string or comment is coloured as one); only when asked.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub spans: Vec<CodeSpan>,
 }
 
 /// Whether a line's token is the query's term or a form of it, as the stemmed index matched
@@ -114,8 +118,9 @@ pub const MAX_MATCHED_LINE_BYTES: usize = 240;
 /// Marks each result's lines that hold the query's words (`matched_lines`, `more_matched`),
 /// from its text, before later results give their text up: the lines with the most distinct
 /// query terms (code-aware tokens, stop words aside) first, shown in line order. A snippet
-/// of a chunk's first lines said nothing of why it matched (a mention on line 40).
-pub fn mark_matched_lines(results: &mut [SearchResult], query: &str) {
+/// of a chunk's first lines said nothing of why it matched (a mention on line 40). With
+/// `colour`, each line also carries its colour spans, highlighted with the whole result.
+pub fn mark_matched_lines(results: &mut [SearchResult], query: &str, colour: bool) {
     let terms = quarry_core::tokens::query_terms(query);
     if terms.is_empty() {
         return;
@@ -143,6 +148,9 @@ pub fn mark_matched_lines(results: &mut [SearchResult], query: &str) {
         r.more_matched = holding.len().saturating_sub(MAX_MATCHED_LINES) as u32;
         holding.truncate(MAX_MATCHED_LINES);
         holding.sort_by_key(|h| h.1);
+        let coloured = colour
+            .then(|| quarry_chunk::highlight::highlight(r.language, text))
+            .flatten();
         r.matched_lines = holding
             .into_iter()
             .map(|(_, line, text)| {
@@ -150,13 +158,40 @@ pub fn mark_matched_lines(results: &mut [SearchResult], query: &str) {
                 while !text.is_char_boundary(end) {
                     end -= 1;
                 }
+                let spans = coloured
+                    .as_ref()
+                    .and_then(|lines| lines.get((line - r.start_line) as usize))
+                    .map(|spans| spans_cut_at(spans, end))
+                    .unwrap_or_default();
                 MatchedLine {
                     line,
                     text: text[..end].to_string(),
+                    spans,
                 }
             })
             .collect();
     }
+}
+
+/// The first `end` bytes of a line given as `spans` (`end` on a character boundary).
+fn spans_cut_at(spans: &[CodeSpan], end: usize) -> Vec<CodeSpan> {
+    let mut kept = Vec::new();
+    let mut at = 0;
+    for span in spans {
+        if at >= end {
+            break;
+        }
+        let mut take = span.text.len().min(end - at);
+        while !span.text.is_char_boundary(take) {
+            take -= 1;
+        }
+        kept.push(CodeSpan {
+            text: span.text[..take].to_string(),
+            class: span.class.clone(),
+        });
+        at += span.text.len();
+    }
+    kept
 }
 
 impl From<ChunkHit> for SearchResult {
