@@ -70,6 +70,9 @@ EXTENSIONS = {  # quarry's language by extension, and the ctags parser to force
     "csharp": (("cs",), "C#"),
     "ruby": (("rb", "rake", "gemspec"), "Ruby"),
     "php": (("php", "phtml"), "PHP"),
+    "kotlin": (("kt", "kts"), "Kotlin"),
+    "shell": (("sh", "bash", "zsh"), "Sh"),
+    "lua": (("lua",), "Lua"),
 }
 BY_EXT = {ext: (lang, ctags) for lang, (exts, ctags) in EXTENSIONS.items() for ext in exts}
 CPP_EXTS = set(EXTENSIONS["cpp"][0])
@@ -99,11 +102,16 @@ KINDS = {
                  constant=A, accessor=A, alias=A),
     "PHP": dict(**{"class": D}, interface=D, trait=D, function=D, namespace=D,
                 define=A, alias=A, variable=A),
+    "Kotlin": dict(**{"class": D}, interface=D, object=D, method=D, typealias=D,
+                   constant=A, variable=A),
+    "Sh": dict(function=D, alias=A),
+    "Lua": dict(function=D),
 }
 SKIP_DIRS = {"node_modules", "vendor", "third_party", "third-party", "thirdparty", "external",
              "fixtures", "fixture", "testdata", "test-data", "__fixtures__", "__snapshots__",
              "dist", "build", "out", "target", "bower_components", ".git"}
 JS_ALIAS = re.compile(r"([\w$]+)['\"]?\s*[:=]\s*(?:async\s+)?function\s*\*?\s*([\w$]+)\s*\(")
+LUA_DEF = re.compile(r"^\s*((local\s+)?function\b|(local\s+)?[\w.:\[\]\"']+\s*=\s*function\b)")
 RUST_MOD_DECL = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*;")
 
 # JavaScript/TypeScript: the shape of a missed definition's line, most specific first.
@@ -252,8 +260,13 @@ def category(ctags_lang, tag, lines):
     name, kind = tag["name"], tag["kind"]
     cat = KINDS[ctags_lang].get(kind)
     line = lines[tag["line"] - 1] if tag["line"] <= len(lines) else ""
-    if cat is None or name.startswith(("__anon", "Anonymous")):
+    if cat is None or name.startswith(("__anon", "Anonymous", "<lambda>")):
         return None
+    if ctags_lang == "Lua" and not LUA_DEF.match(line):
+        return None  # ctags' Lua parser tags any line with a name before `function`: an
+                     # argument (`x = f(function()`), a string (`msg = "… functions"`)
+    if ctags_lang == "Kotlin" and "<lambda>" in tag.get("scope", ""):
+        return None  # ctags' Kotlin parser tags a lambda's parameters (`{ handle -> }`) as methods
     if ctags_lang == "TypeScript" and re.match(r"\s*(import\b|export\s+as\s+namespace\b)", line):
         return None  # ctags 5.9 tags `import {type X}` as an alias of X
     if ctags_lang == "TypeScript" and kind == "alias" and "=" not in line:
@@ -303,6 +316,10 @@ def analyse(job):
         lines = f.read().splitlines()
     items, note = quarry_items(args.quarry, index_dir, path)
     tags = ctags_tags(path, ctags_lang)
+    if ctags_lang == "Lua":
+        # ctags names `function M.f` and `M.f = function` as `M.f`; quarry names it `f` in `M`.
+        for tag in tags:
+            tag["name"] = re.split(r"[.:]", tag["name"])[-1]
     result = {"repo": os.path.basename(repo.rstrip("/")), "path": rel, "lang": lang,
               "ctags_lang": ctags_lang, "note": note, "def": 0, "def_found": 0, "aux": 0,
               "aux_found": 0, "quarry": 0, "quarry_only": [], "misses": [], "def_text": 0,

@@ -23,6 +23,8 @@ const NAMES: &[&str] = &[
     "function.builtin",
     "function.method",
     "keyword",
+    // `func`, `fun`, `def` captured as `@keyword.function`: a keyword, not a function name.
+    "keyword.function",
     "label",
     "module",
     "number",
@@ -42,50 +44,15 @@ const NAMES: &[&str] = &[
 /// Files larger than this are drawn plain: colouring a megabyte costs more than the reader gains.
 pub const MAX_HIGHLIGHT_BYTES: usize = 1 << 20;
 
+/// The language's highlight and injection queries, from its entry in `languages.rs`.
 fn queries(language: Language) -> Option<(String, &'static str)> {
-    use tree_sitter_javascript as js;
-    use tree_sitter_typescript as ts;
-    Some(match language {
-        Language::Rust => (
-            tree_sitter_rust::HIGHLIGHTS_QUERY.into(),
-            tree_sitter_rust::INJECTIONS_QUERY,
-        ),
-        Language::Python => (tree_sitter_python::HIGHLIGHTS_QUERY.into(), ""),
-        Language::Go => (tree_sitter_go::HIGHLIGHTS_QUERY.into(), ""),
-        Language::JavaScript => (
-            format!("{}\n{}", js::JSX_HIGHLIGHT_QUERY, js::HIGHLIGHT_QUERY),
-            "",
-        ),
-        // TypeScript's query adds to JavaScript's (its grammar extends it), and comes first so
-        // that its more specific patterns win.
-        Language::TypeScript => (
-            format!("{}\n{}", ts::HIGHLIGHTS_QUERY, js::HIGHLIGHT_QUERY),
-            "",
-        ),
-        Language::Tsx => (
-            format!(
-                "{}\n{}\n{}",
-                ts::HIGHLIGHTS_QUERY,
-                js::JSX_HIGHLIGHT_QUERY,
-                js::HIGHLIGHT_QUERY
-            ),
-            "",
-        ),
-        Language::Java => (tree_sitter_java::HIGHLIGHTS_QUERY.into(), ""),
-        Language::C => (tree_sitter_c::HIGHLIGHT_QUERY.into(), ""),
-        Language::Cpp => (
-            format!(
-                "{}\n{}",
-                tree_sitter_cpp::HIGHLIGHT_QUERY,
-                tree_sitter_c::HIGHLIGHT_QUERY
-            ),
-            "",
-        ),
-        Language::CSharp => (tree_sitter_c_sharp::HIGHLIGHTS_QUERY.into(), ""),
-        Language::Ruby => (tree_sitter_ruby::HIGHLIGHTS_QUERY.into(), ""),
-        Language::Php => (tree_sitter_php::HIGHLIGHTS_QUERY.into(), ""),
-        _ => return None,
-    })
+    let spec = crate::languages::spec(language)?;
+    // Queries written for editors also capture `@spell`/`@nospell` (what a spell checker
+    // reads); tree-sitter-highlight would let that capture hide `@comment` and `@string`.
+    let highlights = (spec.highlights)()
+        .replace(" @spell", "")
+        .replace(" @nospell", "");
+    Some((highlights, spec.injections))
 }
 
 /// Each language's configuration, built once per process (compiling a query takes
@@ -175,23 +142,63 @@ mod tests {
 
     #[test]
     fn every_grammar_has_a_query_that_builds() {
-        for language in [
-            Language::Rust,
-            Language::Python,
-            Language::Go,
-            Language::JavaScript,
-            Language::TypeScript,
-            Language::Tsx,
-            Language::Java,
-            Language::C,
-            Language::Cpp,
-            Language::CSharp,
-            Language::Ruby,
-            Language::Php,
-        ] {
+        let parsed: Vec<Language> = Language::ALL
+            .into_iter()
+            .filter(|l| crate::grammar(*l).is_some())
+            .collect();
+        assert!(parsed.len() >= 18, "{parsed:?}");
+        for language in parsed {
             assert!(configuration(language).is_some(), "{language:?}");
         }
         assert!(configuration(Language::Markdown).is_none());
+    }
+
+    /// Each language's keywords, strings and comments are coloured (Kotlin's query is
+    /// quarry's own: its grammar ships none).
+    #[test]
+    fn the_new_languages_colour_keywords_strings_and_comments() {
+        for (language, text, keyword) in [
+            (Language::Kotlin, "// c\nfun f() = \"s\"\n", "fun"),
+            (
+                Language::Swift,
+                "// c\nfunc f() -> String { return \"s\" }\n",
+                "func",
+            ),
+            (
+                Language::Shell,
+                "# c\nf() { echo \"s\"; }\nif true; then f; fi\n",
+                "if",
+            ),
+            (
+                Language::Lua,
+                "-- c\nlocal function f() return \"s\" end\n",
+                "function",
+            ),
+            (Language::Scala, "// c\ndef f(): String = \"s\"\n", "def"),
+            (
+                Language::Dart,
+                "// c\nString f() { return \"s\"; }\n",
+                "return",
+            ),
+        ] {
+            let lines = highlight(language, text).unwrap_or_else(|| panic!("{language:?}"));
+            let all: Vec<&str> = lines
+                .iter()
+                .flatten()
+                .filter_map(|s| s.class.as_deref())
+                .collect();
+            assert!(
+                classes(&lines, keyword)
+                    .iter()
+                    .any(|c| c.starts_with("keyword")),
+                "{language:?}: {lines:?}"
+            );
+            assert!(all.contains(&"comment"), "{language:?}: {all:?}");
+            assert!(
+                all.iter().any(|c| c.starts_with("string")),
+                "{language:?}: {all:?}"
+            );
+        }
     }
 
     #[test]

@@ -77,6 +77,35 @@ pub(crate) enum Rule {
         name: &'static str,
         kind: &'static str,
     },
+    /// Named from a field, or `default` when the field is absent (Kotlin's `companion object`).
+    NamedOr {
+        field: &'static str,
+        default: &'static str,
+        kind: &'static str,
+    },
+    /// Named from a field; the kind from the first keyword among the node's own tokens that
+    /// `keywords` lists, else `kind` (Kotlin's `interface` is a `class_declaration`).
+    Keyworded {
+        field: &'static str,
+        kind: &'static str,
+        keywords: &'static [(&'static str, &'static str)],
+    },
+    /// Named by the first child of one of these kinds (Dart's `typedef`).
+    FirstChild {
+        kinds: &'static [&'static str],
+        kind: &'static str,
+    },
+    /// Dart constructor: `Circle(…)` is `Circle`, the named `Circle.unit(…)` (and a factory's
+    /// `factory Circle.unit(…)`) is `unit`.
+    DartCtor,
+    /// Swift `class_declaration`: a class, struct, enum, actor or extension by its
+    /// `declaration_kind`; an extension is named by the type it extends.
+    SwiftType,
+    /// Lua `function_declaration`: `f`, `M.f` (function `f` in `M`), `M:f` (method `f`).
+    LuaFunction,
+    /// Lua `function_definition` (an anonymous `function`) named by what it is assigned to:
+    /// `M.f = function`, `local f = function`, a table's `key = function`.
+    LuaAssigned,
 }
 
 const FUNC: Rule = Rule::Func { field: "name" };
@@ -101,6 +130,13 @@ const fn with_body(kind: &'static str) -> Rule {
 /// A language's tables.
 pub(crate) struct Spec {
     pub grammar: fn() -> tree_sitter::Language,
+    /// The highlight query the file view colours with (the grammar's own, where it has one),
+    /// and the injections query.
+    pub highlights: fn() -> String,
+    pub injections: &'static str,
+    /// A definition's body that follows it as a sibling rather than inside it (Dart's
+    /// `function_body` after a top-level `function_signature`): it joins the definition.
+    pub body_after: Option<&'static str>,
     /// Definition node kinds and their rules.
     pub defs: &'static [(&'static str, Rule)],
     /// Nodes that wrap a single definition and belong to its range (`export`, decorators,
@@ -189,6 +225,9 @@ const CPP_DEFS: &[(&str, Rule)] = &[
 
 static RUST: Spec = Spec {
     grammar: || tree_sitter_rust::LANGUAGE.into(),
+    highlights: || tree_sitter_rust::HIGHLIGHTS_QUERY.into(),
+    injections: tree_sitter_rust::INJECTIONS_QUERY,
+    body_after: None,
     defs: &[
         ("function_item", FUNC),
         ("function_signature_item", FUNC),
@@ -211,6 +250,9 @@ static RUST: Spec = Spec {
 
 static PYTHON: Spec = Spec {
     grammar: || tree_sitter_python::LANGUAGE.into(),
+    highlights: || tree_sitter_python::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: &[
         ("function_definition", FUNC),
         ("class_definition", named("class")),
@@ -222,6 +264,9 @@ static PYTHON: Spec = Spec {
 
 static GO: Spec = Spec {
     grammar: || tree_sitter_go::LANGUAGE.into(),
+    highlights: || tree_sitter_go::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: &[
         ("function_declaration", FUNC),
         ("method_declaration", Rule::GoMethod),
@@ -236,6 +281,15 @@ static GO: Spec = Spec {
 
 static JAVASCRIPT: Spec = Spec {
     grammar: || tree_sitter_javascript::LANGUAGE.into(),
+    highlights: || {
+        format!(
+            "{}\n{}",
+            tree_sitter_javascript::JSX_HIGHLIGHT_QUERY,
+            tree_sitter_javascript::HIGHLIGHT_QUERY
+        )
+    },
+    injections: "",
+    body_after: None,
     defs: JS_DEFS,
     wrappers: JS_WRAPPERS,
     attach: &["comment", "decorator"],
@@ -244,6 +298,15 @@ static JAVASCRIPT: Spec = Spec {
 
 static TYPESCRIPT: Spec = Spec {
     grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+    highlights: || {
+        format!(
+            "{}\n{}",
+            tree_sitter_typescript::HIGHLIGHTS_QUERY,
+            tree_sitter_javascript::HIGHLIGHT_QUERY
+        )
+    },
+    injections: "",
+    body_after: None,
     defs: TS_DEFS,
     wrappers: JS_WRAPPERS,
     attach: &["comment", "decorator"],
@@ -252,6 +315,16 @@ static TYPESCRIPT: Spec = Spec {
 
 static TSX: Spec = Spec {
     grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+    highlights: || {
+        format!(
+            "{}\n{}\n{}",
+            tree_sitter_typescript::HIGHLIGHTS_QUERY,
+            tree_sitter_javascript::JSX_HIGHLIGHT_QUERY,
+            tree_sitter_javascript::HIGHLIGHT_QUERY
+        )
+    },
+    injections: "",
+    body_after: None,
     defs: TS_DEFS,
     wrappers: JS_WRAPPERS,
     attach: &["comment", "decorator"],
@@ -260,6 +333,9 @@ static TSX: Spec = Spec {
 
 static JAVA: Spec = Spec {
     grammar: || tree_sitter_java::LANGUAGE.into(),
+    highlights: || tree_sitter_java::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: &[
         ("class_declaration", named("class")),
         ("interface_declaration", named("interface")),
@@ -282,6 +358,9 @@ static JAVA: Spec = Spec {
 
 static C: Spec = Spec {
     grammar: || tree_sitter_c::LANGUAGE.into(),
+    highlights: || tree_sitter_c::HIGHLIGHT_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: C_DEFS,
     wrappers: &["type_definition"],
     attach: COMMENT,
@@ -290,6 +369,15 @@ static C: Spec = Spec {
 
 static CPP: Spec = Spec {
     grammar: || tree_sitter_cpp::LANGUAGE.into(),
+    highlights: || {
+        format!(
+            "{}\n{}",
+            tree_sitter_cpp::HIGHLIGHT_QUERY,
+            tree_sitter_c::HIGHLIGHT_QUERY
+        )
+    },
+    injections: "",
+    body_after: None,
     defs: CPP_DEFS,
     wrappers: &["type_definition", "template_declaration"],
     attach: COMMENT,
@@ -298,6 +386,9 @@ static CPP: Spec = Spec {
 
 static RUBY: Spec = Spec {
     grammar: || tree_sitter_ruby::LANGUAGE.into(),
+    highlights: || tree_sitter_ruby::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: &[
         ("class", Rule::RubyConst { kind: "class" }),
         ("module", Rule::RubyConst { kind: "module" }),
@@ -311,6 +402,9 @@ static RUBY: Spec = Spec {
 
 static CSHARP: Spec = Spec {
     grammar: || tree_sitter_c_sharp::LANGUAGE.into(),
+    highlights: || tree_sitter_c_sharp::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: &[
         ("namespace_declaration", named("namespace")),
         ("file_scoped_namespace_declaration", Rule::FileScope),
@@ -335,6 +429,9 @@ static CSHARP: Spec = Spec {
 
 static PHP: Spec = Spec {
     grammar: || tree_sitter_php::LANGUAGE_PHP.into(),
+    highlights: || tree_sitter_php::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
     defs: &[
         ("function_definition", FUNC),
         ("class_declaration", named("class")),
@@ -347,6 +444,169 @@ static PHP: Spec = Spec {
     wrappers: &[],
     attach: &["comment", "attribute_list"],
     ctor_name: Some("__construct"),
+};
+
+static KOTLIN: Spec = Spec {
+    grammar: || tree_sitter_kotlin_ng::LANGUAGE.into(),
+    highlights: || include_str!("../queries/kotlin-highlights.scm").into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        (
+            "class_declaration",
+            Rule::Keyworded {
+                field: "name",
+                kind: "class",
+                keywords: &[("interface", "interface")],
+            },
+        ),
+        ("object_declaration", named("object")),
+        (
+            "companion_object",
+            Rule::NamedOr {
+                field: "name",
+                default: "Companion",
+                kind: "object",
+            },
+        ),
+        ("function_declaration", FUNC),
+        // `typealias Name = …`: the grammar calls the new name's field `type`.
+        (
+            "type_alias",
+            Rule::Named {
+                field: "type",
+                kind: "type",
+            },
+        ),
+    ],
+    wrappers: &[],
+    attach: &["line_comment", "block_comment", "annotation"],
+    ctor_name: None,
+};
+
+static SWIFT: Spec = Spec {
+    grammar: || tree_sitter_swift::LANGUAGE.into(),
+    highlights: || tree_sitter_swift::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        ("class_declaration", Rule::SwiftType),
+        ("protocol_declaration", named("interface")),
+        ("function_declaration", FUNC),
+        ("protocol_function_declaration", FUNC),
+        (
+            "init_declaration",
+            Rule::Fixed {
+                name: "init",
+                kind: "constructor",
+            },
+        ),
+        (
+            "deinit_declaration",
+            Rule::Fixed {
+                name: "deinit",
+                kind: "method",
+            },
+        ),
+        (
+            "subscript_declaration",
+            Rule::Fixed {
+                name: "subscript",
+                kind: "method",
+            },
+        ),
+        ("typealias_declaration", named("type")),
+        ("associatedtype_declaration", named("type")),
+    ],
+    wrappers: &[],
+    attach: &["comment", "multiline_comment", "attribute"],
+    ctor_name: None,
+};
+
+static SHELL: Spec = Spec {
+    grammar: || tree_sitter_bash::LANGUAGE.into(),
+    highlights: || tree_sitter_bash::HIGHLIGHT_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[("function_definition", FUNC)],
+    wrappers: &[],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static LUA: Spec = Spec {
+    grammar: || tree_sitter_lua::LANGUAGE.into(),
+    highlights: || tree_sitter_lua::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        ("function_declaration", Rule::LuaFunction),
+        ("function_definition", Rule::LuaAssigned),
+    ],
+    // `local f = function`, `M.f = function`, `key = function`: the statement is the
+    // definition's range and signature.
+    wrappers: &[
+        "expression_list",
+        "assignment_statement",
+        "variable_declaration",
+        "field",
+    ],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static SCALA: Spec = Spec {
+    grammar: || tree_sitter_scala::LANGUAGE.into(),
+    highlights: || tree_sitter_scala::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        ("class_definition", named("class")),
+        ("object_definition", named("object")),
+        ("package_object", named("object")),
+        ("trait_definition", named("trait")),
+        ("enum_definition", named("enum")),
+        ("function_definition", FUNC),
+        ("function_declaration", FUNC),
+        ("type_definition", named("type")),
+        ("given_definition", named("object")),
+    ],
+    wrappers: &[],
+    attach: &["comment", "block_comment", "annotation"],
+    ctor_name: None,
+};
+
+static DART: Spec = Spec {
+    grammar: || tree_sitter_dart::LANGUAGE.into(),
+    highlights: || tree_sitter_dart::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: Some("function_body"),
+    defs: &[
+        ("class_declaration", named("class")),
+        ("mixin_declaration", named("mixin")),
+        ("extension_declaration", named("extension")),
+        ("extension_type_declaration", named("class")),
+        ("enum_declaration", named("enum")),
+        ("function_signature", FUNC),
+        ("getter_signature", FUNC),
+        ("setter_signature", FUNC),
+        ("constructor_signature", Rule::DartCtor),
+        ("constant_constructor_signature", Rule::DartCtor),
+        ("factory_constructor_signature", Rule::DartCtor),
+        ("redirecting_factory_constructor_signature", Rule::DartCtor),
+        (
+            "type_alias",
+            Rule::FirstChild {
+                kinds: &["type_identifier"],
+                kind: "type",
+            },
+        ),
+    ],
+    // A member's signature sits in a `method_signature` or `declaration`, its body beside it
+    // in the same `member_declaration`.
+    wrappers: &["method_signature", "declaration", "member_declaration"],
+    attach: &["comment", "documentation_comment", "annotation"],
+    ctor_name: None,
 };
 
 /// The tables for a code language; `None` for Markdown and Text.
@@ -364,6 +624,12 @@ pub(crate) fn spec(language: Language) -> Option<&'static Spec> {
         Language::CSharp => &CSHARP,
         Language::Ruby => &RUBY,
         Language::Php => &PHP,
+        Language::Kotlin => &KOTLIN,
+        Language::Swift => &SWIFT,
+        Language::Shell => &SHELL,
+        Language::Lua => &LUA,
+        Language::Scala => &SCALA,
+        Language::Dart => &DART,
         Language::Markdown
         | Language::Text
         | Language::Rst
@@ -377,7 +643,16 @@ pub(crate) fn spec(language: Language) -> Option<&'static Spec> {
 pub(crate) fn is_method_container(language: Language, kind: &str) -> bool {
     matches!(
         kind,
-        "class" | "struct" | "enum" | "impl" | "trait" | "interface" | "record"
+        "class"
+            | "struct"
+            | "enum"
+            | "impl"
+            | "trait"
+            | "interface"
+            | "record"
+            | "object"
+            | "extension"
+            | "mixin"
     ) || (language == Language::Ruby && kind == "module")
 }
 
@@ -524,6 +799,84 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
             found(Some(name), "method")
         }
         Rule::Fixed { name, kind } => found(Some(name.to_string()), kind),
+        Rule::NamedOr {
+            field: f,
+            default,
+            kind,
+        } => found(field(f).or_else(|| Some(default.to_string())), kind),
+        Rule::Keyworded {
+            field: f,
+            kind,
+            keywords,
+        } => {
+            let mut cursor = node.walk();
+            let keyword = node
+                .children(&mut cursor)
+                .filter(|c| !c.is_named())
+                .find_map(|c| keywords.iter().find(|(k, _)| *k == c.kind()));
+            found(field(f), keyword.map_or(kind, |(_, k)| *k))
+        }
+        Rule::FirstChild { kinds, kind } => {
+            let mut cursor = node.walk();
+            let child = node
+                .named_children(&mut cursor)
+                .find(|c| kinds.contains(&c.kind()));
+            found(child.and_then(|c| name_of(c, src)), kind)
+        }
+        Rule::DartCtor => {
+            let mut cursor = node.walk();
+            let last = node
+                .named_children(&mut cursor)
+                .take_while(|c| c.kind() != "formal_parameter_list")
+                .filter(|c| c.kind() == "identifier")
+                .last();
+            found(last.and_then(|n| name_of(n, src)), "constructor")
+        }
+        Rule::SwiftType => {
+            let declared = node
+                .child_by_field_name("declaration_kind")
+                .map_or("class", |k| k.kind());
+            let kind = match declared {
+                "struct" => "struct",
+                "enum" => "enum",
+                "extension" => "extension",
+                _ => "class",
+            };
+            // `extension Array where Element: Equatable` is named `Array`.
+            let name = field("name").map(|n| n.split('<').next().unwrap_or(&n).trim().to_string());
+            found(name, kind)
+        }
+        Rule::LuaAssigned => {
+            let parent = node.parent()?;
+            let target = match parent.kind() {
+                "field" => parent.child_by_field_name("name")?,
+                "expression_list" => {
+                    // The variable at the same place on the left of the `=`.
+                    let mut cursor = parent.walk();
+                    let at = parent
+                        .named_children(&mut cursor)
+                        .position(|c| c.id() == node.id())?;
+                    let assignment = parent
+                        .parent()
+                        .filter(|p| p.kind() == "assignment_statement")?;
+                    let mut cursor = assignment.walk();
+                    let variables = assignment
+                        .named_children(&mut cursor)
+                        .find(|c| c.kind() == "variable_list")?;
+                    let mut cursor = variables.walk();
+                    let variable = variables
+                        .children_by_field_name("name", &mut cursor)
+                        .nth(at)?;
+                    variable
+                }
+                _ => return None,
+            };
+            lua_named(spec, cx, target, src)
+        }
+        Rule::LuaFunction => {
+            let target = node.child_by_field_name("name")?;
+            lua_named(spec, cx, target, src)
+        }
         Rule::PhpNamespace => {
             let name = field("name")?;
             let file_scope = node.child_by_field_name("body").is_none();
@@ -535,6 +888,36 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
             })
         }
     }
+}
+
+/// A Lua function named by `target`: `f`, `M.f` (function `f` in `M`), `M:f` (method `f`).
+fn lua_named(spec: &Spec, cx: &Context, target: Node, src: &str) -> Option<Found> {
+    let (name, scope, kind) = match target.kind() {
+        "dot_index_expression" => (
+            target.child_by_field_name("field"),
+            target.child_by_field_name("table"),
+            "function",
+        ),
+        "method_index_expression" => (
+            target.child_by_field_name("method"),
+            target.child_by_field_name("table"),
+            "method",
+        ),
+        _ => (Some(target), None, "function"),
+    };
+    let name = name_of(name?, src)?;
+    let scope = scope.and_then(|t| name_of(t, src));
+    let kind = if scope.is_some() {
+        kind
+    } else {
+        function_kind(spec, cx, &name, None)
+    };
+    Some(Found {
+        name,
+        kind,
+        scope,
+        file_scope: false,
+    })
 }
 
 /// `function`, `method` or `constructor` for a function-like definition.

@@ -330,7 +330,14 @@ fn collect(language: Language, spec: &Spec, tree: &Tree, src: &str, lines: &Line
                     (l, s) => l.or(s),
                 };
                 let outer = outer_node(spec, node);
-                let (outer_start, sym_end) = node_lines(outer, lines);
+                let (outer_start, mut sym_end) = node_lines(outer, lines);
+                // A body that follows the definition as its sibling belongs to it.
+                if let Some(body) = spec
+                    .body_after
+                    .and_then(|kind| outer.next_named_sibling().filter(|n| n.kind() == kind))
+                {
+                    sym_end = sym_end.max(node_lines(body, lines).1);
+                }
                 // A decorated Python definition answers at its `def`/`class` line, as ctags
                 // and editors do; its chunk keeps the decorators above.
                 let sym_start = if language == Language::Python && outer.id() != node.id() {

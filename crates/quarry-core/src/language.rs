@@ -22,6 +22,13 @@ pub enum Language {
     CSharp,
     Ruby,
     Php,
+    Kotlin,
+    Swift,
+    /// Shell scripts (bash, sh, zsh), parsed with the bash grammar.
+    Shell,
+    Lua,
+    Scala,
+    Dart,
     Markdown,
     Text,
     Rst,
@@ -54,6 +61,23 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
         &["*.rb", "*.rake", "*.gemspec", "Rakefile", "Gemfile"],
     ),
     (Language::Php, &["*.php", "*.phtml"]),
+    (Language::Kotlin, &["*.kt", "*.kts"]),
+    (Language::Swift, &["*.swift"]),
+    (
+        Language::Shell,
+        &[
+            "*.sh",
+            "*.bash",
+            "*.zsh",
+            ".bashrc",
+            ".bash_profile",
+            ".profile",
+            ".zshrc",
+        ],
+    ),
+    (Language::Lua, &["*.lua"]),
+    (Language::Scala, &["*.scala", "*.sc"]),
+    (Language::Dart, &["*.dart"]),
     (Language::Markdown, &["*.md", "*.markdown", "*.mdx"]),
     (Language::Rst, &["*.rst", "*.rest"]),
     (Language::AsciiDoc, &["*.adoc", "*.asciidoc", "*.asc"]),
@@ -67,12 +91,6 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
 /// parse say so by name rather than answer as if the code had none (a Kotlin repo's
 /// `callers` said "no call of X in the index" where grep found 37).
 const UNPARSED_CODE: &[(&str, &[&str])] = &[
-    ("kotlin", &["kt", "kts"]),
-    ("swift", &["swift"]),
-    ("shell", &["sh", "bash", "zsh"]),
-    ("dart", &["dart"]),
-    ("lua", &["lua"]),
-    ("scala", &["scala", "sc"]),
     ("r", &["r"]),
     ("objective-c", &["m", "mm"]),
     ("elixir", &["ex", "exs"]),
@@ -128,7 +146,7 @@ pub fn count_unparsed<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<(Stri
 }
 
 impl Language {
-    pub const ALL: [Language; 18] = [
+    pub const ALL: [Language; 24] = [
         Language::Rust,
         Language::Python,
         Language::Go,
@@ -141,6 +159,12 @@ impl Language {
         Language::CSharp,
         Language::Ruby,
         Language::Php,
+        Language::Kotlin,
+        Language::Swift,
+        Language::Shell,
+        Language::Lua,
+        Language::Scala,
+        Language::Dart,
         Language::Markdown,
         Language::Text,
         Language::Rst,
@@ -164,6 +188,12 @@ impl Language {
             Language::CSharp => "csharp",
             Language::Ruby => "ruby",
             Language::Php => "php",
+            Language::Kotlin => "kotlin",
+            Language::Swift => "swift",
+            Language::Shell => "shell",
+            Language::Lua => "lua",
+            Language::Scala => "scala",
+            Language::Dart => "dart",
             Language::Markdown => "markdown",
             Language::Text => "text",
             Language::Rst => "rst",
@@ -185,6 +215,8 @@ impl Language {
             "c++" | "cc" | "cxx" => Language::Cpp,
             "c#" | "cs" => Language::CSharp,
             "rb" => Language::Ruby,
+            "kt" | "kts" => Language::Kotlin,
+            "sh" | "bash" | "zsh" => Language::Shell,
             "md" => Language::Markdown,
             "rest" | "restructuredtext" => Language::Rst,
             "adoc" => Language::AsciiDoc,
@@ -308,14 +340,15 @@ mod tests {
 
     #[test]
     fn code_quarry_does_not_parse_is_named() {
-        assert_eq!(unparsed_language(Path::new("app/Main.kt")), Some("kotlin"));
-        assert_eq!(unparsed_language(Path::new("build.sh")), Some("shell"));
+        assert_eq!(unparsed_language(Path::new("lib/app.ex")), Some("elixir"));
+        assert_eq!(unparsed_language(Path::new("Main.hs")), Some("haskell"));
+        assert_eq!(unparsed_language(Path::new("app/Main.kt")), None);
         assert_eq!(unparsed_language(Path::new("a.py")), None);
         assert_eq!(unparsed_language(Path::new("notes.txt")), None);
         assert_eq!(unparsed_language(Path::new("LICENSE")), None);
         assert_eq!(
-            count_unparsed(["a.kt", "b.kt", "c.swift", "d.py"]),
-            vec![("kotlin".to_string(), 2), ("swift".to_string(), 1)]
+            count_unparsed(["a.ex", "b.exs", "c.zig", "d.py", "e.kt"]),
+            vec![("elixir".to_string(), 2), ("zig".to_string(), 1)]
         );
     }
 
@@ -325,6 +358,9 @@ mod tests {
         assert_eq!(Language::detect(Path::new("x.HPP")), Language::Cpp);
         assert_eq!(Language::detect(Path::new("Rakefile")), Language::Ruby);
         assert_eq!(Language::detect(Path::new("LICENSE")), Language::Text);
+        assert_eq!(Language::detect(Path::new("app/Main.kt")), Language::Kotlin);
+        assert_eq!(Language::detect(Path::new("home/.bashrc")), Language::Shell);
+        assert_eq!(Language::from_name("bash"), Some(Language::Shell));
         assert_eq!(Language::detect(Path::new("docs/index.rst")), Language::Rst);
         assert_eq!(
             Language::detect(Path::new("guide.adoc")),

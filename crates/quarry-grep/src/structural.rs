@@ -62,7 +62,9 @@ impl ast_grep_core::Language for SgLanguage {
             | Language::Go
             | Language::Ruby
             | Language::Php
-            | Language::CSharp => 'µ',
+            | Language::CSharp
+            | Language::Kotlin
+            | Language::Swift => 'µ',
             Language::C | Language::Cpp => '𐀀',
             _ => '$',
         }

@@ -426,6 +426,11 @@ fn write_item(
     match &item.signature {
         Some(sig) => {
             let sig = trim_signature(sig);
+            // A definition named by quarry rather than by its line (Kotlin's `companion
+            // object` is `Companion`) says its name before the line.
+            if !sig.contains(item.name.as_str()) {
+                let _ = write!(out, "{}: ", item.name);
+            }
             let sig = if language == Language::Python {
                 without_receiver(sig)
             } else {

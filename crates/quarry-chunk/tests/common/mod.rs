@@ -20,6 +20,12 @@ pub fn fixtures() -> Vec<(Language, &'static str)> {
         (Language::Ruby, include_str!("../fixtures/sample.rb")),
         (Language::CSharp, include_str!("../fixtures/sample.cs")),
         (Language::Php, include_str!("../fixtures/sample.php")),
+        (Language::Kotlin, include_str!("../fixtures/sample.kt")),
+        (Language::Swift, include_str!("../fixtures/sample.swift")),
+        (Language::Shell, include_str!("../fixtures/sample.sh")),
+        (Language::Lua, include_str!("../fixtures/sample.lua")),
+        (Language::Scala, include_str!("../fixtures/sample.scala")),
+        (Language::Dart, include_str!("../fixtures/sample.dart")),
         (Language::Markdown, include_str!("../fixtures/sample.md")),
         (Language::Text, include_str!("../fixtures/sample.txt")),
     ]
