@@ -31,11 +31,16 @@ fn is_call_kind(kind: &str) -> bool {
             | "new_expression"
             | "object_creation_expression"
             | "method_call"
+            // Lua's `f(x)`, a shell command (`log "x"` calls the function `log`).
+            | "function_call"
+            | "command"
     )
 }
 
 fn is_name_kind(kind: &str) -> bool {
-    kind.ends_with("identifier") || matches!(kind, "name" | "constant" | "property_identifier")
+    // `word`: a shell command's name.
+    kind.ends_with("identifier")
+        || matches!(kind, "name" | "constant" | "property_identifier" | "word")
 }
 
 /// The last identifier inside `node` (itself included), in document order.

@@ -131,3 +131,38 @@ fn dart_classes_mixins_constructors_and_getters() {
         ]
     );
 }
+
+/// Calls in the new grammars: a shell command names the function it runs, a Lua call its
+/// last segment, Kotlin, Swift and Scala their call expressions.
+#[test]
+fn new_languages_know_their_calls() {
+    use quarry_chunk::chunk_file;
+    let calls = |language: Language| -> Vec<(Option<String>, String)> {
+        let (_, text) = common::fixtures()
+            .into_iter()
+            .find(|(l, _)| *l == language)
+            .unwrap();
+        chunk_file(language, text, &ChunkOptions::default())
+            .calls
+            .into_iter()
+            .map(|c| (c.caller, c.callee))
+            .collect()
+    };
+    let has = |found: &[(Option<String>, String)], caller: &str, callee: &str| {
+        found
+            .iter()
+            .any(|(c, n)| c.as_deref() == Some(caller) && n == callee)
+    };
+    let shell = calls(Language::Shell);
+    assert!(has(&shell, "main", "build_image"), "{shell:?}");
+    assert!(has(&shell, "build_image", "log"), "{shell:?}");
+    let lua = calls(Language::Lua);
+    assert!(has(&lua, "M.area", "square"), "{lua:?}");
+    assert!(has(&lua, "total", "area"), "{lua:?}");
+    let kotlin = calls(Language::Kotlin);
+    assert!(has(&kotlin, "Circle.Companion.unit", "Circle"), "{kotlin:?}");
+    let swift = calls(Language::Swift);
+    assert!(has(&swift, "Registry.add", "append"), "{swift:?}");
+    let scala = calls(Language::Scala);
+    assert!(has(&scala, "totalArea", "map"), "{scala:?}");
+}

@@ -506,31 +506,39 @@ fn status_after_no_embed_says_the_installed_model_waits() {
 
 /// Code in a language quarry does not parse is named where it matters: `index` and `status`
 /// say it is kept as text, and `callers` says its calls are not known (it said "no call of X
-/// in the index" where grep found the calls).
+/// in the index" where grep found the calls). A language quarry parses (Kotlin, since it has
+/// a grammar) answers `callers` from its calls.
 #[test]
 fn code_quarry_does_not_parse_is_named_not_passed_over() {
     let env = Env::new();
     env.write(
+        "lib/main.ex",
+        "defmodule Main do\n  def main do\n    greet(\"x\")\n  end\n\n  def greet(name), do: IO.puts(name)\nend\n",
+    );
+    env.write(
         "Main.kt",
-        "fun main() {\n    greet(\"x\")\n}\n\nfun greet(name: String) {\n    println(name)\n}\n",
+        "fun main() {\n    welcome(\"x\")\n}\n\nfun welcome(name: String) {\n    println(name)\n}\n",
     );
     env.write("a.py", "def f():\n    pass\n");
     let out = env.run(&["index", env.repo_path(), "--no-embed"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("kept as text, not parsed") && said.contains("kotlin 1 file"),
+        said.contains("kept as text, not parsed") && said.contains("elixir 1 file"),
         "{said}"
     );
+    assert!(!said.contains("kotlin"), "{said}");
     let report = env.json(&["index", env.repo_path(), "--no-embed"]);
     assert_eq!(
-        report["repos"][0]["kept_as_text"][0]["language"], "kotlin",
+        report["repos"][0]["kept_as_text"][0]["language"], "elixir",
         "{report}"
     );
-    assert!(env.ok(&["status"]).contains("kotlin 1 file"));
+    assert!(env.ok(&["status"]).contains("elixir 1 file"));
     let out = env.run(&["callers", "greet"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && said.contains("kotlin (1 file) is not parsed"),
+        !out.status.success() && said.contains("elixir (1 file) is not parsed"),
         "{said}"
     );
+    let callers = env.ok(&["callers", "welcome"]);
+    assert!(callers.contains("main") && callers.contains("Main.kt"), "{callers}");
 }
