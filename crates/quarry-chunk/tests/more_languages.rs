@@ -160,7 +160,10 @@ fn new_languages_know_their_calls() {
     assert!(has(&lua, "M.area", "square"), "{lua:?}");
     assert!(has(&lua, "total", "area"), "{lua:?}");
     let kotlin = calls(Language::Kotlin);
-    assert!(has(&kotlin, "Circle.Companion.unit", "Circle"), "{kotlin:?}");
+    assert!(
+        has(&kotlin, "Circle.Companion.unit", "Circle"),
+        "{kotlin:?}"
+    );
     let swift = calls(Language::Swift);
     assert!(has(&swift, "Registry.add", "append"), "{swift:?}");
     let scala = calls(Language::Scala);

@@ -258,11 +258,28 @@ fn parse_language(s: &str) -> Result<Language, String> {
     })
 }
 
+/// What `quarry --help` says of the languages, from the one list of them.
+fn languages_help() -> String {
+    let parsed: Vec<&str> = quarry_core::Language::ALL
+        .iter()
+        .filter(|l| l.is_code())
+        .map(|l| l.name())
+        .collect();
+    format!(
+        "Languages parsed (definitions, calls, outlines, structural search, colours): {}.\n\
+         Documents read by their headings: markdown, rst, asciidoc, pdf, notebook cells, text.\n\
+         Code in other languages is indexed as text, and `index` and `status` name it.",
+        parsed.join(", ")
+    )
+}
+
 fn main() {
     // Until the command is known (the first allocations fault in mimalloc's first pages).
     huge_pages(false);
     quit_quietly_when_stdout_closes();
-    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let matches = <Cli as clap::CommandFactory>::command()
+        .after_help(languages_help())
+        .get_matches();
     let mut cli =
         <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let (Command::Grep(args), Some(("grep", grep))) = (&mut cli.command, matches.subcommand()) {

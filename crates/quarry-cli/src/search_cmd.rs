@@ -42,7 +42,7 @@ pub struct SearchArgs {
     /// Search every repo of the workspace, even when run inside one of them.
     #[arg(long, conflicts_with = "repo")]
     all_repos: bool,
-    /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, markdown, rst, asciidoc, text, pdf, notebook).
+    /// Only this language (rust, python, go, javascript, typescript, tsx, java, c, cpp, csharp, ruby, php, kotlin, swift, shell, lua, scala, dart, markdown, rst, asciidoc, text, pdf, notebook).
     #[arg(long, value_parser = parse_language)]
     lang: Option<Language>,
     /// code (source, notebooks' code cells), docs (Markdown, reStructuredText, AsciiDoc,

@@ -540,5 +540,18 @@ fn code_quarry_does_not_parse_is_named_not_passed_over() {
         "{said}"
     );
     let callers = env.ok(&["callers", "welcome"]);
-    assert!(callers.contains("main") && callers.contains("Main.kt"), "{callers}");
+    assert!(
+        callers.contains("main") && callers.contains("Main.kt"),
+        "{callers}"
+    );
+}
+
+/// `quarry --help` names every language quarry parses, from the one list of them.
+#[test]
+fn help_lists_the_parsed_languages() {
+    let env = Env::new();
+    let help = env.ok(&["--help"]);
+    for language in ["python", "kotlin", "swift", "shell", "lua", "scala", "dart"] {
+        assert!(help.contains(language), "{language}: {help}");
+    }
 }

@@ -699,15 +699,26 @@ fn code_search_routes_by_the_query_or_by_the_engine_asked() {
     );
     // Asked for colour (the page's snippets), matched lines carry the file view's spans,
     // coloured in the context of the whole result: a docstring's line is a string.
-    let (_, json) = get(&server, "/api/search/code?query=retry_upload&colour=true", None);
+    let (_, json) = get(
+        &server,
+        "/api/search/code?query=retry_upload&colour=true",
+        None,
+    );
     let line = &json["results"][0]["matched_lines"][0];
     let spans = line["spans"].as_array().expect("spans when asked");
     let joined: String = spans.iter().map(|s| s["text"].as_str().unwrap()).collect();
     assert_eq!(joined, line["text"].as_str().unwrap(), "{line}");
     assert_eq!(spans[0]["text"], "def", "{line}");
     assert_eq!(spans[0]["class"], "keyword", "{line}");
-    let (_, json) = get(&server, "/api/search/code?query=flaky_uplink&colour=true", None);
-    let lines = json["results"][0]["matched_lines"].as_array().unwrap().clone();
+    let (_, json) = get(
+        &server,
+        "/api/search/code?query=flaky_uplink&colour=true",
+        None,
+    );
+    let lines = json["results"][0]["matched_lines"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(lines.len(), 1, "{json}");
     assert_eq!(lines[0]["line"], 3, "{json}");
     for span in lines[0]["spans"].as_array().unwrap() {
@@ -715,7 +726,12 @@ fn code_search_routes_by_the_query_or_by_the_engine_asked() {
     }
     // Not asked, no spans: an agent reads the text alone.
     let (_, json) = get(&server, "/api/search/code?query=retry_upload", None);
-    assert!(json["results"][0]["matched_lines"][0].get("spans").is_none(), "{json}");
+    assert!(
+        json["results"][0]["matched_lines"][0]
+            .get("spans")
+            .is_none(),
+        "{json}"
+    );
     // Filters hold on the exact routes: grep and the symbol table answer only from net/one.py.
     for query in ["timeout%3D30", "retry_upload", "def%20retry_%5Cw%2B%5C%28"] {
         let (status, json) = get(

@@ -375,10 +375,8 @@ fn postgres_serve_answers_503_with_retry_after_while_the_server_is_down() {
     sample_repo(&env);
     let server = quarry_test_postgres::server();
     let relay = common::relay::Relay::to(server.port);
-    let url = quarry_test_postgres::database("serve_down").replace(
-        &format!(":{}/", server.port),
-        &format!(":{}/", relay.port),
-    );
+    let url = quarry_test_postgres::database("serve_down")
+        .replace(&format!(":{}/", server.port), &format!(":{}/", relay.port));
     ok_on_postgres(&env, &url, &["index", env.repo_path(), "--no-embed"]);
     let serving = common::serve(&env, &["--db-url", &url]);
     let agent: ureq::Agent = ureq::Agent::config_builder()

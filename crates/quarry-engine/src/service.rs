@@ -40,7 +40,7 @@ pub struct CodeSearchParams {
     /// Only these repos (names from `status`).
     #[serde(alias = "repo")]
     pub repos: Option<Vec<String>>,
-    /// Only this language (rust, python, go, javascript, typescript, java, c, cpp, markdown, rst, asciidoc, text, pdf, notebook…).
+    /// Only this language (rust, python, go, javascript, typescript, java, c, cpp, csharp, ruby, php, kotlin, swift, shell, lua, scala, dart, markdown, rst, asciidoc, text, pdf, notebook…).
     pub language: Option<String>,
     /// `code` (source files, notebooks' code cells), `docs` (Markdown, reStructuredText,
     /// AsciiDoc, text, PDF pages, notebooks' markdown cells) or `all` [default].

@@ -123,7 +123,10 @@ impl PgStore {
     pub fn connect_with(url: &str, timeout: Duration) -> Result<PgStore> {
         let shown_url = redact(url);
         let mut client = PgClient::connect(url, timeout).map_err(|e| {
-            let message = format!("cannot connect to PostgreSQL at {shown_url}: {}", e.detail());
+            let message = format!(
+                "cannot connect to PostgreSQL at {shown_url}: {}",
+                e.detail()
+            );
             if e.is_unavailable() {
                 // Down, starting or full: it may answer soon (HTTP: 503 with Retry-After).
                 anyhow::Error::new(quarry_core::store::Unavailable(format!(

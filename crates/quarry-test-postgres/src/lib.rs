@@ -242,7 +242,9 @@ fn wait_until_streaming(url: &str, log: &Path) -> Result<(), String> {
         }
         if Instant::now() > deadline {
             let log = std::fs::read_to_string(log).unwrap_or_default();
-            return Err(format!("the standby did not start streaming in 60 s\n{log}"));
+            return Err(format!(
+                "the standby did not start streaming in 60 s\n{log}"
+            ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
