@@ -29,9 +29,10 @@
 //!
 //! Macros that stand for statements (`FMT_TRY { … } FMT_CATCH(...) {}`) and macro calls whose
 //! arguments are types (`GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, 0);`) are
-//! not recognised. Preprocessor lines (and their `\` continuations) are left alone. C files are not touched:
-//! the C grammar reads a macro before a declaration as a type, which is what it usually is
-//! there (`SIZE_T f(void)`), and cannot parse a function without one.
+//! not recognised. Preprocessor lines (and their `\` continuations) are left alone. In C files
+//! only a macro between a return type and a function's name is blanked (`int CJSON_CDECL
+//! main(void)`): the C grammar reads a macro before a declaration as a type, which is what it
+//! usually is there (`SIZE_T f(void)`), and cannot parse a function without one.
 
 use std::borrow::Cow;
 
@@ -68,6 +69,17 @@ const QUALIFIERS: &[&str] = &["const", "override", "final", "noexcept", "volatil
 
 /// `text` with derailing annotation macros replaced by spaces (borrowed when there are none).
 pub(crate) fn mask(text: &str) -> Cow<'_, str> {
+    mask_with(text, false)
+}
+
+/// For C: a statement macro alone on its line (Unity's `EXPECT_ABORT_BEGIN`) and a calling
+/// convention between a return type and a function's name (`int CJSON_CDECL main(void)`);
+/// the C grammar reads every other macro before a declaration as the type it usually is.
+pub(crate) fn mask_c(text: &str) -> Cow<'_, str> {
+    mask_with(text, true)
+}
+
+fn mask_with(text: &str, c_only: bool) -> Cow<'_, str> {
     let mut bytes: Option<Vec<u8>> = None;
     let lines: Vec<(usize, &str)> = line_spans(text);
     let mut in_directive = false;
@@ -80,9 +92,14 @@ pub(crate) fn mask(text: &str) -> Cow<'_, str> {
         let mut spans: Vec<(usize, usize)> = Vec::new();
         if let Some(span) = bare_line(&lines, i) {
             spans.push(span);
+        } else if c_only {
+            if starts_declaration(&lines, i) {
+                calling_convention(line, &mut spans);
+            }
         } else {
             if starts_declaration(&lines, i) {
                 leading(line, &mut spans);
+                calling_convention(line, &mut spans);
             }
             trailing(&lines, i, &mut spans);
         }
@@ -237,6 +254,48 @@ fn starts_declaration(lines: &[(usize, &str)], i: usize) -> bool {
 }
 
 /// Rule 2: macros among a declaration's leading specifiers.
+/// `TYPE MACRO name(`: a macro after a return type (words and `*`s, at least one word) and
+/// before the function's name and its parameters is a calling convention or an export
+/// annotation (`int CJSON_CDECL main(void)`, `char * CJSON_STDCALL cJSON_Print(…)`).
+fn calling_convention(line: &str, spans: &mut Vec<(usize, usize)>) {
+    let bytes = line.as_bytes();
+    let mut at = skip_space(line, 0);
+    let mut type_words = 0;
+    while let Some(word) = word_at(line, at) {
+        let end = at + word.len();
+        if is_macro_name(word) && type_words > 0 {
+            // The name and its `(` follow, a `*` or two between.
+            let mut next = skip_space(line, end);
+            while bytes.get(next) == Some(&b'*') {
+                next = skip_space(line, next + 1);
+            }
+            let Some(name) = word_at(line, next) else {
+                return;
+            };
+            if is_macro_name(name) {
+                return;
+            }
+            if bytes.get(skip_space(line, next + name.len())) == Some(&b'(')
+                && !spans.iter().any(|&(s, _)| s == at)
+            {
+                spans.push((at, end));
+            }
+            return;
+        }
+        if matches!(
+            word,
+            "return" | "else" | "case" | "goto" | "sizeof" | "typedef" | "do"
+        ) {
+            return;
+        }
+        type_words += 1;
+        at = skip_space(line, end);
+        while bytes.get(at) == Some(&b'*') {
+            at = skip_space(line, at + 1);
+        }
+    }
+}
+
 fn leading(line: &str, spans: &mut Vec<(usize, usize)>) {
     let mut at = skip_space(line, 0);
     let mut after_class = false;

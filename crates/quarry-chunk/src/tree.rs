@@ -131,12 +131,14 @@ fn parse_text(grammar: Language, text: &str) -> Cow<'_, str> {
         Language::C | Language::Cpp => crate::define_comments::mask(text),
         _ => Cow::Borrowed(text),
     };
-    if grammar != Language::Cpp {
-        return text;
-    }
+    let mask = match grammar {
+        Language::Cpp => macros::mask,
+        Language::C => macros::mask_c,
+        _ => return text,
+    };
     match text {
-        Cow::Borrowed(text) => macros::mask(text),
-        Cow::Owned(text) => Cow::Owned(macros::mask(&text).into_owned()),
+        Cow::Borrowed(text) => mask(text),
+        Cow::Owned(text) => Cow::Owned(mask(&text).into_owned()),
     }
 }
 

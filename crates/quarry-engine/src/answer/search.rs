@@ -386,7 +386,7 @@ mod tests {
             .collect();
         let mut results = vec![result(&body)];
         results[0].start_line = 101;
-        mark_matched_lines(&mut results, "where is the user name read");
+        mark_matched_lines(&mut results, "where is the user name read", false);
         let lines: Vec<u32> = results[0].matched_lines.iter().map(|m| m.line).collect();
         // Line 30 holds both words; three lines shown in order, one more counted.
         assert_eq!(lines, vec![107, 130, 135]);
@@ -394,12 +394,12 @@ mod tests {
         assert!(results[0].matched_lines[1].text.contains("user_name"));
         // A word as the stemmed index matched it.
         let mut results = vec![result("    self._cache_numbers = {}\n    return 1\n")];
-        mark_matched_lines(&mut results, "how are numbers cached");
+        mark_matched_lines(&mut results, "how are numbers cached", false);
         assert_eq!(results[0].matched_lines.len(), 1);
         assert!(same_word("caching", "cached") && !same_word("cat", "cats"));
         // No query word: nothing marked.
         let mut results = vec![result("fn f() {}\n")];
-        mark_matched_lines(&mut results, "database migration");
+        mark_matched_lines(&mut results, "database migration", false);
         assert!(results[0].matched_lines.is_empty());
     }
 
