@@ -512,7 +512,8 @@ fn a_comment_inside_a_continued_define_keeps_what_follows() {
 fn c_calling_convention_macros_before_the_name() {
     let text = "#include <stdio.h>\n\nint CJSON_CDECL main(void)\n{\n    return run();\n}\n\nCJSON_PUBLIC(char *) cJSON_Print(const cJSON *item)\n{\n    return print(item);\n}\n\nchar * CJSON_STDCALL cJSON_Version(void)\n{\n    return version;\n}\n\nSIZE_T size_of(void)\n{\n    return 0;\n}\n";
     for language in [Language::C, Language::Cpp] {
-        let found = symbols(&chunk_checked(language, text, &ChunkOptions::default()));
+        let chunked = chunk_checked(language, text, &ChunkOptions::default());
+        let found = symbols(&chunked);
         let names: Vec<&str> = found.iter().map(|(n, _, _, _)| n.as_str()).collect();
         assert_eq!(
             names,

@@ -248,19 +248,7 @@ fn opensearch_serve_answers_503_with_retry_after_while_the_cluster_is_down() {
     let url = format!("opensearch+http://127.0.0.1:{}/{prefix}", relay.port);
     ok_on_opensearch(&env, &url, &["index", env.repo_path(), "--no-embed"]);
     let server = common::serve(&env, &["--db-url", &url]);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let ask = |path: &str| {
-        let mut response = agent.get(format!("{}{path}", server.base)).call().unwrap();
-        let status = response.status().as_u16();
-        let retry = response
-            .headers()
-            .get("retry-after")
-            .map(|v| v.to_str().unwrap().to_string());
-        (status, retry, response.body_mut().read_to_string().unwrap())
-    };
+    let ask = |path: &str| common::get_with_retry_after(&server, path);
     let (status, _, body) = ask("/api/status");
     assert_eq!(status, 200, "{body}");
     relay.cut();

@@ -379,19 +379,7 @@ fn postgres_serve_answers_503_with_retry_after_while_the_server_is_down() {
         .replace(&format!(":{}/", server.port), &format!(":{}/", relay.port));
     ok_on_postgres(&env, &url, &["index", env.repo_path(), "--no-embed"]);
     let serving = common::serve(&env, &["--db-url", &url]);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let ask = |path: &str| {
-        let mut response = agent.get(format!("{}{path}", serving.base)).call().unwrap();
-        let status = response.status().as_u16();
-        let retry = response
-            .headers()
-            .get("retry-after")
-            .map(|v| v.to_str().unwrap().to_string());
-        (status, retry, response.body_mut().read_to_string().unwrap())
-    };
+    let ask = |path: &str| common::get_with_retry_after(&serving, path);
     let paths = [
         "/api/status",
         "/api/search/code?query=parse",

@@ -242,3 +242,19 @@ pub fn many_files(env: &Env, n: usize) {
 pub fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// `GET path` on a `quarry serve`: status, `Retry-After` if any, and body (an error status is
+/// an answer too).
+pub fn get_with_retry_after(server: &Server, path: &str) -> (u16, Option<String>, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent.get(format!("{}{path}", server.base)).call().unwrap();
+    let status = response.status().as_u16();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, retry, response.body_mut().read_to_string().unwrap())
+}
