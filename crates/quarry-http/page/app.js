@@ -124,7 +124,7 @@ async function search(q, f, started) {
   try {
     let node;
     if (tab() === "history") {
-      const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, mode: f.mode, limit: 30, colour: true }, inflight.signal);
+      const found = await api("/api/search/commits", { query: q, repo: f.repo, path: f.path, mode: f.mode, limit: 30 }, inflight.signal);
       if (mine !== generation) return; // a newer keystroke won
       answered = performance.now();
       node = commitList(found.commits, `${found.commits.length} commits (${found.mode})`, `Commits for ${q}`);
