@@ -28,7 +28,9 @@ names) counts once, found if quarry has either name.
 Found: quarry has an item of the same name (spaces dropped, `<…>` template arguments cut)
 starting on the tag's line, or covering it from at most W lines above (--window, 10: comments,
 `export`), or from a decorator/attribute line of any length above (`@click.option(…)` stacks),
-or ending on it (C's `typedef struct {…} Name;` is tagged on its last line). Columns: files;
+or ending on it (C's `typedef struct {…} Name;` is tagged on its last line). A C/C++ function
+written through a macro call (`TEST_BEGIN(test_x) {`, tagged `TEST_BEGIN`) is also found under
+its first argument, its own name, which quarry gives it. Columns: files;
 ctags defs, found, recall; aux, found, recall; quarry's items and those no ctags tag of any
 kind matches (q-only, informational); files whose outline came from the heuristic (heur: no
 definition found by the parser).
@@ -293,6 +295,19 @@ def norm(name):
     return name if name.startswith("operator") else re.sub(r"<.*", "", name)
 
 
+def own_names(ctags_lang, tag, lines):
+    """The names a definition goes by: ctags' name, and for a C/C++ function written through a
+    macro call (jemalloc's `TEST_BEGIN(test_ffs_lu) {`, tagged `TEST_BEGIN`) also its first
+    argument, the definition's own name, which quarry gives it."""
+    names = [tag["name"]]
+    if ctags_lang in ("C", "C++") and tag["kind"] == "function" and tag["line"] <= len(lines):
+        m = re.match(rf"\s*{re.escape(tag['name'])}\s*\(\s*([A-Za-z_]\w*)\s*[,)]",
+                     lines[tag["line"] - 1])
+        if m:
+            names.append(m.group(1))
+    return names
+
+
 def found(items, name, line, lines, window):
     """Quarry has `name` at `line`: starting there, or covering it from at most `window` lines
     above (or from a decorator/attribute of any length above), or ending there (C's
@@ -349,11 +364,13 @@ def analyse(job):
         g[1].append(t)
     for cat, ts in groups.values():
         t = next(t for t in ts if category(ctags_lang, t, lines) == cat)
-        hit = any(found(items, u["name"], u["line"], lines, args.window) for u in ts)
+        hit = any(found(items, n, u["line"], lines, args.window)
+                  for u in ts for n in own_names(ctags_lang, u, lines))
         result[cat] += 1
         result[cat + "_found"] += hit
         if cat == D and outline is not None:
-            shown = any(named_in_text(outline, u["name"], u["line"], lines, args.window) for u in ts)
+            shown = any(named_in_text(outline, n, u["line"], lines, args.window)
+                        for u in ts for n in own_names(ctags_lang, u, lines))
             result["def_text"] += shown
             if not shown:
                 src = lines[t["line"] - 1].strip() if t["line"] <= len(lines) else ""

@@ -72,7 +72,8 @@ pub(crate) fn mask(text: &str) -> Cow<'_, str> {
     mask_with(text, false)
 }
 
-/// For C: a statement macro alone on its line (Unity's `EXPECT_ABORT_BEGIN`) and a calling
+/// For C: a statement macro alone on its line (Unity's `EXPECT_ABORT_BEGIN`, jemalloc's
+/// `TEST_END`) and a calling
 /// convention between a return type and a function's name (`int CJSON_CDECL main(void)`);
 /// the C grammar reads every other macro before a declaration as the type it usually is.
 pub(crate) fn mask_c(text: &str) -> Cow<'_, str> {
@@ -90,7 +91,8 @@ fn mask_with(text: &str, c_only: bool) -> Cow<'_, str> {
             continue;
         }
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        if let Some(span) = bare_line(&lines, i) {
+        let bare = bare_line(&lines, i);
+        if let Some(span) = bare {
             spans.push(span);
         } else if c_only {
             if starts_declaration(&lines, i) {

@@ -522,3 +522,32 @@ fn c_calling_convention_macros_before_the_name() {
         );
     }
 }
+
+/// A statement macro alone on its line (Unity's `EXPECT_ABORT_BEGIN`) made the C grammar read
+/// the call below it as a declaration and lose every later function; blanked, the functions
+/// after it are found. jemalloc's `TEST_END` before `TEST_BEGIN(test_x) {` was read as the
+/// type of a function named `TEST_BEGIN`; blanked, each test is named by its own name, as the
+/// first one (with no `TEST_END` above) always was.
+#[test]
+fn c_statement_macros_alone_on_their_line() {
+    let unity = "void testOne(void)\n{\n    EXPECT_ABORT_BEGIN\n    TEST_ASSERT_EQUAL_FLOAT_ARRAY(p0, p1, 4);\n    VERIFY_FAILS_END\n}\n\nvoid testTwo(void)\n{\n    EXPECT_ABORT_BEGIN\n    TEST_ASSERT_EQUAL_INT(1, 2);\n    VERIFY_FAILS_END\n}\n\nvoid testThree(void)\n{\n    run();\n}\n";
+    let chunked = chunk_checked(Language::C, unity, &ChunkOptions::default());
+    assert_eq!(
+        symbols(&chunked),
+        owned_symbols(&[
+            ("testOne", "function", 1, 6),
+            ("testTwo", "function", 8, 13),
+            ("testThree", "function", 15, 18),
+        ])
+    );
+    let jemalloc = "TEST_BEGIN(test_ffs_u) {\n\tTEST_FFS(unsigned, u, u, \"u\");\n}\nTEST_END\n\nTEST_BEGIN(test_ffs_lu) {\n\tTEST_FFS(unsigned long, lu, lu, \"lu\");\n}\nTEST_END\n\nTEST_BEGIN(test_ffs_llu) {\n\tTEST_FFS(unsigned long long, llu, llu, \"llu\");\n}\nTEST_END\n";
+    let chunked = chunk_checked(Language::C, jemalloc, &ChunkOptions::default());
+    assert_eq!(
+        symbols(&chunked),
+        owned_symbols(&[
+            ("test_ffs_u", "function", 1, 3),
+            ("test_ffs_lu", "function", 6, 8),
+            ("test_ffs_llu", "function", 11, 13),
+        ])
+    );
+}
