@@ -75,6 +75,11 @@ EXTENSIONS = {  # quarry's language by extension, and the ctags parser to force
     "kotlin": (("kt", "kts"), "Kotlin"),
     "shell": (("sh", "bash", "zsh"), "Sh"),
     "lua": (("lua",), "Lua"),
+    "r": (("r",), "R"),
+    "objectivec": (("m",), "ObjectiveC"),
+    "elixir": (("ex", "exs"), "Elixir"),
+    "haskell": (("hs",), "Haskell"),
+    "julia": (("jl",), "Julia"),
 }
 BY_EXT = {ext: (lang, ctags) for lang, (exts, ctags) in EXTENSIONS.items() for ext in exts}
 CPP_EXTS = set(EXTENSIONS["cpp"][0])
@@ -108,12 +113,23 @@ KINDS = {
                    constant=A, variable=A),
     "Sh": dict(function=D, alias=A),
     "Lua": dict(function=D),
+    "R": dict(function=D, globalVar=A, functionVar=A),
+    # ctags' "class" kind in Objective-C is a class method (`+ (id)unit`).
+    "ObjectiveC": dict(interface=D, implementation=D, protocol=D, category=D, method=D,
+                       **{"class": D}, function=D, struct=D, enum=D, typedef=D, macro=D,
+                       property=A, field=A, var=A),
+    "Elixir": dict(module=D, function=D, macro=D, protocol=D, implementation=D, delegate=D,
+                   guard=D, callback=A, exception=A, record=A, test=A, type=A, operator=A),
+    "Haskell": dict(function=D, type=D, constructor=A, module=A),
+    "Julia": dict(function=D, macro=D, module=D, struct=D, type=D, constant=A, field=A),
 }
 SKIP_DIRS = {"node_modules", "vendor", "third_party", "third-party", "thirdparty", "external",
              "fixtures", "fixture", "testdata", "test-data", "__fixtures__", "__snapshots__",
              "dist", "build", "out", "target", "bower_components", ".git"}
 JS_ALIAS = re.compile(r"([\w$]+)['\"]?\s*[:=]\s*(?:async\s+)?function\s*\*?\s*([\w$]+)\s*\(")
 LUA_DEF = re.compile(r"^\s*((local\s+)?function\b|(local\s+)?[\w.:\[\]\"']+\s*=\s*function\b)")
+OBJC_PROPERTY_WORDS = {"readwrite", "readonly", "nonatomic", "atomic", "strong", "weak", "copy",
+                       "assign", "retain", "nullable", "nonnull", "class", "getter", "setter"}
 RUST_MOD_DECL = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*;")
 
 # JavaScript/TypeScript: the shape of a missed definition's line, most specific first.
@@ -267,6 +283,34 @@ def category(ctags_lang, tag, lines):
     if ctags_lang == "Lua" and not LUA_DEF.match(line):
         return None  # ctags' Lua parser tags any line with a name before `function`: an
                      # argument (`x = f(function()`), a string (`msg = "… functions"`)
+    if ctags_lang == "ObjectiveC":
+        # ctags' Objective-C parser: `@property (readwrite, …)` and `#if (defined(__X…` read
+        # as categories, a block typedef's parameter as the typedef, an enumerator as an enum,
+        # a `static` variable in an `@implementation` as a method.
+        if kind == "category" and (name in OBJC_PROPERTY_WORDS or name.startswith("__")):
+            return None
+        if kind == "typedef" and "(^" in line and not re.search(r"\(\^\s*" + re.escape(name) + r"\s*\)", line):
+            return None
+        if kind == "enum" and re.match(r"^\s*\w+\s*(=[^;{]*)?,?\s*$", line):
+            return A
+        if kind == "method" and line.lstrip().startswith("static "):
+            return None
+    if ctags_lang == "Haskell" and (name == "class" or re.match(r"\s*deriving\b", line)):
+        return None  # ctags' Haskell parser tags `class C a where` as a function named `class`
+    if ctags_lang == "Haskell" and re.match(r"^\s*[{,]?\s*[\w']+(\s*,\s*[\w']+)*\s*::", line) \
+            and (line.lstrip().startswith(("{", ",")) or "(" not in line.split("::")[0]):
+        # a record's field (`, issueBody :: !(Maybe Text)`) or a type signature line: ctags
+        # calls both functions; quarry lists the record with its type and the function at its
+        # equations (the signature above them belongs to it)
+        return A if line.lstrip().startswith(("{", ",")) else None
+    if ctags_lang == "Haskell" and line.lstrip().startswith("::"):
+        return None  # the second line of a signature (`foo\n  :: Int -> Int`)
+    if ctags_lang == "Haskell" and re.search(r"[{,|]\s*" + re.escape(name) + r"\s*::", line):
+        return A  # a record field written inline (`data C = C { x :: Double, y :: Double }`)
+    if ctags_lang == "R" and name.startswith("anonFunc"):
+        return None  # an anonymous function passed as an argument
+    if ctags_lang == "Elixir" and in_heredoc(lines, tag["line"]):
+        return None  # code in a `"""` documentation string (a @moduledoc example)
     if ctags_lang == "Kotlin" and "<lambda>" in tag.get("scope", ""):
         return None  # ctags' Kotlin parser tags a lambda's parameters (`{ handle -> }`) as methods
     if ctags_lang == "TypeScript" and re.match(r"\s*(import\b|export\s+as\s+namespace\b)", line):
@@ -283,6 +327,25 @@ def category(ctags_lang, tag, lines):
     if ctags_lang == "JavaScript" and kind == "class" and re.match(rf"\s*{re.escape(name)}\.prototype\b", line):
         return None  # … and `C.prototype.m = function` a class `C` as well as the method `m`
     return cat
+
+
+def in_cpp_alternative(lines, line):
+    """Whether `line` (1-based) is in an `#else`/`#elif` branch of a preprocessor `#if`."""
+    depth_else = []
+    for text in lines[:line - 1]:
+        t = text.strip()
+        if t.startswith("#if"):
+            depth_else.append(False)
+        elif t.startswith(("#else", "#elif")) and depth_else:
+            depth_else[-1] = True
+        elif t.startswith("#endif") and depth_else:
+            depth_else.pop()
+    return any(depth_else)
+
+
+def in_heredoc(lines, line):
+    """Whether `line` (1-based) is inside a `\"\"\"` string: an odd number of them above."""
+    return sum(l.count('"""') for l in lines[:line - 1]) % 2 == 1
 
 
 def norm(name):
@@ -335,6 +398,12 @@ def analyse(job):
         # ctags names `function M.f` and `M.f = function` as `M.f`; quarry names it `f` in `M`.
         for tag in tags:
             tag["name"] = re.split(r"[.:]", tag["name"])[-1]
+    if ctags_lang == "R":
+        for tag in tags:  # `"%+%" <- function`: ctags keeps the quotes, quarry the name
+            tag["name"] = tag["name"].strip("\"'`")
+    if ctags_lang == "Elixir" and items is not None:
+        # ctags names `defmodule MyApp.Accounts` by its last segment; quarry by all of it.
+        items = [dict(i, name=i["name"].rsplit(".", 1)[-1]) for i in items]
     result = {"repo": os.path.basename(repo.rstrip("/")), "path": rel, "lang": lang,
               "ctags_lang": ctags_lang, "note": note, "def": 0, "def_found": 0, "aux": 0,
               "aux_found": 0, "quarry": 0, "quarry_only": [], "misses": [], "def_text": 0,
@@ -364,6 +433,9 @@ def analyse(job):
         g[1].append(t)
     for cat, ts in groups.values():
         t = next(t for t in ts if category(ctags_lang, t, lines) == cat)
+        if ctags_lang == "Haskell" and in_cpp_alternative(lines, t["line"]) \
+                and any(norm(i["name"]) == norm(t["name"]) for i in items):
+            continue  # a `#else` branch's copy of a definition quarry has from the first branch
         hit = any(found(items, n, u["line"], lines, args.window)
                   for u in ts for n in own_names(ctags_lang, u, lines))
         result[cat] += 1

@@ -27,11 +27,30 @@ pub(crate) const SNIFF_BYTES: usize = 32 * 1024;
 
 /// The language whose grammar and rules parse a file in `language` with this text.
 pub(crate) fn grammar_language(language: Language, text: &str) -> Language {
-    if language == Language::C && looks_like_cpp(text) {
+    if language != Language::C {
+        language
+    } else if looks_like_objc(text) {
+        Language::ObjectiveC
+    } else if looks_like_cpp(text) {
         Language::Cpp
     } else {
         language
     }
+}
+
+/// Whether a `.h` is Objective-C: a line of its first [`SNIFF_BYTES`] starts with
+/// `@interface`, `@protocol`, `@implementation` or `#import` (C and C++ include).
+pub(crate) fn looks_like_objc(text: &str) -> bool {
+    let mut end = text.len().min(SNIFF_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].lines().any(|line| {
+        let line = line.trim_start();
+        ["@interface", "@protocol", "@implementation", "#import"]
+            .iter()
+            .any(|start| line.starts_with(start))
+    })
 }
 
 /// Whether C-or-C++ source holds a line only C++ can have.

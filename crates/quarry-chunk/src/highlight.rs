@@ -175,6 +175,32 @@ mod tests {
                 "function",
             ),
             (Language::Scala, "// c\ndef f(): String = \"s\"\n", "def"),
+            (Language::R, "# c\nf <- function(x) \"s\"\n", "function"),
+            (
+                Language::ObjectiveC,
+                "// c\n@interface A\n- (id)s; // \"s\"\n@end\nchar *t = \"s\";\n",
+                "@interface",
+            ),
+            (
+                Language::Elixir,
+                "# c\ndefmodule A do\n  def f, do: \"s\"\nend\n",
+                "do",
+            ),
+            (
+                Language::Haskell,
+                "-- c\nmodule M where\nf = \"s\"\n",
+                "module",
+            ),
+            (
+                Language::Zig,
+                "// c\nfn f() []const u8 { return \"s\"; }\n",
+                "fn",
+            ),
+            (
+                Language::Julia,
+                "# c\nfunction f()\n    return \"s\"\nend\n",
+                "function",
+            ),
             (
                 Language::Dart,
                 "// c\nString f() { return \"s\"; }\n",

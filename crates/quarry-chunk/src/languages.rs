@@ -103,6 +103,22 @@ pub(crate) enum Rule {
     SwiftType,
     /// Lua `function_declaration`: `f`, `M.f` (function `f` in `M`), `M:f` (method `f`).
     LuaFunction,
+    /// Elixir's definitions are calls: `defmodule A.B`, `defprotocol`, `defimpl` (modules) and
+    /// `def f(x)`, `defp`, `defmacro`, `defguard`, `defdelegate` (functions), named by their
+    /// first argument.
+    ElixirDef,
+    /// R's functions are assignments: `name <- function(…)`, `name = function(…)`.
+    RAssign,
+    /// Julia `function f(x)`, `macro m(x)`: named by the call in their signature (`Base.show`
+    /// is `show`); `f(x) = …` at the top of a file or module too.
+    JuliaSignature { kind: &'static str },
+    /// Julia `struct`, `abstract type`, `primitive type`: named by the first name in the head
+    /// (`struct Point{T} <: Shape`).
+    JuliaType { kind: &'static str },
+    /// Zig `const Name = struct { … }` (also `enum`, `union`, `opaque`): a type.
+    ZigContainer,
+    /// Objective-C method: named by its selector (`count`, `initWithFrame:style:`).
+    ObjcMethod,
     /// Lua `function_definition` (an anonymous `function`) named by what it is assigned to:
     /// `M.f = function`, `local f = function`, a table's `key = function`.
     LuaAssigned,
@@ -589,6 +605,8 @@ static DART: Spec = Spec {
         ("enum_declaration", named("enum")),
         ("function_signature", FUNC),
         ("getter_signature", FUNC),
+        // `bool operator [](int index)`: `operator[]`, a method.
+        ("operator_signature", Rule::CsOperator),
         ("setter_signature", FUNC),
         ("constructor_signature", Rule::DartCtor),
         ("constant_constructor_signature", Rule::DartCtor),
@@ -606,6 +624,141 @@ static DART: Spec = Spec {
     // in the same `member_declaration`.
     wrappers: &["method_signature", "declaration", "member_declaration"],
     attach: &["comment", "documentation_comment", "annotation"],
+    ctor_name: None,
+};
+
+static R_LANG: Spec = Spec {
+    grammar: || tree_sitter_r::LANGUAGE.into(),
+    highlights: || tree_sitter_r::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[("binary_operator", Rule::RAssign)],
+    wrappers: &[],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+const OBJC_DEFS: &[(&str, Rule)] = &[
+    ("function_definition", Rule::CFunction),
+    ("struct_specifier", Rule::CSpecifier { kind: "struct" }),
+    ("union_specifier", Rule::CSpecifier { kind: "struct" }),
+    ("enum_specifier", Rule::CSpecifier { kind: "enum" }),
+    ("type_definition", Rule::CTypedef),
+    ("preproc_function_def", named("macro")),
+    (
+        "class_interface",
+        Rule::FirstChild {
+            kinds: &["identifier"],
+            kind: "class",
+        },
+    ),
+    (
+        "class_implementation",
+        Rule::FirstChild {
+            kinds: &["identifier"],
+            kind: "class",
+        },
+    ),
+    (
+        "protocol_declaration",
+        Rule::FirstChild {
+            kinds: &["identifier"],
+            kind: "interface",
+        },
+    ),
+    ("method_declaration", Rule::ObjcMethod),
+    ("method_definition", Rule::ObjcMethod),
+];
+
+static OBJC: Spec = Spec {
+    grammar: || tree_sitter_objc::LANGUAGE.into(),
+    highlights: || {
+        format!(
+            "{}\n{}",
+            tree_sitter_objc::HIGHLIGHTS_QUERY,
+            tree_sitter_c::HIGHLIGHT_QUERY
+        )
+    },
+    injections: "",
+    body_after: None,
+    defs: OBJC_DEFS,
+    // An implementation's methods sit in `implementation_definition`s.
+    wrappers: &["type_definition"],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static ELIXIR: Spec = Spec {
+    grammar: || tree_sitter_elixir::LANGUAGE.into(),
+    highlights: || tree_sitter_elixir::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[("call", Rule::ElixirDef)],
+    wrappers: &[],
+    attach: COMMENT,
+    ctor_name: None,
+};
+
+static HASKELL: Spec = Spec {
+    grammar: || tree_sitter_haskell::LANGUAGE.into(),
+    highlights: || tree_sitter_haskell::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        ("function", named("function")),
+        ("bind", named("function")),
+        ("data_type", named("type")),
+        ("newtype", named("type")),
+        ("type_synonym", named("type")),
+        ("type_family", named("type")),
+        ("class", named("class")),
+    ],
+    wrappers: &[],
+    // A function's type signature stands above its equations and joins its chunk.
+    attach: &["comment", "haddock", "signature"],
+    ctor_name: None,
+};
+
+static ZIG: Spec = Spec {
+    grammar: || tree_sitter_zig::LANGUAGE.into(),
+    highlights: || tree_sitter_zig::HIGHLIGHTS_QUERY.into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        ("function_declaration", FUNC),
+        ("variable_declaration", Rule::ZigContainer),
+        (
+            "test_declaration",
+            Rule::FirstChild {
+                kinds: &["string", "identifier"],
+                kind: "test",
+            },
+        ),
+    ],
+    wrappers: &[],
+    attach: &["comment"],
+    ctor_name: None,
+};
+
+static JULIA: Spec = Spec {
+    grammar: || tree_sitter_julia::LANGUAGE.into(),
+    highlights: || include_str!("../queries/julia-highlights.scm").into(),
+    injections: "",
+    body_after: None,
+    defs: &[
+        (
+            "function_definition",
+            Rule::JuliaSignature { kind: "function" },
+        ),
+        ("macro_definition", Rule::JuliaSignature { kind: "macro" }),
+        ("assignment", Rule::JuliaSignature { kind: "function" }),
+        ("struct_definition", Rule::JuliaType { kind: "struct" }),
+        ("abstract_definition", Rule::JuliaType { kind: "type" }),
+        ("primitive_definition", Rule::JuliaType { kind: "type" }),
+        ("module_definition", named("module")),
+    ],
+    wrappers: &[],
+    attach: &["line_comment", "block_comment", "string_literal"],
     ctor_name: None,
 };
 
@@ -630,6 +783,12 @@ pub(crate) fn spec(language: Language) -> Option<&'static Spec> {
         Language::Lua => &LUA,
         Language::Scala => &SCALA,
         Language::Dart => &DART,
+        Language::R => &R_LANG,
+        Language::ObjectiveC => &OBJC,
+        Language::Elixir => &ELIXIR,
+        Language::Haskell => &HASKELL,
+        Language::Zig => &ZIG,
+        Language::Julia => &JULIA,
         Language::Markdown
         | Language::Text
         | Language::Rst
@@ -846,6 +1005,87 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
             let name = field("name").map(|n| n.split('<').next().unwrap_or(&n).trim().to_string());
             found(name, kind)
         }
+        Rule::ElixirDef => elixir_def(node, src),
+        Rule::RAssign => {
+            let operator = node.child_by_field_name("operator")?;
+            if !matches!(operator.kind(), "<-" | "=" | "<<-")
+                || node.child_by_field_name("rhs")?.kind() != "function_definition"
+            {
+                return None;
+            }
+            let name = name_of(node.child_by_field_name("lhs")?, src)?;
+            let kind = function_kind(spec, cx, &name, None);
+            found(Some(name), kind)
+        }
+        Rule::JuliaSignature { kind } => {
+            let head = if node.kind() == "assignment" {
+                // `f(x) = …` only where definitions stand, not `a[i] = f(x)` in a body.
+                if in_function {
+                    return None;
+                }
+                node.named_child(0)?
+            } else {
+                let mut cursor = node.walk();
+                let signature = node
+                    .named_children(&mut cursor)
+                    .find(|c| c.kind() == "signature")?;
+                signature.named_child(0)?
+            };
+            let name = julia_called_name(head, src)?;
+            let kind = if kind == "macro" {
+                kind
+            } else {
+                function_kind(spec, cx, &name, None)
+            };
+            found(Some(name), kind)
+        }
+        Rule::JuliaType { kind } => {
+            let mut cursor = node.walk();
+            let head = node
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "type_head")?;
+            let mut at = head;
+            for _ in 0..8 {
+                if at.kind() == "identifier" {
+                    return found(name_of(at, src), kind);
+                }
+                at = at.named_child(0)?;
+            }
+            None
+        }
+        Rule::ZigContainer => {
+            let mut cursor = node.walk();
+            let mut name = None;
+            let mut kind = None;
+            for child in node.named_children(&mut cursor) {
+                match child.kind() {
+                    "identifier" if name.is_none() => name = name_of(child, src),
+                    "struct_declaration" | "opaque_declaration" => kind = Some("struct"),
+                    "union_declaration" => kind = Some("struct"),
+                    "enum_declaration" => kind = Some("enum"),
+                    _ => {}
+                }
+            }
+            found(name, kind?)
+        }
+        Rule::ObjcMethod => {
+            // `- (id)initWithWidth:(double)w height:(double)h`: each keyword is an
+            // `identifier` child before its `method_parameter`; a unary selector is one name.
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.named_children(&mut cursor).collect();
+            let keywords: Vec<String> = children
+                .iter()
+                .filter(|c| c.kind() == "identifier")
+                .filter_map(|c| name_of(*c, src))
+                .collect();
+            let takes_arguments = children.iter().any(|c| c.kind() == "method_parameter");
+            let name = if takes_arguments {
+                Some(keywords.iter().map(|k| format!("{k}:")).collect::<String>())
+            } else {
+                keywords.into_iter().next()
+            };
+            found(name.filter(|n| !n.is_empty()), "method")
+        }
         Rule::LuaAssigned => {
             let parent = node.parent()?;
             let target = match parent.kind() {
@@ -888,6 +1128,78 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
             })
         }
     }
+}
+
+/// Elixir: `defmodule A.B do`, `def f(x) when … do`, `defp f, do: …`; `None` for any other call.
+fn elixir_def(node: Node, src: &str) -> Option<Found> {
+    let target = node.child_by_field_name("target")?;
+    let keyword = src.get(target.byte_range())?;
+    let module = matches!(keyword, "defmodule" | "defprotocol" | "defimpl");
+    let function = matches!(
+        keyword,
+        "def"
+            | "defp"
+            | "defmacro"
+            | "defmacrop"
+            | "defguard"
+            | "defguardp"
+            | "defdelegate"
+            | "defn"
+            | "defnp"
+    );
+    if !module && !function {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let arguments = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "arguments")?;
+    let first = arguments.named_child(0)?;
+    let name = if module {
+        name_of(first, src)?
+    } else {
+        // `f`, `f(x)`, `f(x) when guard`.
+        let call = match first.kind() {
+            "binary_operator" => first.child_by_field_name("left")?,
+            _ => first,
+        };
+        let named = match call.kind() {
+            "call" => call.child_by_field_name("target")?,
+            _ => call,
+        };
+        if named.kind() != "identifier" {
+            return None;
+        }
+        name_of(named, src)?
+    };
+    Some(Found {
+        name,
+        kind: if module { "module" } else { "function" },
+        scope: None,
+        file_scope: false,
+    })
+}
+
+/// The name a Julia call head gives: `f(x)` → `f`, `Base.show(io, x)` → `show`, `f(x)::T`,
+/// `f(x) where T`, `f{T}(x)` → `f`.
+fn julia_called_name(head: Node, src: &str) -> Option<String> {
+    let mut at = head;
+    for _ in 0..8 {
+        match at.kind() {
+            "call_expression"
+            | "typed_expression"
+            | "where_expression"
+            | "curly_expression"
+            | "parametrized_type_expression" => at = at.named_child(0)?,
+            "field_expression" => {
+                let count = at.named_child_count();
+                at = at.named_child(u32::try_from(count.checked_sub(1)?).ok()?)?;
+            }
+            "identifier" | "operator" => return name_of(at, src),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// A Lua function named by `target`: `f`, `M.f` (function `f` in `M`), `M:f` (method `f`).
@@ -944,10 +1256,17 @@ fn function_kind(spec: &Spec, cx: &Context, name: &str, scope: Option<&str>) -> 
 
 /// A node's text as a symbol name: one line, quotes stripped, capped; `None` when empty.
 pub(crate) fn name_of(node: Node, src: &str) -> Option<String> {
-    let text = src.get(node.byte_range())?;
-    let text = text
-        .trim()
-        .trim_matches(|c| c == '"' || c == '\'' || c == '`');
+    let text = src.get(node.byte_range())?.trim();
+    // Quotes around a name (`'key': function`, R's `"%+%" <- function`) go; a quote that is
+    // part of it (Haskell's `jsonAccum'`) stays.
+    let text = ['"', '\'', '`']
+        .iter()
+        .find_map(|q| {
+            text.strip_prefix(*q)
+                .and_then(|t| t.strip_suffix(*q))
+                .filter(|_| text.len() >= 2)
+        })
+        .unwrap_or(text);
     let first = text.lines().next()?.trim();
     if first.is_empty() {
         return None;

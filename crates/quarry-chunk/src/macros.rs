@@ -80,6 +80,86 @@ pub(crate) fn mask_c(text: &str) -> Cow<'_, str> {
     mask_with(text, true)
 }
 
+/// For Objective-C: what C gets, and availability and naming annotations at the end of a
+/// declaration (`…metrics AF_API_AVAILABLE(ios(10)) {`, `- (instancetype)init
+/// NS_DESIGNATED_INITIALIZER;`), which the grammar cannot place and which derail the rest of
+/// an `@implementation`.
+pub(crate) fn mask_objc(text: &str) -> Cow<'_, str> {
+    let c = mask_with(text, true);
+    let mut bytes: Option<Vec<u8>> = None;
+    let mut in_directive = false;
+    for (start, line) in line_spans(&c) {
+        let directive = in_directive || line.trim_start().starts_with('#');
+        in_directive = directive && line.trim_end().ends_with('\\');
+        if directive || !line.contains('_') {
+            continue;
+        }
+        if let Some((s, e)) = annotation_at_end(line) {
+            let out = bytes.get_or_insert_with(|| c.as_bytes().to_vec());
+            for b in &mut out[start + s..start + e] {
+                *b = b' ';
+            }
+        }
+    }
+    match bytes {
+        Some(b) => Cow::Owned(String::from_utf8(b).unwrap_or_else(|_| c.into_owned())),
+        None => c,
+    }
+}
+
+/// `NAME` or `NAME(…)` as the last thing before a line's `;` or `{` (or its end), after a
+/// name, `)` or `*` — an annotation, not a call (`x = FOO(y);` has `=` before it).
+fn annotation_at_end(line: &str) -> Option<(usize, usize)> {
+    let code_end = line.find("//").unwrap_or(line.len());
+    let code = line[..code_end].trim_end();
+    let code = code
+        .strip_suffix('{')
+        .or_else(|| code.strip_suffix(';'))
+        .unwrap_or(code)
+        .trim_end();
+    let bytes = code.as_bytes();
+    // The macro's end: after its balanced `(…)` when it has one.
+    let mut end = code.len();
+    let mut name_end = end;
+    if bytes.last() == Some(&b')') {
+        let mut depth = 0usize;
+        let mut open = None;
+        for (j, &b) in bytes.iter().enumerate().rev() {
+            match b {
+                b')' => depth += 1,
+                b'(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        open = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        name_end = code[..open?].trim_end().len();
+    }
+    let name_start = code[..name_end]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    let name = &code[name_start..name_end];
+    if !is_macro_name(name) {
+        return None;
+    }
+    let before = code[..name_start].trim_end();
+    let ok = before
+        .bytes()
+        .last()
+        .is_some_and(|b| is_ident_byte(b) || b == b')' || b == b'*');
+    if !ok || before.ends_with("return") {
+        return None;
+    }
+    if end > code.len() {
+        end = code.len();
+    }
+    Some((name_start, end))
+}
+
 fn mask_with(text: &str, c_only: bool) -> Cow<'_, str> {
     let mut bytes: Option<Vec<u8>> = None;
     let lines: Vec<(usize, &str)> = line_spans(text);

@@ -128,12 +128,13 @@ pub(crate) fn symbols(language: Language, text: &str, lines: &Lines) -> Option<V
 /// same lines). Lines and signatures still come from the file's own text.
 fn parse_text(grammar: Language, text: &str) -> Cow<'_, str> {
     let text = match grammar {
-        Language::C | Language::Cpp => crate::define_comments::mask(text),
+        Language::C | Language::Cpp | Language::ObjectiveC => crate::define_comments::mask(text),
         _ => Cow::Borrowed(text),
     };
     let mask = match grammar {
         Language::Cpp => macros::mask,
         Language::C => macros::mask_c,
+        Language::ObjectiveC => macros::mask_objc,
         _ => return text,
     };
     match text {

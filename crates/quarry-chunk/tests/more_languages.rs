@@ -169,3 +169,144 @@ fn new_languages_know_their_calls() {
     let scala = calls(Language::Scala);
     assert!(has(&scala, "totalArea", "map"), "{scala:?}");
 }
+
+#[test]
+fn r_functions_by_assignment() {
+    assert_eq!(
+        defs(Language::R),
+        [
+            "function mean_sd 4-6",
+            "function scale01 8-11",
+            "function summarise 13-16",
+            "function summarise.helper 14-14",
+            "function %+% 18-18",
+        ]
+    );
+}
+
+/// Methods are named by their selectors; an `.h` with `@interface` is parsed as
+/// Objective-C too (dialect.rs).
+#[test]
+fn objective_c_interfaces_implementations_and_selectors() {
+    let expected = [
+        "interface Drawable 3-5",
+        "method Drawable.draw 4-4",
+        "class Shape 7-12",
+        "method Shape.initWithWidth:height: 9-9",
+        "method Shape.area 10-10",
+        "method Shape.unit 11-11",
+        "class Shape 14-31",
+        "method Shape.initWithWidth:height: 15-18",
+        "method Shape.area 20-22",
+        "method Shape.unit 24-26",
+        "method Shape.draw 28-30",
+        "function twice 33-35",
+    ];
+    assert_eq!(defs(Language::ObjectiveC), expected);
+    let (_, text) = common::fixtures()
+        .into_iter()
+        .find(|(l, _)| *l == Language::ObjectiveC)
+        .unwrap();
+    let chunked = chunk_checked(Language::C, text, &ChunkOptions::default());
+    let as_header = symbols(&chunked);
+    assert_eq!(as_header.len(), expected.len(), "{as_header:?}");
+}
+
+/// An annotation at the end of a declaration (`AF_API_AVAILABLE(ios(10))` before `{`) no
+/// longer swallows the methods after it.
+#[test]
+fn objective_c_trailing_availability_annotations() {
+    let text = "@interface Manager : NSObject\n- (instancetype)init NS_DESIGNATED_INITIALIZER;\n- (void)collect:(id)metrics AF_API_AVAILABLE(ios(10));\n@end\n\n@implementation Manager\n- (void)collect:(id)metrics AF_API_AVAILABLE(ios(10), macosx(10.12)) {\n    self.metrics = metrics;\n}\n\n- (void)after {\n    [self collect:nil];\n}\n@end\n";
+    let chunked = chunk_checked(Language::ObjectiveC, text, &ChunkOptions::default());
+    let found = symbols(&chunked);
+    let names: Vec<&str> = found.iter().map(|(n, _, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Manager",
+            "Manager.init",
+            "Manager.collect:",
+            "Manager",
+            "Manager.collect:",
+            "Manager.after"
+        ],
+        "{found:?}"
+    );
+}
+
+#[test]
+fn elixir_modules_functions_macros_and_protocols() {
+    assert_eq!(
+        defs(Language::Elixir),
+        [
+            "module MyApp.Accounts 1-19",
+            "function MyApp.Accounts.list_users 6-8",
+            "function MyApp.Accounts.get_user! 10-10",
+            "function MyApp.Accounts.normalize 12-14",
+            "function MyApp.Accounts.with_user 16-18",
+            "module MyApp.Greeter 21-23",
+            "function MyApp.Greeter.greet 22-22",
+            "module MyApp.Greeter 25-27",
+            "function MyApp.Greeter.greet 26-26",
+        ]
+    );
+}
+
+/// Each equation of a function is a definition (as Universal Ctags lists them); a prime is
+/// part of a name (`jsonAccum'`).
+#[test]
+fn haskell_types_classes_and_equations() {
+    assert_eq!(
+        defs(Language::Haskell),
+        [
+            "type Shape 4-5",
+            "type Name 7-7",
+            "type Shapes 9-9",
+            "class HasArea 11-12",
+            "function area 15-15",
+            "function area 16-16",
+            "function perimeter 19-19",
+            "function perimeter 20-20",
+            "function total 22-22",
+        ]
+    );
+    let chunked = chunk_checked(
+        Language::Haskell,
+        "module M where\n\njsonAccum' :: Int\njsonAccum' = 1\n",
+        &ChunkOptions::default(),
+    );
+    let primed = symbols(&chunked);
+    assert_eq!(primed[0].0, "jsonAccum'", "{primed:?}");
+}
+
+#[test]
+fn zig_containers_functions_and_tests() {
+    assert_eq!(
+        defs(Language::Zig),
+        [
+            "struct Shape 3-14",
+            "method Shape.area 7-9",
+            "method Shape.init 11-13",
+            "enum Color 16-16",
+            "function twice 18-20",
+            "test area of a unit shape 22-24",
+        ]
+    );
+}
+
+#[test]
+fn julia_modules_types_methods_and_short_forms() {
+    assert_eq!(
+        defs(Language::Julia),
+        [
+            "module Shapes 1-31",
+            "type Shapes.Shape 5-5",
+            "struct Shapes.Circle 8-10",
+            "struct Shapes.Rect 12-15",
+            "function Shapes.area 17-19",
+            "function Shapes.area 21-21",
+            "function Shapes.show 23-25",
+            "macro Shapes.twice 27-29",
+        ]
+    );
+}

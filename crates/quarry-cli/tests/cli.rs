@@ -512,8 +512,8 @@ fn status_after_no_embed_says_the_installed_model_waits() {
 fn code_quarry_does_not_parse_is_named_not_passed_over() {
     let env = Env::new();
     env.write(
-        "lib/main.ex",
-        "defmodule Main do\n  def main do\n    greet(\"x\")\n  end\n\n  def greet(name), do: IO.puts(name)\nend\n",
+        "lib/main.ml",
+        "let main () = greet \"x\"\n\nlet greet name = print_endline name\n",
     );
     env.write(
         "Main.kt",
@@ -523,20 +523,20 @@ fn code_quarry_does_not_parse_is_named_not_passed_over() {
     let out = env.run(&["index", env.repo_path(), "--no-embed"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("kept as text, not parsed") && said.contains("elixir 1 file"),
+        said.contains("kept as text, not parsed") && said.contains("ocaml 1 file"),
         "{said}"
     );
     assert!(!said.contains("kotlin"), "{said}");
     let report = env.json(&["index", env.repo_path(), "--no-embed"]);
     assert_eq!(
-        report["repos"][0]["kept_as_text"][0]["language"], "elixir",
+        report["repos"][0]["kept_as_text"][0]["language"], "ocaml",
         "{report}"
     );
-    assert!(env.ok(&["status"]).contains("elixir 1 file"));
+    assert!(env.ok(&["status"]).contains("ocaml 1 file"));
     let out = env.run(&["callers", "greet"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && said.contains("elixir (1 file) is not parsed"),
+        !out.status.success() && said.contains("ocaml (1 file) is not parsed"),
         "{said}"
     );
     let callers = env.ok(&["callers", "welcome"]);

@@ -29,6 +29,12 @@ pub enum Language {
     Lua,
     Scala,
     Dart,
+    R,
+    ObjectiveC,
+    Elixir,
+    Haskell,
+    Zig,
+    Julia,
     Markdown,
     Text,
     Rst,
@@ -78,6 +84,12 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
     (Language::Lua, &["*.lua"]),
     (Language::Scala, &["*.scala", "*.sc"]),
     (Language::Dart, &["*.dart"]),
+    (Language::R, &["*.r"]),
+    (Language::ObjectiveC, &["*.m", "*.mm"]),
+    (Language::Elixir, &["*.ex", "*.exs"]),
+    (Language::Haskell, &["*.hs"]),
+    (Language::Zig, &["*.zig"]),
+    (Language::Julia, &["*.jl"]),
     (Language::Markdown, &["*.md", "*.markdown", "*.mdx"]),
     (Language::Rst, &["*.rst", "*.rest"]),
     (Language::AsciiDoc, &["*.adoc", "*.asciidoc", "*.asc"]),
@@ -91,12 +103,6 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
 /// parse say so by name rather than answer as if the code had none (a Kotlin repo's
 /// `callers` said "no call of X in the index" where grep found 37).
 const UNPARSED_CODE: &[(&str, &[&str])] = &[
-    ("r", &["r"]),
-    ("objective-c", &["m", "mm"]),
-    ("elixir", &["ex", "exs"]),
-    ("haskell", &["hs"]),
-    ("zig", &["zig"]),
-    ("julia", &["jl"]),
     ("ocaml", &["ml", "mli"]),
     ("perl", &["pl", "pm"]),
     ("erlang", &["erl", "hrl"]),
@@ -146,7 +152,7 @@ pub fn count_unparsed<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<(Stri
 }
 
 impl Language {
-    pub const ALL: [Language; 24] = [
+    pub const ALL: [Language; 30] = [
         Language::Rust,
         Language::Python,
         Language::Go,
@@ -165,6 +171,12 @@ impl Language {
         Language::Lua,
         Language::Scala,
         Language::Dart,
+        Language::R,
+        Language::ObjectiveC,
+        Language::Elixir,
+        Language::Haskell,
+        Language::Zig,
+        Language::Julia,
         Language::Markdown,
         Language::Text,
         Language::Rst,
@@ -194,6 +206,12 @@ impl Language {
             Language::Lua => "lua",
             Language::Scala => "scala",
             Language::Dart => "dart",
+            Language::R => "r",
+            Language::ObjectiveC => "objectivec",
+            Language::Elixir => "elixir",
+            Language::Haskell => "haskell",
+            Language::Zig => "zig",
+            Language::Julia => "julia",
             Language::Markdown => "markdown",
             Language::Text => "text",
             Language::Rst => "rst",
@@ -217,6 +235,10 @@ impl Language {
             "rb" => Language::Ruby,
             "kt" | "kts" => Language::Kotlin,
             "sh" | "bash" | "zsh" => Language::Shell,
+            "objective-c" | "objc" | "m" => Language::ObjectiveC,
+            "ex" | "exs" => Language::Elixir,
+            "hs" => Language::Haskell,
+            "jl" => Language::Julia,
             "md" => Language::Markdown,
             "rest" | "restructuredtext" => Language::Rst,
             "adoc" => Language::AsciiDoc,
@@ -340,15 +362,17 @@ mod tests {
 
     #[test]
     fn code_quarry_does_not_parse_is_named() {
-        assert_eq!(unparsed_language(Path::new("lib/app.ex")), Some("elixir"));
-        assert_eq!(unparsed_language(Path::new("Main.hs")), Some("haskell"));
+        assert_eq!(unparsed_language(Path::new("lib/App.scala.txt")), None);
+        assert_eq!(unparsed_language(Path::new("lib/app.ml")), Some("ocaml"));
+        assert_eq!(unparsed_language(Path::new("Main.pl")), Some("perl"));
+        assert_eq!(unparsed_language(Path::new("lib/app.ex")), None);
         assert_eq!(unparsed_language(Path::new("app/Main.kt")), None);
         assert_eq!(unparsed_language(Path::new("a.py")), None);
         assert_eq!(unparsed_language(Path::new("notes.txt")), None);
         assert_eq!(unparsed_language(Path::new("LICENSE")), None);
         assert_eq!(
-            count_unparsed(["a.ex", "b.exs", "c.zig", "d.py", "e.kt"]),
-            vec![("elixir".to_string(), 2), ("zig".to_string(), 1)]
+            count_unparsed(["a.ml", "b.mli", "c.erl", "d.py", "e.kt"]),
+            vec![("ocaml".to_string(), 2), ("erlang".to_string(), 1)]
         );
     }
 

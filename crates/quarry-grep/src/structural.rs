@@ -64,8 +64,14 @@ impl ast_grep_core::Language for SgLanguage {
             | Language::Php
             | Language::CSharp
             | Language::Kotlin
-            | Language::Swift => 'µ',
-            Language::C | Language::Cpp => '𐀀',
+            | Language::Swift
+            | Language::Elixir
+            | Language::Haskell
+            | Language::Julia
+            | Language::R => 'µ',
+            Language::C | Language::Cpp | Language::ObjectiveC => '𐀀',
+            // Zig names are ASCII: `$F` is read as `_F`.
+            Language::Zig => '_',
             _ => '$',
         }
     }

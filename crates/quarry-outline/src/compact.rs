@@ -169,6 +169,12 @@ fn param_name(param: &str, language: Language) -> String {
 /// `def register(tag_class, force=…)`. What comes before the parameters (a Go receiver,
 /// generics, `pub async fn`) stays. `None` when that is not shorter.
 pub(crate) fn shorten_signature(sig: &str, name: &str, language: Language) -> Option<String> {
+    if language == Language::ObjectiveC && sig.starts_with(['-', '+']) {
+        // `- (BOOL)application:(UIApplication *)app didFinishLaunching…:(…)options` is
+        // `- (BOOL)application:didFinishLaunching…:` — its selector is its name.
+        let close = sig.find(')')?;
+        return Some(format!("{} {name}", sig[..=close].trim_end()));
+    }
     let from = sig.find(name).map_or(0, |i| i + name.len());
     let open = from + sig[from..].find('(')?;
     let close = matching_close(sig, open, language);

@@ -426,27 +426,32 @@ fn write_item(
     match &item.signature {
         Some(sig) => {
             let sig = trim_signature(sig);
-            // A definition named by quarry rather than by its line (Kotlin's `companion
-            // object` is `Companion`) says its name before the line.
-            if !sig.contains(item.name.as_str()) {
-                let _ = write!(out, "{}: ", item.name);
-            }
             let sig = if language == Language::Python {
                 without_receiver(sig)
             } else {
                 sig.into()
             };
             let long = sig.chars().count() > MAX_SIGNATURE;
-            match (detail.short_sig || long)
+            let (shown, short) = match (detail.short_sig || long)
                 .then(|| shorten_signature(&sig, &item.name, language))
                 .flatten()
             {
                 Some(short) => {
-                    out.push_str(&short);
                     elided.signatures += 1;
+                    (short, true)
                 }
-                None => out.push_str(&sig),
+                None => (sig.into_owned(), false),
+            };
+            // A definition named by quarry rather than by its line (Kotlin's `companion
+            // object` is `Companion`, an Objective-C selector is spread over its parameters)
+            // says its name before the line.
+            if !shown.contains(item.name.as_str()) {
+                let _ = write!(out, "{} ", item.name);
+                if !short {
+                    out.push_str("— ");
+                }
             }
+            out.push_str(&shown);
         }
         None => {
             let _ = write!(out, "{} {}", item.kind, item.name);

@@ -26,6 +26,12 @@ pub fn fixtures() -> Vec<(Language, &'static str)> {
         (Language::Lua, include_str!("../fixtures/sample.lua")),
         (Language::Scala, include_str!("../fixtures/sample.scala")),
         (Language::Dart, include_str!("../fixtures/sample.dart")),
+        (Language::R, include_str!("../fixtures/sample.r")),
+        (Language::ObjectiveC, include_str!("../fixtures/sample.m")),
+        (Language::Elixir, include_str!("../fixtures/sample.ex")),
+        (Language::Haskell, include_str!("../fixtures/sample.hs")),
+        (Language::Zig, include_str!("../fixtures/sample.zig")),
+        (Language::Julia, include_str!("../fixtures/sample.jl")),
         (Language::Markdown, include_str!("../fixtures/sample.md")),
         (Language::Text, include_str!("../fixtures/sample.txt")),
     ]
