@@ -74,6 +74,8 @@ def names_of(entry):
         out.append(n)
         if "." in n and not n.startswith("."):
             out.append(n.rsplit(".", 1)[1])
+        if entry.get("kind") == "operator" and not n.startswith("operator"):
+            out.append("operator" + n)  # quarry names it as C++ and C# do: `operator[]`
     return list(dict.fromkeys(out))
 
 
