@@ -81,6 +81,8 @@ impl ChunkOptions {
 }
 
 /// The tree-sitter grammar quarry parses `language` with, if it has one.
+pub use dialect::script_language;
+
 pub fn grammar(language: Language) -> Option<tree_sitter::Language> {
     languages::spec(language).map(|spec| (spec.grammar)())
 }
@@ -106,7 +108,11 @@ pub fn chunk_file(language: Language, text: &str, opts: &ChunkOptions) -> FileCh
         Language::Markdown => markdown::chunk(&lines, &opts),
         Language::Rst => by_headings(markup::rst_headings(&lines)),
         Language::AsciiDoc => by_headings(markup::asciidoc_headings(&lines)),
-        Language::Text => by_headings(markup::text_headings(&lines)),
+        // A script without an extension (`bin/deploy` with `#!/bin/bash`) is its language's.
+        Language::Text => match dialect::script_language(text) {
+            Some(script) => chunk_file(script, text, &opts),
+            None => by_headings(markup::text_headings(&lines)),
+        },
         Language::Notebook => notebook::chunk_notebook(text, &opts),
         // A PDF's text comes page by page (`chunk_pdf`); text handed in here has no pages.
         Language::Pdf => text_chunks(Language::Pdf, &lines, &opts),
@@ -131,6 +137,12 @@ pub fn chunk_file(language: Language, text: &str, opts: &ChunkOptions) -> FileCh
 /// The definitions (or headings) of `text`, as `chunk_file` finds them, without making its
 /// chunks: for code, one parse and one walk for definitions (no call sites).
 pub fn file_symbols(language: Language, text: &str) -> Vec<quarry_core::Symbol> {
+    if let Some(script) = (language == Language::Text)
+        .then(|| dialect::script_language(text))
+        .flatten()
+    {
+        return file_symbols(script, text);
+    }
     if !language.is_code() {
         return chunk_file(language, text, &ChunkOptions::default()).symbols;
     }

@@ -310,3 +310,35 @@ fn julia_modules_types_methods_and_short_forms() {
         ]
     );
 }
+
+/// A script without an extension is parsed in the language of its `#!` line: its chunks carry
+/// that language and its functions are definitions.
+#[test]
+fn scripts_without_an_extension_go_by_their_shebang() {
+    use quarry_chunk::{chunk_file, script_language};
+    assert_eq!(
+        script_language("#!/usr/bin/env bash\n"),
+        Some(Language::Shell)
+    );
+    assert_eq!(script_language("#!/bin/sh -e\n"), Some(Language::Shell));
+    assert_eq!(
+        script_language("#!/usr/bin/env -S python3 -u\n"),
+        Some(Language::Python)
+    );
+    assert_eq!(
+        script_language("#!/usr/bin/ruby2.7\n"),
+        Some(Language::Ruby)
+    );
+    assert_eq!(script_language("#!/usr/bin/perl\n"), None);
+    assert_eq!(script_language("just text\n"), None);
+    let text =
+        "#!/usr/bin/env bash\nset -e\n\ndeploy_app() {\n    echo deploying\n}\n\ndeploy_app\n";
+    let fc = chunk_file(Language::Text, text, &ChunkOptions::default());
+    let names: Vec<&str> = fc.symbols.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["deploy_app"]);
+    assert!(
+        fc.chunks.iter().all(|c| c.language == Language::Shell),
+        "{:?}",
+        fc.chunks
+    );
+}

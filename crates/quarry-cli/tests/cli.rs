@@ -555,3 +555,29 @@ fn help_lists_the_parsed_languages() {
         assert!(help.contains(language), "{language}: {help}");
     }
 }
+
+/// A script without an extension (`bin/deploy`, `#!/usr/bin/env bash`) is indexed in its
+/// shebang's language: its functions are definitions the name route answers, and its outline
+/// is shell's.
+#[test]
+fn a_script_without_an_extension_is_parsed_by_its_shebang() {
+    let env = Env::new();
+    env.write(
+        "bin/deploy",
+        "#!/usr/bin/env bash\nset -e\n\ndeploy_app() {\n    echo deploying\n}\n\ndeploy_app \"$@\"\n",
+    );
+    env.ok(&["index", env.repo_path(), "--no-embed"]);
+    let found: serde_json::Value =
+        serde_json::from_str(&env.ok(&["search", "deploy_app", "--json"])).unwrap();
+    assert_eq!(found["results"][0]["path"], "bin/deploy", "{found}");
+    assert_eq!(found["results"][0]["symbol"], "deploy_app", "{found}");
+    assert_eq!(found["results"][0]["language"], "shell", "{found}");
+    let outline: serde_json::Value = serde_json::from_str(&env.ok(&[
+        "summary",
+        &format!("{}/bin/deploy", env.repo_path()),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(outline["language"], "shell", "{outline}");
+    assert_eq!(outline["items"][0]["name"], "deploy_app", "{outline}");
+}

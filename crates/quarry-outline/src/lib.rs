@@ -103,6 +103,11 @@ pub fn outline(path: &str, language: Language, text: &str) -> Outline {
             return outline_notebook(path, &cells);
         }
     }
+    // A script without an extension is outlined in the language of its `#!` line.
+    let language = match language {
+        Language::Text => quarry_chunk::script_language(text).unwrap_or(language),
+        other => other,
+    };
     let symbols = if language == Language::Text {
         Vec::new()
     } else {
