@@ -153,6 +153,9 @@ pub(crate) struct Spec {
     /// A definition's body that follows it as a sibling rather than inside it (Dart's
     /// `function_body` after a top-level `function_signature`): it joins the definition.
     pub body_after: Option<&'static str>,
+    /// What `$` becomes in an `sg` pattern where `$` cannot start a name (ast-grep-language's
+    /// choice per language): `µ` in Python, Rust, Go, …; `𐀀` in C-family; `$` where it can.
+    pub expando: char,
     /// Definition node kinds and their rules.
     pub defs: &'static [(&'static str, Rule)],
     /// Nodes that wrap a single definition and belong to its range (`export`, decorators,
@@ -244,6 +247,7 @@ static RUST: Spec = Spec {
     highlights: || tree_sitter_rust::HIGHLIGHTS_QUERY.into(),
     injections: tree_sitter_rust::INJECTIONS_QUERY,
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("function_item", FUNC),
         ("function_signature_item", FUNC),
@@ -269,6 +273,7 @@ static PYTHON: Spec = Spec {
     highlights: || tree_sitter_python::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("function_definition", FUNC),
         ("class_definition", named("class")),
@@ -283,6 +288,7 @@ static GO: Spec = Spec {
     highlights: || tree_sitter_go::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("function_declaration", FUNC),
         ("method_declaration", Rule::GoMethod),
@@ -306,6 +312,7 @@ static JAVASCRIPT: Spec = Spec {
     },
     injections: "",
     body_after: None,
+    expando: '$',
     defs: JS_DEFS,
     wrappers: JS_WRAPPERS,
     attach: &["comment", "decorator"],
@@ -323,6 +330,7 @@ static TYPESCRIPT: Spec = Spec {
     },
     injections: "",
     body_after: None,
+    expando: '$',
     defs: TS_DEFS,
     wrappers: JS_WRAPPERS,
     attach: &["comment", "decorator"],
@@ -341,6 +349,7 @@ static TSX: Spec = Spec {
     },
     injections: "",
     body_after: None,
+    expando: '$',
     defs: TS_DEFS,
     wrappers: JS_WRAPPERS,
     attach: &["comment", "decorator"],
@@ -352,6 +361,7 @@ static JAVA: Spec = Spec {
     highlights: || tree_sitter_java::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: '$',
     defs: &[
         ("class_declaration", named("class")),
         ("interface_declaration", named("interface")),
@@ -377,6 +387,7 @@ static C: Spec = Spec {
     highlights: || tree_sitter_c::HIGHLIGHT_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: '𐀀',
     defs: C_DEFS,
     wrappers: &["type_definition"],
     attach: COMMENT,
@@ -394,6 +405,7 @@ static CPP: Spec = Spec {
     },
     injections: "",
     body_after: None,
+    expando: '𐀀',
     defs: CPP_DEFS,
     wrappers: &["type_definition", "template_declaration"],
     attach: COMMENT,
@@ -405,6 +417,7 @@ static RUBY: Spec = Spec {
     highlights: || tree_sitter_ruby::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("class", Rule::RubyConst { kind: "class" }),
         ("module", Rule::RubyConst { kind: "module" }),
@@ -421,6 +434,7 @@ static CSHARP: Spec = Spec {
     highlights: || tree_sitter_c_sharp::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("namespace_declaration", named("namespace")),
         ("file_scoped_namespace_declaration", Rule::FileScope),
@@ -448,6 +462,7 @@ static PHP: Spec = Spec {
     highlights: || tree_sitter_php::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("function_definition", FUNC),
         ("class_declaration", named("class")),
@@ -467,6 +482,7 @@ static KOTLIN: Spec = Spec {
     highlights: || include_str!("../queries/kotlin-highlights.scm").into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         (
             "class_declaration",
@@ -505,6 +521,7 @@ static SWIFT: Spec = Spec {
     highlights: || tree_sitter_swift::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("class_declaration", Rule::SwiftType),
         ("protocol_declaration", named("interface")),
@@ -544,6 +561,7 @@ static SHELL: Spec = Spec {
     highlights: || tree_sitter_bash::HIGHLIGHT_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: '$',
     defs: &[("function_definition", FUNC)],
     wrappers: &[],
     attach: COMMENT,
@@ -555,6 +573,7 @@ static LUA: Spec = Spec {
     highlights: || tree_sitter_lua::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: '$',
     defs: &[
         ("function_declaration", Rule::LuaFunction),
         ("function_definition", Rule::LuaAssigned),
@@ -576,6 +595,7 @@ static SCALA: Spec = Spec {
     highlights: || tree_sitter_scala::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: '$',
     defs: &[
         ("class_definition", named("class")),
         ("object_definition", named("object")),
@@ -597,6 +617,7 @@ static DART: Spec = Spec {
     highlights: || tree_sitter_dart::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: Some("function_body"),
+    expando: '$',
     defs: &[
         ("class_declaration", named("class")),
         ("mixin_declaration", named("mixin")),
@@ -632,6 +653,7 @@ static R_LANG: Spec = Spec {
     highlights: || tree_sitter_r::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[("binary_operator", Rule::RAssign)],
     wrappers: &[],
     attach: COMMENT,
@@ -681,6 +703,7 @@ static OBJC: Spec = Spec {
     },
     injections: "",
     body_after: None,
+    expando: '𐀀',
     defs: OBJC_DEFS,
     // An implementation's methods sit in `implementation_definition`s.
     wrappers: &["type_definition"],
@@ -693,6 +716,7 @@ static ELIXIR: Spec = Spec {
     highlights: || tree_sitter_elixir::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[("call", Rule::ElixirDef)],
     wrappers: &[],
     attach: COMMENT,
@@ -704,6 +728,7 @@ static HASKELL: Spec = Spec {
     highlights: || tree_sitter_haskell::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         ("function", named("function")),
         ("bind", named("function")),
@@ -724,6 +749,7 @@ static ZIG: Spec = Spec {
     highlights: || tree_sitter_zig::HIGHLIGHTS_QUERY.into(),
     injections: "",
     body_after: None,
+    expando: '_',
     defs: &[
         ("function_declaration", FUNC),
         ("variable_declaration", Rule::ZigContainer),
@@ -745,6 +771,7 @@ static JULIA: Spec = Spec {
     highlights: || include_str!("../queries/julia-highlights.scm").into(),
     injections: "",
     body_after: None,
+    expando: 'µ',
     defs: &[
         (
             "function_definition",

@@ -83,6 +83,12 @@ impl ChunkOptions {
 /// The tree-sitter grammar quarry parses `language` with, if it has one.
 pub use dialect::script_language;
 
+/// The character `$` stands for in a structural pattern of `language` (see `Spec::expando`);
+/// `None` where quarry has no grammar for it.
+pub fn metavariable_char(language: Language) -> Option<char> {
+    languages::spec(language).map(|spec| spec.expando)
+}
+
 pub fn grammar(language: Language) -> Option<tree_sitter::Language> {
     languages::spec(language).map(|spec| (spec.grammar)())
 }

@@ -45,33 +45,111 @@ pub enum Language {
     Notebook,
 }
 
-/// Which file names are which language: one table for detection and for listing.
-const FILE_NAMES: &[(Language, &[&str])] = &[
-    (Language::Rust, &["*.rs"]),
-    (Language::Python, &["*.py", "*.pyi", "*.pyw"]),
-    (Language::Go, &["*.go"]),
-    (Language::JavaScript, &["*.js", "*.mjs", "*.cjs", "*.jsx"]),
-    (Language::TypeScript, &["*.ts", "*.mts", "*.cts"]),
-    (Language::Tsx, &["*.tsx"]),
-    (Language::Java, &["*.java"]),
-    (Language::C, &["*.c", "*.h"]),
-    (
-        Language::Cpp,
-        &[
+/// One language: its stable name (in the store, in JSON, on the command line), other names
+/// `--lang` accepts, and the file names detected as it (`*.py`, `Rakefile`). Every question
+/// about a language's name or files is answered from [`LANGUAGES`]; what quarry does with
+/// its code is in quarry-chunk's entry for it (grammar, queries, naming rules).
+pub struct Entry {
+    pub language: Language,
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub files: &'static [&'static str],
+}
+
+/// Every language, in the order `--help` and listings show them. Text's `*` is what every
+/// other file is: detection tries it last.
+pub const LANGUAGES: &[Entry] = &[
+    Entry {
+        language: Language::Rust,
+        name: "rust",
+        aliases: &["rs"],
+        files: &["*.rs"],
+    },
+    Entry {
+        language: Language::Python,
+        name: "python",
+        aliases: &["py"],
+        files: &["*.py", "*.pyi", "*.pyw"],
+    },
+    Entry {
+        language: Language::Go,
+        name: "go",
+        aliases: &["golang"],
+        files: &["*.go"],
+    },
+    Entry {
+        language: Language::JavaScript,
+        name: "javascript",
+        aliases: &["js", "jsx"],
+        files: &["*.js", "*.mjs", "*.cjs", "*.jsx"],
+    },
+    Entry {
+        language: Language::TypeScript,
+        name: "typescript",
+        aliases: &["ts"],
+        files: &["*.ts", "*.mts", "*.cts"],
+    },
+    Entry {
+        language: Language::Tsx,
+        name: "tsx",
+        aliases: &[],
+        files: &["*.tsx"],
+    },
+    Entry {
+        language: Language::Java,
+        name: "java",
+        aliases: &[],
+        files: &["*.java"],
+    },
+    Entry {
+        language: Language::C,
+        name: "c",
+        aliases: &[],
+        files: &["*.c", "*.h"],
+    },
+    Entry {
+        language: Language::Cpp,
+        name: "cpp",
+        aliases: &["c++", "cc", "cxx"],
+        files: &[
             "*.cc", "*.cpp", "*.cxx", "*.c++", "*.hpp", "*.hh", "*.hxx", "*.h++", "*.ipp", "*.tpp",
         ],
-    ),
-    (Language::CSharp, &["*.cs"]),
-    (
-        Language::Ruby,
-        &["*.rb", "*.rake", "*.gemspec", "Rakefile", "Gemfile"],
-    ),
-    (Language::Php, &["*.php", "*.phtml"]),
-    (Language::Kotlin, &["*.kt", "*.kts"]),
-    (Language::Swift, &["*.swift"]),
-    (
-        Language::Shell,
-        &[
+    },
+    Entry {
+        language: Language::CSharp,
+        name: "csharp",
+        aliases: &["c#", "cs"],
+        files: &["*.cs"],
+    },
+    Entry {
+        language: Language::Ruby,
+        name: "ruby",
+        aliases: &["rb"],
+        files: &["*.rb", "*.rake", "*.gemspec", "Rakefile", "Gemfile"],
+    },
+    Entry {
+        language: Language::Php,
+        name: "php",
+        aliases: &[],
+        files: &["*.php", "*.phtml"],
+    },
+    Entry {
+        language: Language::Kotlin,
+        name: "kotlin",
+        aliases: &["kt", "kts"],
+        files: &["*.kt", "*.kts"],
+    },
+    Entry {
+        language: Language::Swift,
+        name: "swift",
+        aliases: &[],
+        files: &["*.swift"],
+    },
+    Entry {
+        language: Language::Shell,
+        name: "shell",
+        aliases: &["sh", "bash", "zsh"],
+        files: &[
             "*.sh",
             "*.bash",
             "*.zsh",
@@ -80,22 +158,97 @@ const FILE_NAMES: &[(Language, &[&str])] = &[
             ".profile",
             ".zshrc",
         ],
-    ),
-    (Language::Lua, &["*.lua"]),
-    (Language::Scala, &["*.scala", "*.sc"]),
-    (Language::Dart, &["*.dart"]),
-    (Language::R, &["*.r"]),
-    (Language::ObjectiveC, &["*.m", "*.mm"]),
-    (Language::Elixir, &["*.ex", "*.exs"]),
-    (Language::Haskell, &["*.hs"]),
-    (Language::Zig, &["*.zig"]),
-    (Language::Julia, &["*.jl"]),
-    (Language::Markdown, &["*.md", "*.markdown", "*.mdx"]),
-    (Language::Rst, &["*.rst", "*.rest"]),
-    (Language::AsciiDoc, &["*.adoc", "*.asciidoc", "*.asc"]),
-    (Language::Pdf, &["*.pdf"]),
-    (Language::Notebook, &["*.ipynb"]),
-    (Language::Text, &["*"]),
+    },
+    Entry {
+        language: Language::Lua,
+        name: "lua",
+        aliases: &[],
+        files: &["*.lua"],
+    },
+    Entry {
+        language: Language::Scala,
+        name: "scala",
+        aliases: &[],
+        files: &["*.scala", "*.sc"],
+    },
+    Entry {
+        language: Language::Dart,
+        name: "dart",
+        aliases: &[],
+        files: &["*.dart"],
+    },
+    Entry {
+        language: Language::R,
+        name: "r",
+        aliases: &[],
+        files: &["*.r"],
+    },
+    Entry {
+        language: Language::ObjectiveC,
+        name: "objectivec",
+        aliases: &["objective-c", "objc", "m"],
+        files: &["*.m", "*.mm"],
+    },
+    Entry {
+        language: Language::Elixir,
+        name: "elixir",
+        aliases: &["ex", "exs"],
+        files: &["*.ex", "*.exs"],
+    },
+    Entry {
+        language: Language::Haskell,
+        name: "haskell",
+        aliases: &["hs"],
+        files: &["*.hs"],
+    },
+    Entry {
+        language: Language::Zig,
+        name: "zig",
+        aliases: &[],
+        files: &["*.zig"],
+    },
+    Entry {
+        language: Language::Julia,
+        name: "julia",
+        aliases: &["jl"],
+        files: &["*.jl"],
+    },
+    Entry {
+        language: Language::Markdown,
+        name: "markdown",
+        aliases: &["md"],
+        files: &["*.md", "*.markdown", "*.mdx"],
+    },
+    Entry {
+        language: Language::Text,
+        name: "text",
+        aliases: &["txt"],
+        files: &["*"],
+    },
+    Entry {
+        language: Language::Rst,
+        name: "rst",
+        aliases: &["rest", "restructuredtext"],
+        files: &["*.rst", "*.rest"],
+    },
+    Entry {
+        language: Language::AsciiDoc,
+        name: "asciidoc",
+        aliases: &["adoc"],
+        files: &["*.adoc", "*.asciidoc", "*.asc"],
+    },
+    Entry {
+        language: Language::Pdf,
+        name: "pdf",
+        aliases: &[],
+        files: &["*.pdf"],
+    },
+    Entry {
+        language: Language::Notebook,
+        name: "notebook",
+        aliases: &["ipynb", "jupyter"],
+        files: &["*.ipynb"],
+    },
 ];
 
 /// Code languages quarry has no grammar for, by their files' extensions: such a file is
@@ -152,101 +305,35 @@ pub fn count_unparsed<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<(Stri
 }
 
 impl Language {
-    pub const ALL: [Language; 30] = [
-        Language::Rust,
-        Language::Python,
-        Language::Go,
-        Language::JavaScript,
-        Language::TypeScript,
-        Language::Tsx,
-        Language::Java,
-        Language::C,
-        Language::Cpp,
-        Language::CSharp,
-        Language::Ruby,
-        Language::Php,
-        Language::Kotlin,
-        Language::Swift,
-        Language::Shell,
-        Language::Lua,
-        Language::Scala,
-        Language::Dart,
-        Language::R,
-        Language::ObjectiveC,
-        Language::Elixir,
-        Language::Haskell,
-        Language::Zig,
-        Language::Julia,
-        Language::Markdown,
-        Language::Text,
-        Language::Rst,
-        Language::AsciiDoc,
-        Language::Pdf,
-        Language::Notebook,
-    ];
+    pub const ALL: [Language; LANGUAGES.len()] = {
+        let mut all = [Language::Text; LANGUAGES.len()];
+        let mut i = 0;
+        while i < LANGUAGES.len() {
+            all[i] = LANGUAGES[i].language;
+            i += 1;
+        }
+        all
+    };
+
+    fn entry(self) -> &'static Entry {
+        LANGUAGES
+            .iter()
+            .find(|e| e.language == self)
+            .expect("every language has an entry")
+    }
 
     /// The stable name used in the store, in JSON and on the command line (`--lang`).
     pub fn name(self) -> &'static str {
-        match self {
-            Language::Rust => "rust",
-            Language::Python => "python",
-            Language::Go => "go",
-            Language::JavaScript => "javascript",
-            Language::TypeScript => "typescript",
-            Language::Tsx => "tsx",
-            Language::Java => "java",
-            Language::C => "c",
-            Language::Cpp => "cpp",
-            Language::CSharp => "csharp",
-            Language::Ruby => "ruby",
-            Language::Php => "php",
-            Language::Kotlin => "kotlin",
-            Language::Swift => "swift",
-            Language::Shell => "shell",
-            Language::Lua => "lua",
-            Language::Scala => "scala",
-            Language::Dart => "dart",
-            Language::R => "r",
-            Language::ObjectiveC => "objectivec",
-            Language::Elixir => "elixir",
-            Language::Haskell => "haskell",
-            Language::Zig => "zig",
-            Language::Julia => "julia",
-            Language::Markdown => "markdown",
-            Language::Text => "text",
-            Language::Rst => "rst",
-            Language::AsciiDoc => "asciidoc",
-            Language::Pdf => "pdf",
-            Language::Notebook => "notebook",
-        }
+        self.entry().name
     }
 
     /// Parses a `--lang` value; accepts the stable name and common aliases.
     pub fn from_name(name: &str) -> Option<Language> {
         let lower = name.to_ascii_lowercase();
-        let found = match lower.as_str() {
-            "rs" => Language::Rust,
-            "py" => Language::Python,
-            "golang" => Language::Go,
-            "js" | "jsx" => Language::JavaScript,
-            "ts" => Language::TypeScript,
-            "c++" | "cc" | "cxx" => Language::Cpp,
-            "c#" | "cs" => Language::CSharp,
-            "rb" => Language::Ruby,
-            "kt" | "kts" => Language::Kotlin,
-            "sh" | "bash" | "zsh" => Language::Shell,
-            "objective-c" | "objc" | "m" => Language::ObjectiveC,
-            "ex" | "exs" => Language::Elixir,
-            "hs" => Language::Haskell,
-            "jl" => Language::Julia,
-            "md" => Language::Markdown,
-            "rest" | "restructuredtext" => Language::Rst,
-            "adoc" => Language::AsciiDoc,
-            "ipynb" | "jupyter" => Language::Notebook,
-            "txt" => Language::Text,
-            other => return Language::ALL.into_iter().find(|l| l.name() == other),
-        };
-        Some(found)
+        LANGUAGES
+            .iter()
+            .find(|e| e.name == lower || e.aliases.contains(&lower.as_str()))
+            .map(|e| e.language)
     }
 
     /// Detects the language from a path's extension (or well-known file name).
@@ -257,25 +344,22 @@ impl Language {
             .map(|e| e.to_ascii_lowercase())
             .unwrap_or_default();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        FILE_NAMES
+        LANGUAGES
             .iter()
-            .find(|(language, patterns)| {
-                *language != Language::Text
-                    && patterns.iter().any(|p| match p.strip_prefix("*.") {
+            .find(|e| {
+                e.language != Language::Text
+                    && e.files.iter().any(|p| match p.strip_prefix("*.") {
                         Some(extension) => extension == ext,
                         None => *p == name,
                     })
             })
-            .map_or(Language::Text, |(language, _)| *language)
+            .map_or(Language::Text, |e| e.language)
     }
 
     /// The file names detected as this language, as globs (`*.py`, `Rakefile`); text is
     /// everything else (`--type-list`).
     pub fn file_names(self) -> &'static [&'static str] {
-        FILE_NAMES
-            .iter()
-            .find(|(language, _)| *language == self)
-            .map_or(&[], |(_, patterns)| patterns)
+        self.entry().files
     }
 
     /// Whether code in `self` can call code in `other` by name: the same language, or one
@@ -374,6 +458,26 @@ mod tests {
             count_unparsed(["a.ml", "b.mli", "c.erl", "d.py", "e.kt"]),
             vec![("ocaml".to_string(), 2), ("erlang".to_string(), 1)]
         );
+    }
+
+    /// The table is the one truth: its names are the serialised names, its aliases and file
+    /// names belong to one language each.
+    #[test]
+    fn the_language_table_is_consistent() {
+        let mut seen_names = std::collections::HashSet::new();
+        let mut seen_files = std::collections::HashSet::new();
+        for entry in LANGUAGES {
+            let serialised = serde_json::to_value(entry.language).unwrap();
+            assert_eq!(serialised, entry.name, "{:?}", entry.language);
+            for name in std::iter::once(&entry.name).chain(entry.aliases) {
+                assert!(seen_names.insert(*name), "{name} names two languages");
+                assert_eq!(Language::from_name(name), Some(entry.language));
+            }
+            for file in entry.files {
+                assert!(seen_files.insert(*file), "{file} is two languages' file");
+            }
+        }
+        assert_eq!(LANGUAGES.len(), Language::ALL.len());
     }
 
     #[test]

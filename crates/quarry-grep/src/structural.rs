@@ -56,25 +56,9 @@ impl ast_grep_core::Language for SgLanguage {
     /// Where `$` cannot start an identifier, metavariables are rewritten to a character that
     /// can (ast-grep-language's choices, per language).
     fn expando_char(&self) -> char {
-        match self.language {
-            Language::Python
-            | Language::Rust
-            | Language::Go
-            | Language::Ruby
-            | Language::Php
-            | Language::CSharp
-            | Language::Kotlin
-            | Language::Swift
-            | Language::Elixir
-            | Language::Haskell
-            | Language::Julia
-            | Language::R => 'µ',
-            Language::C | Language::Cpp | Language::ObjectiveC => '𐀀',
-            // Zig names are ASCII: `$F` is read as `_F`.
-            Language::Zig => '_',
-            _ => '$',
-        }
+        quarry_chunk::metavariable_char(self.language).unwrap_or('$')
     }
+
     fn pre_process_pattern<'q>(&self, query: &'q str) -> Cow<'q, str> {
         let expando = self.expando_char();
         if expando == '$' {

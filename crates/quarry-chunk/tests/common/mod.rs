@@ -121,6 +121,10 @@ pub fn check_invariants(language: Language, text: &str, opts: &ChunkOptions, fc:
         // A notebook that is not valid JSON is cut as plain text.
         if language == Language::Notebook {
             assert_eq!(c.language, Language::Text);
+        } else if language == Language::Text {
+            // A script without an extension is its `#!` line's language.
+            let script = quarry_chunk::script_language(text);
+            assert_eq!(c.language, script.unwrap_or(Language::Text));
         } else {
             assert_eq!(c.language, language);
         }
