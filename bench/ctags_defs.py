@@ -361,13 +361,17 @@ def norm(name):
 def own_names(ctags_lang, tag, lines):
     """The names a definition goes by: ctags' name, and for a C/C++ function written through a
     macro call (jemalloc's `TEST_BEGIN(test_ffs_lu) {`, tagged `TEST_BEGIN`) also its first
-    argument, the definition's own name, which quarry gives it."""
+    argument, the definition's own name, which quarry gives it; for a C# explicit interface
+    implementation (`IList.Clear`) also its own name (`Clear`)."""
     names = [tag["name"]]
     if ctags_lang in ("C", "C++") and tag["kind"] == "function" and tag["line"] <= len(lines):
         m = re.match(rf"\s*{re.escape(tag['name'])}\s*\(\s*([A-Za-z_]\w*)\s*[,)]",
                      lines[tag["line"] - 1])
         if m:
             names.append(m.group(1))
+    if ctags_lang == "C#" and tag["kind"] == "method" and "." in tag["name"]:
+        # an explicit interface implementation (`void IList.Clear()`): quarry names it `Clear`
+        names.append(tag["name"].rsplit(".", 1)[1])
     return names
 
 

@@ -18,6 +18,7 @@
 //! non-blank line.
 
 mod calls;
+mod conditionals;
 mod define_comments;
 mod dialect;
 pub mod highlight;

@@ -131,6 +131,16 @@ fn parse_text(grammar: Language, text: &str) -> Cow<'_, str> {
         Language::C | Language::Cpp | Language::ObjectiveC => crate::define_comments::mask(text),
         _ => Cow::Borrowed(text),
     };
+    // `#if … #endif` in the middle of an initialiser list, a base list or before an `else`.
+    let text = match grammar {
+        Language::C | Language::Cpp | Language::ObjectiveC | Language::CSharp => {
+            match crate::conditionals::mask(&text) {
+                Cow::Borrowed(_) => text,
+                Cow::Owned(masked) => Cow::Owned(masked),
+            }
+        }
+        _ => text,
+    };
     let mask = match grammar {
         Language::Cpp => macros::mask,
         Language::C => macros::mask_c,
