@@ -551,3 +551,32 @@ fn c_statement_macros_alone_on_their_line() {
         ])
     );
 }
+
+/// An optional `#if` inside an initialiser list (leveldb's `Limiter`) or a base list
+/// (Newtonsoft's `JsonWriter`) made every later class a member of the first; read with its
+/// code, each class ends where it does.
+#[test]
+fn an_optional_conditional_inside_a_construct_keeps_the_classes_apart() {
+    let cpp = "class Limiter {\n public:\n  Limiter(int n)\n      :\n#if !defined(NDEBUG)\n        max_(n),\n#endif  // !defined(NDEBUG)\n        allowed_(n) {\n  }\n  bool Acquire() { return true; }\n};\n\nclass PosixFile {\n  void Read() {}\n};\n";
+    let chunked = chunk_checked(Language::Cpp, cpp, &ChunkOptions::default());
+    let found = symbols(&chunked);
+    assert!(
+        found.contains(&("Limiter".to_string(), "class", 1, 11)),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("PosixFile".to_string(), "class", 13, 15)),
+        "{found:?}"
+    );
+    let cs = "namespace N\n{\n    public class JsonWriter\n#if HAVE_ASYNC_DISPOSABLE\n        : IAsyncDisposable\n#endif\n    {\n        public void Close() { }\n    }\n\n    public class Other\n    {\n    }\n}\n";
+    let chunked = chunk_checked(Language::CSharp, cs, &ChunkOptions::default());
+    let found = symbols(&chunked);
+    assert!(
+        found.contains(&("N.JsonWriter".to_string(), "class", 3, 9)),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("N.Other".to_string(), "class", 11, 13)),
+        "{found:?}"
+    );
+}
