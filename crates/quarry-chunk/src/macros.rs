@@ -27,7 +27,8 @@
 //!    line is a statement (`if (x) RETURN_ERROR(y);` is a call); and between `if` and its
 //!    condition (`if FMT_CONSTEXPR20 (…)`, a macro for `constexpr`).
 //!
-//! Macros that stand for statements (`FMT_TRY { … } FMT_CATCH(...) {}`) and macro calls whose
+//! A statement macro with a block, indented after a block's `}` (`JSON_CATCH(...) {}`, the
+//! catch of `JSON_TRY { … }`), is blanked and its block stays a block. Macro calls whose
 //! arguments are types (`GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(unsigned char, 0);`) are
 //! not recognised. Preprocessor lines (and their `\` continuations) are left alone. In C files
 //! only a macro between a return type and a function's name is blanked (`int CJSON_CDECL
@@ -283,6 +284,9 @@ fn code(line: &str) -> &str {
 /// preprocessor lines.
 fn neighbour<'a>(lines: &[(usize, &'a str)], i: usize, below: bool) -> Option<&'a str> {
     let mut j = i;
+    // Inside a `/* … */` block met from its far end: its lines are comment whatever they
+    // start with (a doc comment's `@param[in] x …`).
+    let mut in_block = false;
     // Bounded, so a long comment block costs no more than this per line.
     for _ in 0..MAX_LOOK {
         j = if below {
@@ -291,6 +295,19 @@ fn neighbour<'a>(lines: &[(usize, &'a str)], i: usize, below: bool) -> Option<&'
             j.checked_sub(1)?
         };
         let c = code(lines[j].1);
+        let (opens, closes) = (c.contains("/*"), c.ends_with("*/"));
+        if in_block {
+            in_block = !(if below { closes } else { opens });
+            continue;
+        }
+        if !below && closes && !opens {
+            in_block = true;
+            continue;
+        }
+        if below && opens && !closes {
+            in_block = true;
+            continue;
+        }
         if c.is_empty() || c.starts_with('#') || c.starts_with("/*") || c.starts_with('*') {
             continue;
         }
@@ -313,6 +330,13 @@ fn bare_line(lines: &[(usize, &str)], i: usize) -> Option<(usize, usize)> {
         end = parens_end(line, after)?;
     }
     let rest = code(&line[end..]);
+    if rest.starts_with('{') && start > 0 {
+        // `JSON_CATCH(...) {}` / `FMT_CATCH(...) {` after a block's `}`, indented: a
+        // statement macro (the catch of a `JSON_TRY { … }`), whose block is a block. At the
+        // margin, `TEST_F(Suite, Name) {` after a `}` is a definition and stays.
+        let after_block = neighbour(lines, i, false).is_some_and(|p| p.ends_with('}'));
+        return after_block.then_some((start, end));
+    }
     if !rest.is_empty() {
         return None;
     }

@@ -580,3 +580,23 @@ fn an_optional_conditional_inside_a_construct_keeps_the_classes_apart() {
         "{found:?}"
     );
 }
+
+/// An annotation macro alone on its line under a doc comment whose lines do not start with
+/// `*` (nlohmann's `/*!` … `@param[in] x …` … `*/` / `JSON_HEDLEY_NON_NULL(2)`) was taken for
+/// code after prose and kept, closing the class early; and a `JSON_CATCH(...) {}` after a
+/// `JSON_TRY { … }` block was read as a function. Both are blanked; the class holds all its
+/// methods.
+#[test]
+fn a_macro_under_a_doc_comment_and_a_catch_macro_keep_the_class_whole() {
+    let text = "class lexer {\n  public:\n    /*!\n    @param[in] length  the length\n    */\n    JSON_HEDLEY_NON_NULL(2)\n    int scan_literal(const char* text, int length)\n    {\n        JSON_TRY\n        {\n            check();\n        }\n        JSON_CATCH(...) {}\n        return 0;\n    }\n\n    void reset() {}\n};\n\nvoid after() {}\n";
+    let chunked = chunk_checked(Language::Cpp, text, &ChunkOptions::default());
+    assert_eq!(
+        symbols(&chunked),
+        owned_symbols(&[
+            ("lexer", "class", 1, 18),
+            ("lexer.scan_literal", "method", 7, 15),
+            ("lexer.reset", "method", 17, 17),
+            ("after", "function", 20, 20),
+        ])
+    );
+}
