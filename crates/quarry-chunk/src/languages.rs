@@ -1298,6 +1298,13 @@ pub(crate) fn name_of(node: Node, src: &str) -> Option<String> {
     if first.is_empty() {
         return None;
     }
+    // A name whose template arguments go on past its first line (`formatter<std::vector<T>,`
+    // / `Char>`) is read whole, its line breaks and indents one space each.
+    let open = |c: char| first.chars().filter(|&x| x == c).count();
+    if open('<') > open('>') && text.len() <= 400 {
+        let whole = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        return Some(crate::cap(&whole, 200).to_string());
+    }
     Some(crate::cap(first, 200).to_string())
 }
 

@@ -600,3 +600,13 @@ fn a_macro_under_a_doc_comment_and_a_catch_macro_keep_the_class_whole() {
         ])
     );
 }
+
+/// A specialization's name that goes on past its first line is named whole, not cut after its
+/// first template argument.
+#[test]
+fn a_template_name_over_two_lines_is_named_whole() {
+    let text = "template <typename T, typename Char>\nstruct formatter<std::vector<T>,\n                 Char> {\n  int width;\n};\n";
+    let chunked = chunk_checked(Language::Cpp, text, &ChunkOptions::default());
+    let found = symbols(&chunked);
+    assert_eq!(found[0].0, "formatter<std::vector<T>, Char>", "{found:?}");
+}
