@@ -303,6 +303,13 @@ def category(ctags_lang, tag, lines):
         # calls both functions; quarry lists the record with its type and the function at its
         # equations (the signature above them belongs to it)
         return A if line.lstrip().startswith(("{", ",")) else None
+    if ctags_lang == "Haskell" and (
+            name in ("family", "instance", "infix", "infixl", "infixr")
+            or line.lstrip().startswith("$(") or "''" in line.split("--")[0]):
+        # ctags' Haskell parser: `data family F` / `data instance F` named `family` /
+        # `instance`, a fixity declaration named `infixr`, a Template Haskell splice
+        # (`$(deriveJSON opts ''T)`, `deriveJSON opts ''T`) named as a function
+        return None
     if ctags_lang == "Haskell" and line.lstrip().startswith("::"):
         return None  # the second line of a signature (`foo\n  :: Int -> Int`)
     if ctags_lang == "Haskell" and re.search(r"[{,|]\s*" + re.escape(name) + r"\s*::", line):
