@@ -4,7 +4,7 @@
 Usage: python3 bench/handchecked/score.py [--quarry BIN] [--lang LANG]... [--work DIR]
                                           [--window W] [--aux] [--extras] [--json]
 
-defs.json (next to this script) names, per language (Swift, Scala, Dart), public repositories
+defs.json (next to this script) names, per language (Swift, Scala, Dart, Zig), public repositories
 at fixed commits, a few files of each, and every definition a reader would list in each file
 (name, kind, 1-based line), written down by reading the source; README.md says how and gives
 the rule each language follows. This script checks each repository out at its commit (from
@@ -23,16 +23,17 @@ with an empty --index-dir (so outlines come from the parser), and counts:
   `12 class A`) whose start is within the window of the expected line, or appears as
   `name LINE` in a listed run (`13 definitions: a 56 (b 73), c 84`) with LINE within the
   window. A name only counted (`… 5 more`, `{ 10 members }`) is a miss. This is the idea of
-  named_in_text in bench/ctags_defs.py, without its ctags-specific allowances.
+  named_in_text in bench/ctags_defs.py, without its ctags-specific allowances. A name with
+  spaces in it (a Zig test, `test "route: glob"`) is looked for as written, spaces kept.
 
   A miss whose quarry item starts further up, on a stack of attribute lines (`@_disfavoredOverload`
   / `@available(...)` / `@available(...)` / `func f`), is marked so: the definition is there,
   the window is too narrow for where quarry starts it.
 
-"aux" entries (Swift computed properties) are scored apart, as ctags_defs.py scores ctags'
-properties and variables apart: quarry's outline puts properties on an item's members line,
-not as items. Columns aux, a.found (an item of their own), a.memb (named in the `members` of
-the JSON item around them); --aux lists them.
+"aux" entries (Swift computed properties, Zig container-level constants and variables) are
+scored apart, as ctags_defs.py scores ctags' properties and variables apart: quarry's outline
+puts properties on an item's members line, not as items. Columns aux, a.found (an item of
+their own), a.memb (named in the `members` of the JSON item around them); --aux lists them.
 
 Prints per language: files, expected, found, recall (JSON and text), the aux columns, the
 misses (file:line kind name | source line), misses grouped by kind, text-only misses, and how
@@ -66,6 +67,17 @@ def norm(name):
     return re.sub(r"[`\s]", "", name)
 
 
+def spaced_names(entry):
+    """(name, as written) for each name of the entry that has spaces in it (a Zig test is named
+    by its string, `route: glob`): the text outline shows it with its spaces, which norm drops."""
+    out = []
+    for n in [entry["name"]] + entry.get("alt", []):
+        shown = n.replace("`", "")
+        if re.search(r"\s", shown):
+            out.append((norm(shown), shown))
+    return list(dict.fromkeys(out))
+
+
 def names_of(entry):
     """The names an expected entry may be found under."""
     out = []
@@ -87,6 +99,8 @@ def quarry_json(quarry, index_dir, path):
     data = json.loads(out.stdout)
     return data.get("items", []), ("heuristic" if data.get("heuristic") else None)
 
+
+AUX_WHAT = {"swift": "computed properties", "zig": "container-level constants and variables"}
 
 ITEM_LINE = re.compile(r"^\s*(\d+)(?:-(\d+))? (.*)$")
 
@@ -163,6 +177,14 @@ def text_candidates(outline, entries):
         listed = re.compile(name_rx(n).pattern + r"(?:<[^\n]*?>)? (\d+)(?=[,)\s]|$)")
         for m in listed.finditer(body):
             cands.append((("run", m.start(), n), n, int(m.group(1))))
+    # names with spaces, looked for as written; a candidate under the normalised name
+    for n, shown in sorted({p for e in entries for p in spaced_names(e)}):
+        for i, (start, text) in enumerate(rows):
+            if name_rx(shown).search(text):
+                cands.append((("row", i, shown), n, start))
+        listed = re.compile(name_rx(shown).pattern + r" (\d+)(?=[,)\s]|$)")
+        for m in listed.finditer(body):
+            cands.append((("run", m.start(), shown), n, int(m.group(1))))
     return cands
 
 
@@ -292,7 +314,8 @@ def main():
             print(f"  {m['file']}:{m['line']} {m['kind']} {m['name']} | {m['source']}")
         amiss = [m for r in rs for m in r["aux_misses"]]
         if any(r["aux"] for r in rs):
-            print(f"-- {lang}: aux (computed properties) not an item of their own: {len(amiss)},"
+            what = AUX_WHAT.get(lang, "aux")
+            print(f"-- {lang}: aux ({what}) not an item of their own: {len(amiss)},"
                   f" {sum(r['aux'] - r['aux_members'] for r in rs)} of them on no members line either")
             if args.aux:
                 for m in amiss:
