@@ -115,7 +115,7 @@ pub(crate) enum Rule {
     /// Julia `struct`, `abstract type`, `primitive type`: named by the first name in the head
     /// (`struct Point{T} <: Shape`).
     JuliaType { kind: &'static str },
-    /// Zig `const Name = struct { … }` (also `enum`, `union`, `opaque`): a type.
+    /// Zig `const Name = struct { … }` (also `enum`, `union`, `opaque`, an error set): a type.
     ZigContainer,
     /// Objective-C method: named by its selector (`count`, `initWithFrame:style:`).
     ObjcMethod,
@@ -1090,6 +1090,8 @@ pub(crate) fn classify(spec: &Spec, node: Node, src: &str, cx: &Context) -> Opti
                     "struct_declaration" | "opaque_declaration" => kind = Some("struct"),
                     "union_declaration" => kind = Some("struct"),
                     "enum_declaration" => kind = Some("enum"),
+                    // `const Error = error{ … }`: an error set is a type.
+                    "error_set_declaration" => kind = Some("type"),
                     _ => {}
                 }
             }

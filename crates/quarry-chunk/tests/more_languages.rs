@@ -288,8 +288,9 @@ fn zig_containers_functions_and_tests() {
             "method Shape.area 7-9",
             "method Shape.init 11-13",
             "enum Color 16-16",
-            "function twice 18-20",
-            "test area of a unit shape 22-24",
+            "type Error 18-18",
+            "function twice 20-22",
+            "test area of a unit shape 24-26",
         ]
     );
 }
