@@ -125,6 +125,34 @@ fn cpp_only(line: &str) -> bool {
         || line.starts_with("extern \"C++\"")
 }
 
+/// The language a script without an extension is written in, by its `#!` line: `bin/deploy`
+/// starting `#!/usr/bin/env bash` is shell. Such a file stays `text` where its language is
+/// decided by path (the stored file, `status`), as a C++ header named `.h` stays `c`; its
+/// chunks, definitions and outline are the script language's.
+pub fn script_language(text: &str) -> Option<Language> {
+    let first = text.lines().next()?.strip_prefix("#!")?;
+    let mut words = first.split_whitespace();
+    let mut program = words.next()?.rsplit('/').next()?;
+    if program == "env" {
+        // `#!/usr/bin/env -S python3 -u`: the first word that is not an option.
+        program = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
+    }
+    let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match program {
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" => Language::Shell,
+        "python" | "pypy" => Language::Python,
+        "ruby" => Language::Ruby,
+        "node" | "nodejs" => Language::JavaScript,
+        "lua" | "luajit" => Language::Lua,
+        "php" => Language::Php,
+        "Rscript" => Language::R,
+        "julia" => Language::Julia,
+        "elixir" => Language::Elixir,
+        "runhaskell" | "runghc" => Language::Haskell,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,32 +186,4 @@ mod tests {
             Language::Java
         );
     }
-}
-
-/// The language a script without an extension is written in, by its `#!` line: `bin/deploy`
-/// starting `#!/usr/bin/env bash` is shell. Such a file stays `text` where its language is
-/// decided by path (the stored file, `status`), as a C++ header named `.h` stays `c`; its
-/// chunks, definitions and outline are the script language's.
-pub fn script_language(text: &str) -> Option<Language> {
-    let first = text.lines().next()?.strip_prefix("#!")?;
-    let mut words = first.split_whitespace();
-    let mut program = words.next()?.rsplit('/').next()?;
-    if program == "env" {
-        // `#!/usr/bin/env -S python3 -u`: the first word that is not an option.
-        program = words.find(|w| !w.starts_with('-') && !w.contains('='))?;
-    }
-    let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    Some(match program {
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" => Language::Shell,
-        "python" | "pypy" => Language::Python,
-        "ruby" => Language::Ruby,
-        "node" | "nodejs" => Language::JavaScript,
-        "lua" | "luajit" => Language::Lua,
-        "php" => Language::Php,
-        "Rscript" => Language::R,
-        "julia" => Language::Julia,
-        "elixir" => Language::Elixir,
-        "runhaskell" | "runghc" => Language::Haskell,
-        _ => return None,
-    })
 }
