@@ -9,7 +9,7 @@ path, every item at any depth) against the tags Universal Ctags writes for the s
 (`ctags --output-format=json --fields=+nKzSs`, default extras: `--extras=-F` would drop
 file-scoped tags such as C `static` functions). Ctags is the long-standing, hand-tuned answer
 to "where is X defined" in every language, so a definition it tags and quarry does not is
-mostly a syntax pattern quarry's grammar tables (crates/quarry-chunk/src/languages.rs) miss.
+mostly a syntax pattern quarry's grammar tables (crates/quarry-chunk/src/languages/tables.rs) miss.
 
 Which tags count: per language, KINDS names the ctags kinds that are definitions quarry means
 to list ("def": functions, methods, classes, structs, unions, enums, interfaces, traits, impls,
