@@ -14,6 +14,7 @@ mod output;
 mod progress;
 mod search_cmd;
 mod settings;
+mod slice_cmd;
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -72,6 +73,10 @@ enum Command {
     /// Outline a file: every definition with its lines, signature and doc line, type
     /// members, imports on one line — a fraction of the file's tokens.
     Summary(SummaryArgs),
+    /// The lines of a function that can change a variable at FILE:LINE (or, with --forward,
+    /// that the line reaches): data and control dependences (Python, Go, JavaScript,
+    /// TypeScript).
+    Slice(slice_cmd::SliceArgs),
     /// Ingest new commits of the workspace's repos (or of the given repository folders).
     Sync(history_cmd::SyncArgs),
     /// Search commits by words, identifiers or paths, with author/date/path filters.
@@ -446,6 +451,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Status(args) => status(&dir, args),
         Command::Eval(args) => eval_cmd::evaluate(&dir, args),
         Command::Summary(args) => summary(&dir, args),
+        Command::Slice(args) => slice_cmd::slice(args),
         Command::Sync(args) => history_cmd::sync(&dir, args),
         Command::Mcp => quarry_mcp::serve_stdio(&dir),
         Command::Watch(args) => watch(&dir, args),

@@ -581,3 +581,39 @@ fn a_script_without_an_extension_is_parsed_by_its_shebang() {
     assert_eq!(outline["language"], "shell", "{outline}");
     assert_eq!(outline["items"][0]["name"], "deploy_app", "{outline}");
 }
+
+/// `quarry slice FILE:LINE`: the lines that can change a variable there, with their code;
+/// `--json` gives the lines and runs; a language without a flow table says which have one.
+#[test]
+fn slice_gives_the_lines_that_can_change_a_variable() {
+    let env = Env::new();
+    env.write(
+        "calc.py",
+        "def total(items, limit):\n    count = 0\n    acc = 0\n    for item in items:\n        if count >= limit:\n            break\n        acc = acc + item\n        count += 1\n    label = \"done\"\n    return acc\n",
+    );
+    let file = format!("{}/calc.py", env.repo_path());
+    let text = env.ok(&["slice", &format!("{file}:10"), "--var", "acc"]);
+    assert!(
+        text.contains("what can change `acc` at line 10, in total"),
+        "{text}"
+    );
+    assert!(
+        text.contains("acc = acc + item") && !text.contains("label"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["slice", &format!("{file}:10"), "--var", "acc", "--json"]))
+            .unwrap();
+    assert_eq!(
+        json["lines"],
+        serde_json::json!([1, 2, 3, 4, 5, 7, 8, 10]),
+        "{json}"
+    );
+    env.write("Main.hs", "main = print 1\n");
+    let out = env.run(&["slice", &format!("{}/Main.hs:1", env.repo_path())]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("they are for python"),
+        "{said}"
+    );
+}

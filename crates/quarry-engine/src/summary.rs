@@ -3,7 +3,7 @@
 //! (its source, what it calls, who calls it, the types it names) and the file's call graph.
 //! Context and call graph use the index when there is one to resolve names across the repo.
 
-use crate::answer::{CallGraph, CallerSite, Edge, SymbolContext, Target};
+use crate::answer::{CallGraph, CallerSite, Edge, SliceAnswer, SliceLine, SymbolContext, Target};
 use crate::workspace::Workspace;
 use anyhow::Result;
 use quarry_core::{CallSite, Language, SymbolRef};
@@ -393,5 +393,37 @@ pub fn call_graph(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<Ca
         path: file.shown,
         edges,
         by_name: true,
+    })
+}
+
+/// The slice of `path` at `line` (quarry-flow): backward, what can change `var` (or what the
+/// line reads) there; forward, what the line's definitions reach. Lines with their code.
+pub fn slice(
+    path: &Path,
+    shown: &str,
+    line: u32,
+    var: Option<&str>,
+    forward: bool,
+) -> Result<SliceAnswer> {
+    let text = read_source(path)?;
+    let language = match Language::detect(path) {
+        Language::Text => quarry_chunk::script_language(&text).unwrap_or(Language::Text),
+        language => language,
+    };
+    let slice = quarry_flow::slice(language, &text, line, var, forward)
+        .map_err(|e| crate::error::bad(format!("{shown}:{line}: {e}")))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let code = slice
+        .lines
+        .iter()
+        .map(|&l| SliceLine {
+            line: l,
+            text: lines.get(l as usize - 1).unwrap_or(&"").to_string(),
+        })
+        .collect();
+    Ok(SliceAnswer {
+        path: shown.to_string(),
+        slice,
+        code,
     })
 }

@@ -25,5 +25,8 @@ pub use service::{
     Answer, EmbeddingJob, EmbeddingStatus, FileList, FileSummary, Freshness, IndexedFileEntry,
     RepoFiles, Status, SyncAnswer,
 };
-pub use summary::{CallGraph, CallerSite, Edge, Outline, OutlineItem, SymbolContext, Target};
+pub use summary::{
+    CallGraph, CallerSite, Edge, Outline, OutlineItem, SliceAnswer, SliceLine, SymbolContext,
+    Target,
+};
 pub use views::FileView;

@@ -67,3 +67,20 @@ pub struct CallGraph {
     pub edges: Vec<Edge>,
     pub by_name: bool,
 }
+
+/// A program slice of one file: the lines that can change a variable at a line (backward), or
+/// that a line's definitions reach (forward), with their code.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SliceAnswer {
+    pub path: String,
+    #[serde(flatten)]
+    pub slice: quarry_flow::Slice,
+    /// Each line of the slice with its text.
+    pub code: Vec<SliceLine>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SliceLine {
+    pub line: u32,
+    pub text: String,
+}
