@@ -110,6 +110,24 @@ pub fn print_call_graph(g: &CallGraph) -> Result<()> {
             target(&e.target)
         )?;
     }
+    if !g.flow.is_empty() {
+        writeln!(
+            out,
+            "flow (complexity, blocks, def-use pairs; `quarry slice FILE:LINE` for a line's slice)"
+        )?;
+    }
+    for f in &g.flow {
+        writeln!(
+            out,
+            "  {} {}-{}: complexity {}, {} blocks, {} def-use pairs",
+            f.name,
+            f.start_line,
+            f.end_line,
+            f.complexity,
+            f.blocks.len(),
+            f.def_use.len()
+        )?;
+    }
     Ok(())
 }
 

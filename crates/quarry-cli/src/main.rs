@@ -99,7 +99,7 @@ enum Command {
     Config(settings::ConfigArgs),
     /// List, install or choose the embedding model.
     Model(settings::ModelArgs),
-    /// Serve MCP on stdin/stdout (tools: search, search_commits, touches, summary, status).
+    /// Serve MCP on stdin/stdout (tools: search, search_commits, touches, summary, slice, status).
     Mcp,
     /// Serve the HTTP API (loopback by default; see /api/openapi.json).
     Serve(ServeArgs),

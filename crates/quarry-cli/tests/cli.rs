@@ -609,6 +609,13 @@ fn slice_gives_the_lines_that_can_change_a_variable() {
         serde_json::json!([1, 2, 3, 4, 5, 7, 8, 10]),
         "{json}"
     );
+    // The extract view carries each function's flow: a loop and an `if`, complexity 3.
+    let extract: serde_json::Value =
+        serde_json::from_str(&env.ok(&["summary", &file, "--mode", "extract", "--json"])).unwrap();
+    assert_eq!(extract["flow"][0]["name"], "total", "{extract}");
+    assert_eq!(extract["flow"][0]["complexity"], 3, "{extract}");
+    let text = env.ok(&["summary", &file, "--mode", "extract"]);
+    assert!(text.contains("total 1-10: complexity 3"), "{text}");
     env.write("Main.hs", "main = print 1\n");
     let out = env.run(&["slice", &format!("{}/Main.hs:1", env.repo_path())]);
     let said = String::from_utf8_lossy(&out.stderr);

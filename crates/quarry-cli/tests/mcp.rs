@@ -78,7 +78,14 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     names.sort();
     assert_eq!(
         names,
-        ["search", "search_commits", "status", "summary", "touches"]
+        [
+            "search",
+            "search_commits",
+            "slice",
+            "status",
+            "summary",
+            "touches"
+        ]
     );
     for t in &tools {
         assert!(
@@ -175,6 +182,10 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
         "an empty answer says why: {none}"
     );
     let summary = ok(&client, "summary", json!({"file": "app/users.py"})).await;
+    // The slice at `return self.users[user_id].name` holds the method's line (its parameters).
+    let slice = ok(&client, "slice", json!({"file": "app/users.py", "line": 5})).await;
+    assert_eq!(slice["lines"], json!([4, 5]), "{slice}");
+    assert_eq!(slice["function"], "getUserName", "{slice}");
     assert!(summary.to_string().contains("getUserName"), "{summary}");
     let status = ok(&client, "status", json!({})).await;
     assert_eq!(status["repos"].as_array().unwrap().len(), 1);

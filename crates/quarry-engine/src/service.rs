@@ -136,6 +136,26 @@ pub struct SummaryParams {
     pub repos: Option<Vec<String>>,
 }
 
+/// A slice of a function: the lines that can change a variable at a line (backward), or
+/// that the line's definitions reach (`forward`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SliceParams {
+    /// The file: relative to an indexed repo's root, or absolute inside one.
+    pub file: String,
+    /// The line (1-based) in a function.
+    pub line: u32,
+    /// The variable at that line [default: every variable the line reads, or, forward,
+    /// defines].
+    pub var: Option<String>,
+    /// What the line's definitions reach, instead of what can change the line [default:
+    /// false].
+    pub forward: Option<bool>,
+    /// The repo holding the file (its name in `status`).
+    #[serde(alias = "repo")]
+    pub repos: Option<Vec<String>>,
+}
+
 fn date(s: Option<&str>, end_of_day: bool) -> Result<Option<i64>> {
     s.map(|s| crate::history::parse_date(s, end_of_day).map_err(|e| bad(format!("{e:#}"))))
         .transpose()
@@ -353,6 +373,21 @@ impl Service {
                 FileSummary::Extract(summary::call_graph(Some(&ws), &file, &shown)?)
             }
         };
+        self.answer(&ws, &[repo], body)
+    }
+
+    /// The slice at `line` of an indexed file (quarry-flow through `summary::slice`).
+    pub fn slice(&self, p: SliceParams) -> Result<Answer<crate::answer::SliceAnswer>> {
+        let ws = self.workspace()?;
+        let named = self.known_repos(&ws, p.repos.unwrap_or_default())?;
+        let (repo, file, shown) = self.resolve_file(&ws, &p.file, &named)?;
+        let body = summary::slice(
+            &file,
+            &shown,
+            p.line,
+            p.var.as_deref(),
+            p.forward.unwrap_or(false),
+        )?;
         self.answer(&ws, &[repo], body)
     }
 

@@ -389,10 +389,12 @@ pub fn call_graph(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<Ca
                 .clone(),
         })
         .collect();
+    let flow = quarry_flow::functions(file.language, &file.text).unwrap_or_default();
     Ok(CallGraph {
         path: file.shown,
         edges,
         by_name: true,
+        flow,
     })
 }
 

@@ -31,8 +31,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use quarry_engine::answer::{
-    Answer, CommitSearch, FileList, FileSummary, FileView, SearchResponse, Status, SyncAnswer,
-    Touches,
+    Answer, CommitSearch, FileList, FileSummary, FileView, SearchResponse, SliceAnswer, Status,
+    SyncAnswer, Touches,
 };
 use quarry_engine::graph::Impact;
 use quarry_engine::history::ShownCommit;
@@ -150,12 +150,12 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
                     .map(|s| Value::String(s.to_string()))
                     .collect(),
             ),
-            "limit" | "depth" => match value.parse::<u64>() {
+            "limit" | "depth" | "line" => match value.parse::<u64>() {
                 Ok(n) => Value::from(n),
                 Err(_) => Value::String(value),
             },
             // The switches of the request types (`explain=true`, `rerank=1`, `colour=true`).
-            "explain" | "rerank" | "colour" => match value.as_str() {
+            "explain" | "rerank" | "colour" | "forward" => match value.as_str() {
                 "true" | "1" | "yes" => Value::Bool(true),
                 "false" | "0" | "no" => Value::Bool(false),
                 _ => Value::String(value),
@@ -255,6 +255,11 @@ async fn touches(State(app): State<App>, Query(q): Pairs) -> Reply<Touches> {
 async fn summary(State(app): State<App>, Query(q): Pairs) -> Reply<FileSummary> {
     let params = decode(q)?;
     blocking(&app, move |s| s.summary(params)).await
+}
+
+async fn slice(State(app): State<App>, Query(q): Pairs) -> Reply<SliceAnswer> {
+    let params = decode(q)?;
+    blocking(&app, move |s| s.slice(params)).await
 }
 
 async fn file_view(State(app): State<App>, Query(q): Pairs) -> Reply<FileView> {
@@ -592,6 +597,7 @@ pub fn router(
         .route("/api/search/commits", get(search_commits))
         .route("/api/touches", get(touches))
         .route("/api/summary", get(summary))
+        .route("/api/slice", get(slice))
         .route("/api/file", get(file_view))
         .route("/api/commit", get(show_commit))
         .route("/api/impact", get(impact))

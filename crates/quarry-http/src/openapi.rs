@@ -4,13 +4,15 @@
 //! documented operation's answer on a real server against its documented schema.
 
 use quarry_engine::answer::{
-    Answer, CommitSearch, FileList, FileSummary, FileView, SearchResponse, Status, SyncAnswer,
-    Touches,
+    Answer, CommitSearch, FileList, FileSummary, FileView, SearchResponse, SliceAnswer, Status,
+    SyncAnswer, Touches,
 };
 use quarry_engine::graph::Impact;
 use quarry_engine::history::ShownCommit;
 use quarry_engine::schema::{answer_schema, request_schema};
-use quarry_engine::service::{CodeSearchParams, CommitSearchParams, SummaryParams, TouchesParams};
+use quarry_engine::service::{
+    CodeSearchParams, CommitSearchParams, SliceParams, SummaryParams, TouchesParams,
+};
 use quarry_engine::views::{CommitShowParams, FileViewParams, ImpactParams};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
@@ -109,6 +111,14 @@ pub fn operations() -> Vec<Operation> {
             params: schema::<SummaryParams>(),
             body: None,
             answer: answer::<Answer<FileSummary>>(),
+        },
+        Operation {
+            method: "get",
+            path: "/api/slice",
+            summary: "The lines of a function that can change a variable at a line, or that the line reaches.",
+            params: schema::<SliceParams>(),
+            body: None,
+            answer: answer::<Answer<SliceAnswer>>(),
         },
         Operation {
             method: "get",

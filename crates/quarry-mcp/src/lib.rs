@@ -11,10 +11,12 @@
 //! that argument errors become tool errors (the macros answer them with protocol errors,
 //! which many clients surface as a failed connection rather than to the model).
 
-use quarry_engine::answer::{Answer, CommitSearch, FileSummary, SearchResponse, Status, Touches};
+use quarry_engine::answer::{
+    Answer, CommitSearch, FileSummary, SearchResponse, SliceAnswer, Status, Touches,
+};
 use quarry_engine::schema::{answer_schema, request_schema};
 use quarry_engine::service::{
-    CodeSearchParams, CommitSearchParams, Service, SummaryParams, TouchesParams,
+    CodeSearchParams, CommitSearchParams, Service, SliceParams, SummaryParams, TouchesParams,
 };
 mod guard;
 
@@ -44,13 +46,15 @@ pub enum ToolAnswer {
     Commits(Answer<CommitSearch>),
     Touches(Answer<Touches>),
     Summary(Answer<FileSummary>),
+    Slice(Answer<SliceAnswer>),
     Status(Answer<Status>),
 }
 
 const INSTRUCTIONS: &str = "quarry searches the indexed repositories of this workspace: code by \
 words and meaning (`search`), git history (`search_commits`, `touches`), and file structure \
-(`summary`, far fewer tokens than reading a file). Every answer has `freshness`: when \
-`files_changed_since` is above 0 the index is behind the files on disk.";
+(`summary`, far fewer tokens than reading a file), and the lines that can change a variable at \
+a line (`slice`). Every answer has `freshness`: when `files_changed_since` is above 0 the index \
+is behind the files on disk.";
 
 /// A tool's input schema: the request type's published schema (quarry-engine's
 /// `request_schema`).
@@ -108,6 +112,12 @@ fn make_tools() -> Vec<Tool> {
         )
         .with_raw_output_schema(output_schema::<Answer<FileSummary>>()),
         Tool::new(
+            "slice",
+            "The lines of a function that can change a variable at a line (data and control dependences), or with `forward` what the line's definitions reach, with their code: the few lines worth reading when chasing a wrong value. Python, Go, JavaScript and TypeScript; variables are matched by name.",
+            input_schema::<SliceParams>(),
+        )
+        .with_raw_output_schema(output_schema::<Answer<SliceAnswer>>()),
+        Tool::new(
             "status",
             "Repos in the index, their freshness, the embedding model and how much is embedded.",
             input_schema::<StatusParams>(),
@@ -148,13 +158,14 @@ impl QuarryMcp {
                 .map(ToolAnswer::Commits),
             "touches" => service.touches(parse(name, args)?).map(ToolAnswer::Touches),
             "summary" => service.summary(parse(name, args)?).map(ToolAnswer::Summary),
+            "slice" => service.slice(parse(name, args)?).map(ToolAnswer::Slice),
             "status" => {
                 parse::<StatusParams>(name, args)?;
                 service.status().map(ToolAnswer::Status)
             }
             other => {
                 return Err(format!(
-                "no tool named `{other}` (tools: search, search_commits, touches, summary, status)"
+                "no tool named `{other}` (tools: search, search_commits, touches, summary, slice, status)"
             ))
             }
         };

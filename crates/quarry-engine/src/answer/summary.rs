@@ -66,6 +66,10 @@ pub struct CallGraph {
     pub path: String,
     pub edges: Vec<Edge>,
     pub by_name: bool,
+    /// Each function's control and data flow (quarry-flow), where its language has a flow
+    /// table: basic blocks, labelled edges, complexity, def-use pairs.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub flow: Vec<quarry_flow::FunctionFlow>,
 }
 
 /// A program slice of one file: the lines that can change a variable at a line (backward), or
