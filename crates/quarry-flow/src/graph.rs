@@ -167,6 +167,18 @@ impl<'a> Builder<'a> {
             }
             return exits;
         }
+        // `if x { … }` as a statement (Rust): the branch, not an expression.
+        if spec.expression_statements.contains(&kind) {
+            if let Some(inner) = node.named_child(0).filter(|c| {
+                spec.ifs.iter().any(|(k, ..)| *k == c.kind())
+                    || spec.loops.iter().any(|(k, _)| *k == c.kind())
+                    || spec.returns.contains(&c.kind())
+                    || spec.breaks.contains(&c.kind())
+                    || spec.continues.contains(&c.kind())
+            }) {
+                return self.statement(inner, preds);
+            }
+        }
         if let Some(&(_, cond, then, otherwise)) = spec.ifs.iter().find(|(k, ..)| *k == kind) {
             return self.if_statement(node, cond, then, otherwise, preds);
         }

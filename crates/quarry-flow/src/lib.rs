@@ -230,7 +230,23 @@ fn function_nodes<'t>(spec: &spec::FlowSpec, root: Node<'t>) -> Vec<Node<'t>> {
 }
 
 fn name_of(node: Node, text: &str) -> String {
-    node.child_by_field_name("name")
+    // C and C++ name a function in its declarator (`int *parse(char *s)`).
+    let mut named = node.child_by_field_name("name");
+    let mut declarator = node.child_by_field_name("declarator");
+    for _ in 0..8 {
+        if named.is_some() {
+            break;
+        }
+        let Some(d) = declarator else { break };
+        if matches!(
+            d.kind(),
+            "identifier" | "field_identifier" | "qualified_identifier"
+        ) {
+            named = Some(d);
+        }
+        declarator = d.child_by_field_name("declarator");
+    }
+    named
         .and_then(|n| text.get(n.byte_range()))
         .map_or_else(|| "<anonymous>".to_string(), str::to_string)
 }

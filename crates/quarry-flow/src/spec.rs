@@ -34,6 +34,9 @@ pub(crate) struct FlowSpec {
     pub assigns: &'static [(&'static str, &'static str)],
     /// Name nodes (a variable is one of these by its text).
     pub names: &'static [&'static str],
+    /// Statements that only wrap an expression, read as that expression when it is a branch
+    /// or a loop (Rust's `if` and `loop` are expressions).
+    pub expression_statements: &'static [&'static str],
 }
 
 static PYTHON: FlowSpec = FlowSpec {
@@ -59,6 +62,7 @@ static PYTHON: FlowSpec = FlowSpec {
         ("named_expression", "name"),
     ],
     names: &["identifier"],
+    expression_statements: &[],
 };
 
 static GO: FlowSpec = FlowSpec {
@@ -86,6 +90,7 @@ static GO: FlowSpec = FlowSpec {
         ("range_clause", "left"),
     ],
     names: &["identifier"],
+    expression_statements: &[],
 };
 
 static JAVASCRIPT: FlowSpec = FlowSpec {
@@ -123,6 +128,140 @@ static JAVASCRIPT: FlowSpec = FlowSpec {
         ("for_in_statement", "left"),
     ],
     names: &["identifier", "shorthand_property_identifier_pattern"],
+    expression_statements: &[],
+};
+
+static RUST: FlowSpec = FlowSpec {
+    functions: &["function_item", "closure_expression"],
+    body: "body",
+    parameters: &["parameters", "closure_parameters"],
+    blocks: &["block"],
+    ifs: &[("if_expression", "condition", "consequence", "alternative")],
+    else_wrappers: &["else_clause"],
+    elifs: &[],
+    loops: &[
+        ("loop_expression", "body"),
+        ("while_expression", "body"),
+        ("for_expression", "body"),
+    ],
+    returns: &["return_expression"],
+    breaks: &["break_expression"],
+    continues: &["continue_expression"],
+    raises: &[],
+    tries: &[],
+    handlers: &[],
+    finallys: &[],
+    assigns: &[
+        ("let_declaration", "pattern"),
+        ("assignment_expression", "left"),
+        ("compound_assignment_expr", "left"),
+        ("for_expression", "pattern"),
+    ],
+    names: &["identifier"],
+    expression_statements: &["expression_statement"],
+};
+
+static JAVA: FlowSpec = FlowSpec {
+    functions: &[
+        "method_declaration",
+        "constructor_declaration",
+        "lambda_expression",
+    ],
+    body: "body",
+    parameters: &["formal_parameters"],
+    blocks: &["block", "constructor_body"],
+    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    else_wrappers: &[],
+    elifs: &[],
+    loops: &[
+        ("while_statement", "body"),
+        ("for_statement", "body"),
+        ("enhanced_for_statement", "body"),
+        ("do_statement", "body"),
+    ],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    continues: &["continue_statement"],
+    raises: &["throw_statement"],
+    tries: &[("try_statement", "body")],
+    handlers: &["catch_clause"],
+    finallys: &["finally_clause"],
+    assigns: &[
+        ("variable_declarator", "name"),
+        ("assignment_expression", "left"),
+        ("enhanced_for_statement", "name"),
+        ("update_expression", ""),
+    ],
+    names: &["identifier"],
+    expression_statements: &[],
+};
+
+static C_FAMILY: FlowSpec = FlowSpec {
+    functions: &["function_definition", "lambda_expression"],
+    body: "body",
+    parameters: &["parameter_list"],
+    blocks: &["compound_statement"],
+    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    else_wrappers: &["else_clause"],
+    elifs: &[],
+    loops: &[
+        ("while_statement", "body"),
+        ("for_statement", "body"),
+        ("for_range_loop", "body"),
+        ("do_statement", "body"),
+    ],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    continues: &["continue_statement"],
+    raises: &["throw_statement"],
+    tries: &[("try_statement", "body")],
+    handlers: &["catch_clause"],
+    finallys: &[],
+    assigns: &[
+        ("init_declarator", "declarator"),
+        ("assignment_expression", "left"),
+        ("update_expression", "argument"),
+        ("for_range_loop", "declarator"),
+    ],
+    names: &["identifier"],
+    expression_statements: &[],
+};
+
+static CSHARP: FlowSpec = FlowSpec {
+    functions: &[
+        "method_declaration",
+        "constructor_declaration",
+        "local_function_statement",
+        "lambda_expression",
+    ],
+    body: "body",
+    parameters: &["parameter_list"],
+    blocks: &["block"],
+    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    else_wrappers: &[],
+    elifs: &[],
+    loops: &[
+        ("while_statement", "body"),
+        ("for_statement", "body"),
+        ("foreach_statement", "body"),
+        ("do_statement", "body"),
+    ],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    continues: &["continue_statement"],
+    raises: &["throw_statement"],
+    tries: &[("try_statement", "body")],
+    handlers: &["catch_clause"],
+    finallys: &["finally_clause"],
+    assigns: &[
+        ("variable_declarator", "name"),
+        ("assignment_expression", "left"),
+        ("foreach_statement", "left"),
+        ("postfix_unary_expression", ""),
+        ("prefix_unary_expression", ""),
+    ],
+    names: &["identifier"],
+    expression_statements: &[],
 };
 
 /// The flow table of `language`; `None` where quarry has none yet.
@@ -131,6 +270,10 @@ pub(crate) fn flow_spec(language: Language) -> Option<&'static FlowSpec> {
         Language::Python => &PYTHON,
         Language::Go => &GO,
         Language::JavaScript | Language::TypeScript | Language::Tsx => &JAVASCRIPT,
+        Language::Rust => &RUST,
+        Language::Java => &JAVA,
+        Language::C | Language::Cpp | Language::ObjectiveC => &C_FAMILY,
+        Language::CSharp => &CSHARP,
         _ => return None,
     })
 }

@@ -184,3 +184,53 @@ fn a_deep_and_long_function_answers() {
     // A test asserts behaviour; the time is for bench/, but an answer must come at all.
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// The same questions in Rust (branches and loops are expressions), Java (a `try`), C and C#:
+/// each function's loop, branch, early return and a slice through them.
+#[test]
+fn rust_java_c_and_csharp_have_flow_too() {
+    let rust = "fn sum(xs: &[i32], cap: i32) -> i32 {\n    let mut acc = 0;\n    for x in xs {\n        if acc > cap {\n            break;\n        }\n        acc += x;\n    }\n    let label = 1;\n    return acc;\n}\n";
+    let f = &functions(Language::Rust, rust).unwrap()[0];
+    assert_eq!((f.name.as_str(), f.complexity), ("sum", 3), "{:?}", f.edges);
+    let s = slice(Language::Rust, rust, 10, Some("acc"), false).unwrap();
+    assert_eq!(s.lines, [1, 2, 3, 4, 7, 10], "{:?}", s.lines);
+
+    let java = "class A {\n  int read(String path) {\n    int n = 0;\n    try {\n      n = parse(path);\n    } catch (Exception e) {\n      throw new IllegalStateException(path);\n    }\n    return n;\n  }\n}\n";
+    let f = &functions(Language::Java, java).unwrap()[0];
+    assert_eq!(f.name, "read");
+    assert!(
+        f.edges.iter().any(|e| e.kind == EdgeKind::Raise),
+        "{:?}",
+        f.edges
+    );
+    // `n = 0` cannot reach the return: the way past `parse` without assigning goes through
+    // the handler, which throws.
+    let s = slice(Language::Java, java, 9, Some("n"), false).unwrap();
+    assert_eq!(s.lines, [2, 5, 9], "{:?}", s.lines);
+
+    let c = "int find(int *xs, int n, int want) {\n    int i;\n    for (i = 0; i < n; i++) {\n        if (xs[i] == want)\n            return i;\n    }\n    int none = -1;\n    return none;\n}\n";
+    let f = &functions(Language::C, c).unwrap()[0];
+    assert_eq!(
+        (f.name.as_str(), f.complexity),
+        ("find", 3),
+        "{:?}",
+        f.edges
+    );
+    let s = slice(Language::C, c, 8, Some("none"), false).unwrap();
+    // `none` is set on line 7, which runs only when the loop ends without the early return.
+    assert!(
+        s.lines.contains(&7) && s.lines.contains(&4),
+        "{:?}",
+        s.lines
+    );
+
+    let cs = "class A {\n  int Count(int[] xs) {\n    var total = 0;\n    foreach (var x in xs) {\n      if (x < 0) continue;\n      total += x;\n    }\n    return total;\n  }\n}\n";
+    let f = &functions(Language::CSharp, cs).unwrap()[0];
+    assert_eq!(
+        (f.name.as_str(), f.complexity),
+        ("Count", 3),
+        "{:?}",
+        f.edges
+    );
+    assert!(f.edges.iter().any(|e| e.kind == EdgeKind::Continue));
+}
