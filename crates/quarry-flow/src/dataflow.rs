@@ -219,14 +219,8 @@ pub(crate) fn forward(
 ) -> BTreeSet<usize> {
     // Who uses each definition.
     let mut users: HashMap<(String, usize), Vec<usize>> = HashMap::new();
-    for (s, stmt) in graph.stmts.iter().enumerate() {
-        for v in &stmt.uses {
-            for (var, d) in &reach[s] {
-                if var == v {
-                    users.entry((v.clone(), *d)).or_default().push(s);
-                }
-            }
-        }
+    for (var, d, u) in def_use(graph, reach) {
+        users.entry((var, d)).or_default().push(u);
     }
     let mut controlled: HashMap<usize, Vec<usize>> = HashMap::new();
     for (s, deciders) in control_dependences(graph).into_iter().enumerate() {
