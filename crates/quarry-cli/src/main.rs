@@ -75,7 +75,7 @@ enum Command {
     Summary(SummaryArgs),
     /// The lines of a function that can change a variable at FILE:LINE (or, with --forward,
     /// that the line reaches): data and control dependences (Python, Go, JavaScript,
-    /// TypeScript, Rust, Java, C, C++, C#, Objective-C).
+    /// TypeScript, Rust, Java, C, C++, C#, Objective-C, Ruby, PHP).
     Slice(slice_cmd::SliceArgs),
     /// Ingest new commits of the workspace's repos (or of the given repository folders).
     Sync(history_cmd::SyncArgs),

@@ -156,9 +156,16 @@ impl<'a> Builder<'a> {
         let spec = self.spec;
         let kind = node.kind();
         if spec.blocks.contains(&kind) || spec.else_wrappers.contains(&kind) {
-            let mut exits = preds;
             let mut cursor = node.walk();
             let children: Vec<Node> = node.named_children(&mut cursor).collect();
+            // `begin … rescue … ensure … end` written in the body itself (Ruby).
+            if children.iter().any(|c| spec.handlers.contains(&c.kind())) {
+                let (body, rest): (Vec<Node>, Vec<Node>) = children.into_iter().partition(|c| {
+                    !spec.handlers.contains(&c.kind()) && !spec.finallys.contains(&c.kind())
+                });
+                return self.try_parts(body, rest, preds);
+            }
+            let mut exits = preds;
             for child in children {
                 if child.kind().contains("comment") {
                     continue;
@@ -175,6 +182,7 @@ impl<'a> Builder<'a> {
                     || spec.returns.contains(&c.kind())
                     || spec.breaks.contains(&c.kind())
                     || spec.continues.contains(&c.kind())
+                    || spec.raises.contains(&c.kind())
             }) {
                 return self.statement(inner, preds);
             }
@@ -282,19 +290,29 @@ impl<'a> Builder<'a> {
         };
         // Python's `elif`/`else` clauses are each an `alternative`; other grammars hold one.
         let mut cursor = node.walk();
-        let alternatives: Vec<Node> = node
-            .children_by_field_name(otherwise, &mut cursor)
-            .collect();
+        let mut alternatives: std::collections::VecDeque<Node> = if otherwise.is_empty() {
+            Default::default()
+        } else {
+            node.children_by_field_name(otherwise, &mut cursor)
+                .collect()
+        };
         let mut from = vec![(h, EdgeKind::False)];
-        for alt in alternatives {
-            if self.spec.elifs.contains(&alt.kind()) {
-                let body = alt.child_by_field_name("consequence");
+        while let Some(alt) = alternatives.pop_front() {
+            let elif = self.spec.elifs.iter().find(|(k, _)| *k == alt.kind());
+            if let Some(&(_, body_field)) = elif {
+                let body = alt.child_by_field_name(body_field);
                 let eh = self.header(alt, body);
                 self.connect(from, eh);
                 if let Some(body) = body {
                     exits.extend(self.statement(body, vec![(eh, EdgeKind::True)]));
                 }
                 from = vec![(eh, EdgeKind::False)];
+                // Ruby's `elsif` holds the clause after it.
+                let mut inner = alt.walk();
+                let next: Vec<Node> = alt.children_by_field_name(otherwise, &mut inner).collect();
+                for (i, n) in next.into_iter().enumerate() {
+                    alternatives.insert(i, n);
+                }
             } else {
                 exits.extend(self.statement(alt, from));
                 from = Vec::new();
@@ -332,15 +350,26 @@ impl<'a> Builder<'a> {
     }
 
     fn try_statement(&mut self, node: Node<'a>, body_field: &str, preds: Exits) -> Exits {
-        let spec = self.spec;
         let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        let handlers: Vec<Node> = children
+        let rest: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| {
+                self.spec.handlers.contains(&c.kind()) || self.spec.finallys.contains(&c.kind())
+            })
+            .collect();
+        let body: Vec<Node> = node.child_by_field_name(body_field).into_iter().collect();
+        self.try_parts(body, rest, preds)
+    }
+
+    /// A `try`: its body's statements, then its handlers and `finally` (in `rest`).
+    fn try_parts(&mut self, body: Vec<Node<'a>>, rest: Vec<Node<'a>>, preds: Exits) -> Exits {
+        let spec = self.spec;
+        let handlers: Vec<Node> = rest
             .iter()
             .copied()
             .filter(|c| spec.handlers.contains(&c.kind()))
             .collect();
-        let finally = children
+        let finally = rest
             .iter()
             .copied()
             .find(|c| spec.finallys.contains(&c.kind()));
@@ -353,10 +382,13 @@ impl<'a> Builder<'a> {
             })
             .collect();
         self.handlers.push(heads.clone());
-        let mut exits = match node.child_by_field_name(body_field) {
-            Some(b) => self.statement(b, preds),
-            None => preds,
-        };
+        let mut exits = preds;
+        for statement in body {
+            if statement.kind().contains("comment") {
+                continue;
+            }
+            exits = self.statement(statement, exits);
+        }
         self.handlers.pop();
         for (handler, head) in handlers.iter().zip(&heads) {
             let body = handler
@@ -369,11 +401,14 @@ impl<'a> Builder<'a> {
             }
         }
         match finally {
+            // `finally { … }` holds a block; Ruby's `ensure` is the block itself.
             Some(f) => {
-                let body = f.child_by_field_name("body").or_else(|| last_named(f));
-                match body {
+                let block = f
+                    .child_by_field_name("body")
+                    .or_else(|| last_named(f).filter(|b| spec.blocks.contains(&b.kind())));
+                match block {
                     Some(b) => self.statement(b, exits),
-                    None => exits,
+                    None => self.statement(f, exits),
                 }
             }
             None => exits,

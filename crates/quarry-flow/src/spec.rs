@@ -16,10 +16,11 @@ pub(crate) struct FlowSpec {
     pub blocks: &'static [&'static str],
     /// `if`: (kind, condition field, then field, else field).
     pub ifs: &'static [(&'static str, &'static str, &'static str, &'static str)],
-    /// Nodes an `else` field may hold that wrap the branch (`else_clause`, `elif_clause`):
-    /// elif clauses are ifs themselves (condition, consequence, and the next clause after).
+    /// Nodes an `else` field may hold that wrap the branch (`else_clause`).
     pub else_wrappers: &'static [&'static str],
-    pub elifs: &'static [&'static str],
+    /// `elif` clauses: (kind, body field); an if of their own, the next clause after them (or,
+    /// as Ruby's `elsif`, in their own `else` field).
+    pub elifs: &'static [(&'static str, &'static str)],
     /// Loops: (kind, body field); the loop's header is the node up to its body.
     pub loops: &'static [(&'static str, &'static str)],
     pub returns: &'static [&'static str],
@@ -46,7 +47,7 @@ static PYTHON: FlowSpec = FlowSpec {
     blocks: &["block", "module"],
     ifs: &[("if_statement", "condition", "consequence", "alternative")],
     else_wrappers: &["else_clause"],
-    elifs: &["elif_clause"],
+    elifs: &[("elif_clause", "consequence")],
     loops: &[("while_statement", "body"), ("for_statement", "body")],
     returns: &["return_statement"],
     breaks: &["break_statement"],
@@ -129,6 +130,85 @@ static JAVASCRIPT: FlowSpec = FlowSpec {
     ],
     names: &["identifier", "shorthand_property_identifier_pattern"],
     expression_statements: &[],
+};
+
+static RUBY: FlowSpec = FlowSpec {
+    functions: &["method", "singleton_method", "lambda", "do_block", "block"],
+    body: "body",
+    parameters: &["method_parameters", "lambda_parameters", "block_parameters"],
+    blocks: &[
+        "body_statement",
+        "then",
+        "do",
+        "block_body",
+        "begin",
+        "ensure",
+    ],
+    ifs: &[
+        ("if", "condition", "consequence", "alternative"),
+        ("unless", "condition", "consequence", "alternative"),
+        ("if_modifier", "condition", "body", ""),
+        ("unless_modifier", "condition", "body", ""),
+    ],
+    else_wrappers: &["else"],
+    elifs: &[("elsif", "consequence")],
+    loops: &[
+        ("while", "body"),
+        ("until", "body"),
+        ("for", "body"),
+        ("while_modifier", "body"),
+        ("until_modifier", "body"),
+    ],
+    returns: &["return"],
+    breaks: &["break"],
+    continues: &["next"],
+    // `raise` is a method call to Ruby's grammar.
+    raises: &[],
+    tries: &[],
+    handlers: &["rescue"],
+    finallys: &["ensure"],
+    assigns: &[
+        ("assignment", "left"),
+        ("operator_assignment", "left"),
+        ("for", "pattern"),
+    ],
+    names: &["identifier"],
+    expression_statements: &[],
+};
+
+static PHP: FlowSpec = FlowSpec {
+    functions: &[
+        "function_definition",
+        "method_declaration",
+        "anonymous_function",
+        "arrow_function",
+    ],
+    body: "body",
+    parameters: &["formal_parameters"],
+    blocks: &["compound_statement", "colon_block"],
+    ifs: &[("if_statement", "condition", "body", "alternative")],
+    else_wrappers: &["else_clause"],
+    elifs: &[("else_if_clause", "body")],
+    loops: &[
+        ("while_statement", "body"),
+        ("for_statement", "body"),
+        ("foreach_statement", "body"),
+        ("do_statement", "body"),
+    ],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    continues: &["continue_statement"],
+    raises: &["throw_expression"],
+    tries: &[("try_statement", "body")],
+    handlers: &["catch_clause"],
+    finallys: &["finally_clause"],
+    assigns: &[
+        ("assignment_expression", "left"),
+        ("augmented_assignment_expression", "left"),
+        ("update_expression", ""),
+    ],
+    names: &["variable_name"],
+    expression_statements: &["expression_statement"],
 };
 
 static RUST: FlowSpec = FlowSpec {
@@ -274,6 +354,8 @@ pub(crate) fn flow_spec(language: Language) -> Option<&'static FlowSpec> {
         Language::Java => &JAVA,
         Language::C | Language::Cpp | Language::ObjectiveC => &C_FAMILY,
         Language::CSharp => &CSHARP,
+        Language::Ruby => &RUBY,
+        Language::Php => &PHP,
         _ => return None,
     })
 }

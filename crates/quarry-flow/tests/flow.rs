@@ -234,3 +234,40 @@ fn rust_java_c_and_csharp_have_flow_too() {
     );
     assert!(f.edges.iter().any(|e| e.kind == EdgeKind::Continue));
 }
+
+/// Ruby (`elsif` chains, `unless`, `rescue` in a method's body, `next`) and PHP (`$` names,
+/// `elseif`, `throw`).
+#[test]
+fn ruby_and_php_have_flow_too() {
+    let ruby = "def grade(score, strict)\n  label = nil\n  if score > 90\n    label = \"a\"\n  elsif score > 80\n    label = \"b\"\n  else\n    label = \"c\"\n  end\n  label = label.upcase unless strict\n  total = Integer(label)\nrescue ArgumentError\n  total = 0\nensure\n  log(label)\nend\n";
+    let f = &functions(Language::Ruby, ruby).unwrap()[0];
+    assert_eq!(f.name, "grade");
+    // if, elsif, unless, rescue: four decisions.
+    assert_eq!(f.complexity, 5, "{:?}", f.edges);
+    let s = slice(Language::Ruby, ruby, 15, Some("label"), false).unwrap();
+    for line in [3, 4, 5, 6, 8, 10] {
+        assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);
+    }
+    // `label = nil` reaches the `ensure` when what follows it raises; `total` never changes
+    // `label`.
+    assert!(s.lines.contains(&2), "{:?}", s.lines);
+    assert!(
+        !s.lines.contains(&11) && !s.lines.contains(&13),
+        "{:?}",
+        s.lines
+    );
+
+    let php = "<?php\nfunction pick($xs, $want) {\n    $found = null;\n    foreach ($xs as $x) {\n        if ($x === $want) {\n            $found = $x;\n        } elseif ($x > $want) {\n            throw new Exception('past');\n        }\n    }\n    return $found;\n}\n";
+    let f = &functions(Language::Php, php).unwrap()[0];
+    assert_eq!(
+        (f.name.as_str(), f.complexity),
+        ("pick", 4),
+        "{:?}",
+        f.edges
+    );
+    assert!(f.edges.iter().any(|e| e.kind == EdgeKind::Raise));
+    let s = slice(Language::Php, php, 11, Some("$found"), false).unwrap();
+    for line in [3, 4, 5, 6, 7, 11] {
+        assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);
+    }
+}

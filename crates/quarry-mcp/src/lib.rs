@@ -113,7 +113,7 @@ fn make_tools() -> Vec<Tool> {
         .with_raw_output_schema(output_schema::<Answer<FileSummary>>()),
         Tool::new(
             "slice",
-            "The lines of a function that can change a variable at a line (data and control dependences), or with `forward` what the line's definitions reach, with their code: the few lines worth reading when chasing a wrong value. Python, Go, JavaScript, TypeScript, Rust, Java, C, C++, C# and Objective-C; variables are matched by name.",
+            "The lines of a function that can change a variable at a line (data and control dependences), or with `forward` what the line's definitions reach, with their code: the few lines worth reading when chasing a wrong value. Python, Go, JavaScript, TypeScript, Rust, Java, C, C++, C#, Objective-C, Ruby and PHP; variables are matched by name.",
             input_schema::<SliceParams>(),
         )
         .with_raw_output_schema(output_schema::<Answer<SliceAnswer>>()),
