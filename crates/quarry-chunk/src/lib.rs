@@ -84,6 +84,12 @@ impl ChunkOptions {
 /// The tree-sitter grammar quarry parses `language` with, if it has one.
 pub use dialect::script_language;
 
+/// The syntax tree of a code file as the chunker parses it (its grammar, masked macros, time
+/// budget); `None` without a grammar or when the parse ran out of time.
+pub fn syntax_tree(language: Language, text: &str) -> Option<tree_sitter::Tree> {
+    tree::syntax_tree(language, text)
+}
+
 /// The character `$` stands for in a structural pattern of `language` (see `Spec::expando`);
 /// `None` where quarry has no grammar for it.
 pub fn metavariable_char(language: Language) -> Option<char> {

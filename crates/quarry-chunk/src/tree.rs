@@ -112,6 +112,17 @@ pub(crate) fn chunk(
     })
 }
 
+/// The syntax tree of `text` as the chunker reads it: the same grammar (a C header that is
+/// C++ by C++'s), the same blanked macros and comments (offsets unchanged), the same time
+/// budget and per-thread parsers. `None` without a grammar or past the budget. For readers
+/// of the tree beyond definitions (quarry-flow), so a file is never parsed two ways.
+pub(crate) fn syntax_tree(language: Language, text: &str) -> Option<Tree> {
+    let grammar = dialect::grammar_language(language, text);
+    let spec = languages::spec(grammar)?;
+    let text = &*parse_text(grammar, text);
+    parse(grammar, spec, text, parse_budget(text.len()))
+}
+
 /// A code file's definitions alone, without chunks or call sites (an outline needs no more:
 /// on a 3,000-line Python file the parse is then most of the work); `None` as for [`chunk`].
 pub(crate) fn symbols(language: Language, text: &str, lines: &Lines) -> Option<Vec<Symbol>> {

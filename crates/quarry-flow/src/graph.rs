@@ -187,8 +187,8 @@ impl<'a> Builder<'a> {
                 return self.statement(inner, preds);
             }
         }
-        if let Some(&(_, cond, then, otherwise)) = spec.ifs.iter().find(|(k, ..)| *k == kind) {
-            return self.if_statement(node, cond, then, otherwise, preds);
+        if let Some(&(_, then, otherwise)) = spec.ifs.iter().find(|(k, ..)| *k == kind) {
+            return self.if_statement(node, then, otherwise, preds);
         }
         if let Some(&(_, body)) = spec.loops.iter().find(|(k, _)| *k == kind) {
             return self.loop_statement(node, body, preds);
@@ -272,17 +272,9 @@ impl<'a> Builder<'a> {
         self.push(line(node), end.max(line(node)), defs, uses, true)
     }
 
-    fn if_statement(
-        &mut self,
-        node: Node<'a>,
-        cond: &str,
-        then: &str,
-        otherwise: &str,
-        preds: Exits,
-    ) -> Exits {
+    fn if_statement(&mut self, node: Node<'a>, then: &str, otherwise: &str, preds: Exits) -> Exits {
         let consequence = node.child_by_field_name(then);
         let h = self.header(node, consequence);
-        let _ = cond;
         self.connect(preds, h);
         let mut exits = match consequence {
             Some(c) => self.statement(c, vec![(h, EdgeKind::True)]),

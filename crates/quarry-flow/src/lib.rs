@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 use quarry_core::Language;
 use schemars::JsonSchema;
 use serde::Serialize;
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 pub use spec::flow_languages;
 
@@ -91,7 +91,7 @@ pub struct Slice {
 pub enum FlowError {
     /// quarry has no flow table for the language yet.
     Unsupported(Language),
-    /// The file did not parse in time.
+    /// The file did not parse within the chunker's time budget.
     Unparsed,
     /// No function holds the line.
     NoFunction(u32),
@@ -109,7 +109,9 @@ impl std::fmt::Display for FlowError {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            FlowError::Unparsed => f.write_str("the file could not be parsed"),
+            FlowError::Unparsed => {
+                f.write_str("the file could not be parsed within its time budget")
+            }
             FlowError::NoFunction(line) => write!(f, "no function holds line {line}"),
         }
     }
@@ -121,12 +123,7 @@ const APPROXIMATE: &str = "variables are matched by name: a field or a global is
      a nested function's body is its own";
 
 fn parse(language: Language, text: &str) -> Result<tree_sitter::Tree, FlowError> {
-    let grammar = quarry_chunk::grammar(language).ok_or(FlowError::Unsupported(language))?;
-    let mut parser = Parser::new();
-    parser
-        .set_language(&grammar)
-        .map_err(|_| FlowError::Unparsed)?;
-    parser.parse(text, None).ok_or(FlowError::Unparsed)
+    quarry_chunk::syntax_tree(language, text).ok_or(FlowError::Unparsed)
 }
 
 /// Every function of `text` (a file in `language`), with its flow.

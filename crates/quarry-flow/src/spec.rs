@@ -14,8 +14,8 @@ pub(crate) struct FlowSpec {
     pub parameters: &'static [&'static str],
     /// Nodes that hold a sequence of statements (a body).
     pub blocks: &'static [&'static str],
-    /// `if`: (kind, condition field, then field, else field).
-    pub ifs: &'static [(&'static str, &'static str, &'static str, &'static str)],
+    /// `if`: (kind, then field, else field); its header is the node up to its `then` part.
+    pub ifs: &'static [(&'static str, &'static str, &'static str)],
     /// Nodes an `else` field may hold that wrap the branch (`else_clause`).
     pub else_wrappers: &'static [&'static str],
     /// `elif` clauses: (kind, body field); an if of their own, the next clause after them (or,
@@ -45,7 +45,7 @@ static PYTHON: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["parameters", "lambda_parameters"],
     blocks: &["block", "module"],
-    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    ifs: &[("if_statement", "consequence", "alternative")],
     else_wrappers: &["else_clause"],
     elifs: &[("elif_clause", "consequence")],
     loops: &[("while_statement", "body"), ("for_statement", "body")],
@@ -71,7 +71,7 @@ static GO: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["parameter_list"],
     blocks: &["block", "statement_list"],
-    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    ifs: &[("if_statement", "consequence", "alternative")],
     else_wrappers: &[],
     elifs: &[],
     loops: &[("for_statement", "body")],
@@ -105,7 +105,7 @@ static JAVASCRIPT: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["formal_parameters"],
     blocks: &["statement_block", "program"],
-    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    ifs: &[("if_statement", "consequence", "alternative")],
     else_wrappers: &["else_clause"],
     elifs: &[],
     loops: &[
@@ -145,10 +145,10 @@ static RUBY: FlowSpec = FlowSpec {
         "ensure",
     ],
     ifs: &[
-        ("if", "condition", "consequence", "alternative"),
-        ("unless", "condition", "consequence", "alternative"),
-        ("if_modifier", "condition", "body", ""),
-        ("unless_modifier", "condition", "body", ""),
+        ("if", "consequence", "alternative"),
+        ("unless", "consequence", "alternative"),
+        ("if_modifier", "body", ""),
+        ("unless_modifier", "body", ""),
     ],
     else_wrappers: &["else"],
     elifs: &[("elsif", "consequence")],
@@ -186,7 +186,7 @@ static PHP: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["formal_parameters"],
     blocks: &["compound_statement", "colon_block"],
-    ifs: &[("if_statement", "condition", "body", "alternative")],
+    ifs: &[("if_statement", "body", "alternative")],
     else_wrappers: &["else_clause"],
     elifs: &[("else_if_clause", "body")],
     loops: &[
@@ -216,7 +216,7 @@ static RUST: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["parameters", "closure_parameters"],
     blocks: &["block"],
-    ifs: &[("if_expression", "condition", "consequence", "alternative")],
+    ifs: &[("if_expression", "consequence", "alternative")],
     else_wrappers: &["else_clause"],
     elifs: &[],
     loops: &[
@@ -250,7 +250,7 @@ static JAVA: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["formal_parameters"],
     blocks: &["block", "constructor_body"],
-    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    ifs: &[("if_statement", "consequence", "alternative")],
     else_wrappers: &[],
     elifs: &[],
     loops: &[
@@ -281,7 +281,7 @@ static C_FAMILY: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["parameter_list"],
     blocks: &["compound_statement"],
-    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    ifs: &[("if_statement", "consequence", "alternative")],
     else_wrappers: &["else_clause"],
     elifs: &[],
     loops: &[
@@ -317,7 +317,7 @@ static CSHARP: FlowSpec = FlowSpec {
     body: "body",
     parameters: &["parameter_list"],
     blocks: &["block"],
-    ifs: &[("if_statement", "condition", "consequence", "alternative")],
+    ifs: &[("if_statement", "consequence", "alternative")],
     else_wrappers: &[],
     elifs: &[],
     loops: &[
