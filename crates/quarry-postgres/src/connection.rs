@@ -65,7 +65,9 @@ impl PgError {
         match self {
             PgError::TimedOut(_) => true,
             PgError::Db(e) => match e.code() {
-                None => e.is_closed() || e.as_db_error().is_none(),
+                // Closed, or failed on the socket (refused, reset): not a malformed URL or
+                // a protocol error, which would fail the same way again.
+                None => e.is_closed() || io_failure(e),
                 Some(code) => {
                     let code = code.code();
                     code.starts_with("08") || code.starts_with("57P") || code == "53300"
@@ -73,6 +75,18 @@ impl PgError {
             },
         }
     }
+}
+
+/// Whether an I/O error is among `e`'s causes (the server refused, reset or dropped us).
+fn io_failure(e: &tokio_postgres::Error) -> bool {
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if c.is::<std::io::Error>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// The server at `shown_url` failed with `e`: said with the server's name, and
