@@ -4,8 +4,26 @@
 
 use tree_sitter::Node;
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::spec::FlowSpec;
-use crate::EdgeKind;
+
+/// Why control passes along an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    Next,
+    True,
+    False,
+    Back,
+    Break,
+    Continue,
+    Return,
+    Raise,
+    /// From a statement inside a `try` to a handler: it may raise there.
+    Exception,
+}
 
 /// One statement (or a compound statement's header) of a function.
 #[derive(Debug, Clone)]

@@ -17,23 +17,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tree_sitter::Node;
 
+pub use graph::EdgeKind;
 pub use spec::flow_languages;
-
-/// Why control passes along an edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EdgeKind {
-    Next,
-    True,
-    False,
-    Back,
-    Break,
-    Continue,
-    Return,
-    Raise,
-    /// From a statement inside a `try` to a handler: it may raise there.
-    Exception,
-}
 
 /// A basic block: statements that run one after another, by their lines.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
