@@ -113,20 +113,14 @@ pub fn print_call_graph(g: &CallGraph) -> Result<()> {
     if !g.flow.is_empty() {
         writeln!(
             out,
-            "flow (complexity, blocks, def-use pairs; `quarry slice FILE:LINE` for a line's slice)"
+            "flow: each block's lines → where control goes next (`quarry slice FILE:LINE` for a line's slice, --json for def-use pairs)"
         )?;
     }
     for f in &g.flow {
-        writeln!(
-            out,
-            "  {} {}-{}: complexity {}, {} blocks, {} def-use pairs",
-            f.name,
-            f.start_line,
-            f.end_line,
-            f.complexity,
-            f.blocks.len(),
-            f.def_use.len()
-        )?;
+        write!(out, "{}", f.render("  "))?;
+    }
+    if let Some(note) = &g.flow_note {
+        writeln!(out, "flow: {note}")?;
     }
     Ok(())
 }

@@ -211,10 +211,12 @@ struct SummaryArgs {
     /// The file to outline.
     file: PathBuf,
     /// structure: the outline; context: one definition's source, calls, callers and types
-    /// (needs --symbol); extract: the file's call graph.
+    /// (needs --symbol); extract: the file's call graph and each function's control flow
+    /// (basic blocks, labelled edges, complexity) and def-use pairs.
     #[arg(long, value_enum, default_value = "structure")]
     mode: SummaryMode,
-    /// The definition for `--mode context` (qualified like `Class.method`, or bare).
+    /// The definition for `--mode context` (qualified like `Class.method`, or bare); with
+    /// `--mode extract`, the one function whose flow to show.
     #[arg(long)]
     symbol: Option<String>,
     /// Print JSON (schema: docs/JSON.md).
@@ -594,9 +596,9 @@ fn summary(dir: &std::path::Path, args: SummaryArgs) -> Result<()> {
             }
             agent_output::print_context(&context)
         }
-        (SummaryMode::Extract, _) => {
+        (SummaryMode::Extract, symbol) => {
             let ws = ws();
-            let graph = summary::call_graph(ws.as_ref(), &args.file, &shown)?;
+            let graph = summary::call_graph(ws.as_ref(), &args.file, &shown, symbol.as_deref())?;
             if args.json {
                 return output::print_json(&graph);
             }

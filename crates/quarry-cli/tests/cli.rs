@@ -614,8 +614,44 @@ fn slice_gives_the_lines_that_can_change_a_variable() {
         serde_json::from_str(&env.ok(&["summary", &file, "--mode", "extract", "--json"])).unwrap();
     assert_eq!(extract["flow"][0]["name"], "total", "{extract}");
     assert_eq!(extract["flow"][0]["complexity"], 3, "{extract}");
+    let blocks = extract["flow"][0]["cfg"]["blocks"].as_array().unwrap();
+    assert!(
+        blocks
+            .iter()
+            .any(|b| b["start_line"] == 7 && b["end_line"] == 8),
+        "{extract}"
+    );
+    let pairs = extract["flow"][0]["dfg"]["edges"].as_array().unwrap();
+    assert!(
+        pairs
+            .iter()
+            .any(|p| p["var"] == "acc" && p["def_line"] == 7 && p["use_line"] == 10),
+        "{extract}"
+    );
+    // Text: a block per line, where control goes and why.
     let text = env.ok(&["summary", &file, "--mode", "extract"]);
-    assert!(text.contains("total 1-10: complexity 3"), "{text}");
+    for line in [
+        "total 1-10  complexity 3",
+        "    4 → 5 true, 9 false",
+        "    5 → 6 true, 7 false",
+        "    6 → 9 break",
+        "    7-8 → 4 back",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    // `--symbol` keeps one function; a name the file lacks says so.
+    let one: serde_json::Value = serde_json::from_str(&env.ok(&[
+        "summary", &file, "--mode", "extract", "--symbol", "nothing", "--json",
+    ]))
+    .unwrap();
+    assert!(one.get("flow").is_none(), "{one}");
+    assert!(
+        one["flow_note"]
+            .as_str()
+            .unwrap()
+            .contains("no function named `nothing`"),
+        "{one}"
+    );
     env.write("Main.hs", "main = print 1\n");
     let out = env.run(&["slice", &format!("{}/Main.hs:1", env.repo_path())]);
     let said = String::from_utf8_lossy(&out.stderr);

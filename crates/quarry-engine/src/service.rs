@@ -118,7 +118,8 @@ pub enum SummaryMode {
     Structure,
     /// One symbol's source, what it calls and who calls it (needs `symbol`).
     Context,
-    /// The file's call graph.
+    /// The file's call graph, and each function's control flow (basic blocks, labelled edges,
+    /// complexity) and def-use pairs; `symbol` keeps one function.
     Extract,
 }
 
@@ -128,7 +129,8 @@ pub struct SummaryParams {
     /// The file: relative to an indexed repo's root, or absolute inside one.
     pub file: String,
     pub mode: Option<SummaryMode>,
-    /// The definition for `context` mode (`Class.method` or a bare name).
+    /// The definition for `context` mode (`Class.method` or a bare name); in `extract` mode,
+    /// the one function whose flow to give.
     pub symbol: Option<String>,
     /// The repo holding the file (its name in `status`); the first repo that has the path
     /// when absent (two repos may both hold `README.md`).
@@ -369,9 +371,12 @@ impl Service {
             (SummaryMode::Context, Some(symbol)) => {
                 FileSummary::Context(summary::symbol_context(Some(&ws), &file, &shown, symbol)?)
             }
-            (SummaryMode::Extract, _) => {
-                FileSummary::Extract(summary::call_graph(Some(&ws), &file, &shown)?)
-            }
+            (SummaryMode::Extract, symbol) => FileSummary::Extract(summary::call_graph(
+                Some(&ws),
+                &file,
+                &shown,
+                symbol.as_deref(),
+            )?),
         };
         self.answer(&ws, &[repo], body)
     }

@@ -372,13 +372,21 @@ pub fn symbol_context(
     })
 }
 
-/// The call graph of `path`: every call site, resolved to this file, the index, or unknown.
-pub fn call_graph(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<CallGraph> {
+/// The call graph of `path`: every call site, resolved to this file, the index, or unknown;
+/// and each function's control and data flow. `symbol` keeps one function's (and the calls
+/// it makes).
+pub fn call_graph(
+    ws: Option<&Workspace>,
+    path: &Path,
+    shown: &str,
+    symbol: Option<&str>,
+) -> Result<CallGraph> {
     let file = parse_file(ws, path, shown)?;
     let mut cache: std::collections::HashMap<String, Target> = std::collections::HashMap::new();
     let edges = file
         .calls
         .iter()
+        .filter(|c| symbol.is_none() || c.caller.as_deref() == symbol)
         .map(|c| Edge {
             caller: c.caller.clone(),
             callee: c.callee.clone(),
@@ -389,12 +397,24 @@ pub fn call_graph(ws: Option<&Workspace>, path: &Path, shown: &str) -> Result<Ca
                 .clone(),
         })
         .collect();
-    let flow = quarry_flow::functions(file.language, &file.text).unwrap_or_default();
+    let (mut flow, mut flow_note) = match quarry_flow::functions(file.language, &file.text) {
+        Ok(flow) => (flow, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    if let Some(symbol) = symbol {
+        flow.retain(|f| f.name == symbol);
+        if flow.is_empty() && flow_note.is_none() {
+            flow_note = Some(format!(
+                "no function named `{symbol}` in {shown}: `quarry summary {shown}` lists its definitions"
+            ));
+        }
+    }
     Ok(CallGraph {
         path: file.shown,
         edges,
         by_name: true,
         flow,
+        flow_note,
     })
 }
 

@@ -1,6 +1,11 @@
-//! A function's statement graph: one node per simple statement and per branch or loop header,
-//! edges labelled by why control passes (next, true/false, loop back, break, continue,
-//! return, raise, into a handler). Built once over the language's flow table (spec.rs).
+//! A function's statement graph: one node per simple statement and per branch, loop or case
+//! header, edges labelled by why control passes (next, true/false, loop back, break,
+//! continue, return, raise, into a handler, fall-through, deferred calls). Built once over the
+//! language's flow table (spec.rs); switches and short-circuit conditions in branches.rs,
+//! what each statement assigns and reads in names.rs.
+
+mod branches;
+mod names;
 
 use tree_sitter::Node;
 
@@ -23,6 +28,11 @@ pub enum EdgeKind {
     Raise,
     /// From a statement inside a `try` to a handler: it may raise there.
     Exception,
+    /// From the end of a case's body into the next case's (C's missing `break`, Go's
+    /// `fallthrough`).
+    Fallthrough,
+    /// Between deferred calls (Go's `defer`), which run last first on the way out.
+    Defer,
 }
 
 /// One statement (or a compound statement's header) of a function.
@@ -47,9 +57,12 @@ pub(crate) const EXIT: usize = 1;
 
 type Exits = Vec<(usize, EdgeKind)>;
 
-struct Loop {
-    header: usize,
+/// A loop or switch a `break` may leave.
+struct Target {
+    /// Where `continue` goes; `None` for a switch, which `continue` passes through.
+    continue_to: Option<usize>,
     breaks: Vec<usize>,
+    label: Option<String>,
 }
 
 struct Builder<'a> {
@@ -57,9 +70,16 @@ struct Builder<'a> {
     src: &'a str,
     stmts: Vec<Stmt>,
     edges: Vec<(usize, usize, EdgeKind)>,
-    loops: Vec<Loop>,
+    targets: Vec<Target>,
     /// Handler headers a raise inside a `try` body goes to, innermost last.
     handlers: Vec<Vec<usize>>,
+    /// Per switch being built, its `fallthrough` statements not yet joined to a case.
+    falls: Vec<Vec<usize>>,
+    /// Deferred calls, in the order they are written.
+    deferred: Vec<Node<'a>>,
+    /// Stand-ins and the ways in they stand for (a switch's default follows its last test).
+    placeholders: usize,
+    resolved: Vec<(usize, Exits)>,
 }
 
 fn line(n: Node) -> u32 {
@@ -83,8 +103,12 @@ pub(crate) fn build(spec: &FlowSpec, src: &str, node: Node) -> Graph {
         src,
         stmts: Vec::new(),
         edges: Vec::new(),
-        loops: Vec::new(),
+        targets: Vec::new(),
         handlers: Vec::new(),
+        falls: Vec::new(),
+        deferred: Vec::new(),
+        placeholders: 0,
+        resolved: Vec::new(),
     };
     let mut params = Vec::new();
     let mut cursor = node.walk();
@@ -93,20 +117,14 @@ pub(crate) fn build(spec: &FlowSpec, src: &str, node: Node) -> Graph {
             b.names_in(child, &mut params);
         }
     }
-    b.stmts.push(Stmt {
-        start_line: line(node),
-        end_line: line(node),
-        defs: params,
-        uses: Vec::new(),
-        header: true,
-    });
-    b.stmts.push(Stmt {
-        start_line: end_line(node),
-        end_line: end_line(node),
-        defs: Vec::new(),
-        uses: Vec::new(),
-        header: false,
-    });
+    b.push(line(node), line(node), params, Vec::new(), true);
+    b.push(
+        end_line(node),
+        end_line(node),
+        Vec::new(),
+        Vec::new(),
+        false,
+    );
     let exits = match node.child_by_field_name(spec.body) {
         Some(body) if spec.blocks.contains(&body.kind()) => {
             b.statement(body, vec![(ENTRY, EdgeKind::Next)])
@@ -116,6 +134,8 @@ pub(crate) fn build(spec: &FlowSpec, src: &str, node: Node) -> Graph {
         None => vec![(ENTRY, EdgeKind::Next)],
     };
     b.connect(exits, EXIT);
+    b.run_deferred();
+    b.resolve_placeholders();
     Graph {
         stmts: b.stmts,
         edges: b.edges,
@@ -123,28 +143,6 @@ pub(crate) fn build(spec: &FlowSpec, src: &str, node: Node) -> Graph {
 }
 
 impl<'a> Builder<'a> {
-    /// The parameter names under `node` (not their types or default values).
-    fn names_in(&self, node: Node<'a>, out: &mut Vec<String>) {
-        if self.spec.names.contains(&node.kind()) {
-            if let Some(text) = self.src.get(node.byte_range()) {
-                out.push(text.to_string());
-            }
-            return;
-        }
-        let mut cursor = node.walk();
-        if cursor.goto_first_child() {
-            loop {
-                let skip = matches!(cursor.field_name(), Some("type" | "value" | "default"));
-                if !skip {
-                    self.names_in(cursor.node(), out);
-                }
-                if !cursor.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-    }
-
     fn connect(&mut self, from: Exits, to: usize) {
         for (f, kind) in from {
             self.edges.push((f, to, kind));
@@ -169,6 +167,18 @@ impl<'a> Builder<'a> {
         self.stmts.len() - 1
     }
 
+    /// Statements one after another.
+    fn sequence(&mut self, statements: &[Node<'a>], preds: Exits) -> Exits {
+        let mut exits = preds;
+        for &child in statements {
+            if child.kind().contains("comment") {
+                continue;
+            }
+            exits = self.statement(child, exits);
+        }
+        exits
+    }
+
     /// Builds `node` entered from `preds`; returns the ways out that fall through.
     fn statement(&mut self, node: Node<'a>, preds: Exits) -> Exits {
         let spec = self.spec;
@@ -181,35 +191,49 @@ impl<'a> Builder<'a> {
                 let (body, rest): (Vec<Node>, Vec<Node>) = children.into_iter().partition(|c| {
                     !spec.handlers.contains(&c.kind()) && !spec.finallys.contains(&c.kind())
                 });
-                return self.try_parts(body, rest, preds);
+                return self.try_parts(body, rest, None, preds);
             }
-            let mut exits = preds;
-            for child in children {
-                if child.kind().contains("comment") {
-                    continue;
-                }
-                exits = self.statement(child, exits);
-            }
-            return exits;
+            return self.sequence(&children, preds);
         }
         // `if x { … }` as a statement (Rust): the branch, not an expression.
         if spec.expression_statements.contains(&kind) {
-            if let Some(inner) = node.named_child(0).filter(|c| {
-                spec.ifs.iter().any(|(k, ..)| *k == c.kind())
-                    || spec.loops.iter().any(|(k, _)| *k == c.kind())
-                    || spec.returns.contains(&c.kind())
-                    || spec.breaks.contains(&c.kind())
-                    || spec.continues.contains(&c.kind())
-                    || spec.raises.contains(&c.kind())
-            }) {
+            if let Some(inner) = node.named_child(0).filter(|c| self.is_compound(*c)) {
                 return self.statement(inner, preds);
             }
+        }
+        if spec.labeled.contains(&kind) {
+            let label = node
+                .child_by_field_name("label")
+                .or_else(|| node.named_child(0))
+                .and_then(|l| self.src.get(l.byte_range()))
+                .map(|l| l.trim_start_matches('\'').to_string());
+            let count = node.named_child_count();
+            let inner = count
+                .checked_sub(1)
+                .and_then(|i| node.named_child(i as u32))
+                .filter(|_| count > 1);
+            return match inner {
+                Some(inner) => self.labelled(inner, preds, label),
+                None => self.simple(node, preds),
+            };
         }
         if let Some(&(_, then, otherwise)) = spec.ifs.iter().find(|(k, ..)| *k == kind) {
             return self.if_statement(node, then, otherwise, preds);
         }
-        if let Some(&(_, body)) = spec.loops.iter().find(|(k, _)| *k == kind) {
-            return self.loop_statement(node, body, preds);
+        if spec.loops.iter().any(|(k, _)| *k == kind)
+            || spec.do_loops.iter().any(|(k, _)| *k == kind)
+            || spec.switches.iter().any(|(k, ..)| *k == kind)
+        {
+            return self.labelled(node, preds, None);
+        }
+        if let Some(&(_, body)) = spec.withs.iter().find(|(k, _)| *k == kind) {
+            let inner = node.child_by_field_name(body);
+            let h = self.header_node(node, inner, &inner.into_iter().collect::<Vec<_>>());
+            self.connect(preds, h);
+            return match inner {
+                Some(inner) => self.statement(inner, vec![(h, EdgeKind::Next)]),
+                None => vec![(h, EdgeKind::Next)],
+            };
         }
         if let Some(&(_, body)) = spec.tries.iter().find(|(k, _)| *k == kind) {
             return self.try_statement(node, body, preds);
@@ -220,34 +244,78 @@ impl<'a> Builder<'a> {
             self.edges.push((s, EXIT, EdgeKind::Return));
             return Vec::new();
         }
-        if spec.raises.contains(&kind) {
+        if spec.raises.contains(&kind) || self.is_raising_call(node) {
             let s = self.simple_stmt(node);
             self.connect(preds, s);
             self.raise_from(s);
             return Vec::new();
         }
-        if spec.breaks.contains(&kind) {
+        if spec.breaks.contains(&kind) || spec.continues.contains(&kind) {
+            let continues = spec.continues.contains(&kind);
             let s = self.simple_stmt(node);
             self.connect(preds, s);
-            match self.loops.last_mut() {
-                Some(l) => l.breaks.push(s),
+            match self.target_of(node, continues) {
+                Some(i) if continues => {
+                    let to = self.targets[i].continue_to.expect("a loop");
+                    self.edges.push((s, to, EdgeKind::Continue));
+                }
+                Some(i) => self.targets[i].breaks.push(s),
                 None => return vec![(s, EdgeKind::Next)],
             }
             return Vec::new();
         }
-        if spec.continues.contains(&kind) {
+        if spec.fallthroughs.contains(&kind) {
             let s = self.simple_stmt(node);
             self.connect(preds, s);
-            match self.loops.last() {
-                Some(l) => {
-                    let header = l.header;
-                    self.edges.push((s, header, EdgeKind::Continue));
-                }
+            match self.falls.last_mut() {
+                Some(falls) => falls.push(s),
                 None => return vec![(s, EdgeKind::Next)],
             }
             return Vec::new();
+        }
+        if spec.defers.contains(&kind) {
+            self.deferred.push(node);
         }
         self.simple(node, preds)
+    }
+
+    /// Whether `node` is a statement with parts of its own (a branch, loop, switch or jump).
+    fn is_compound(&self, c: Node) -> bool {
+        let spec = self.spec;
+        let kind = c.kind();
+        spec.ifs.iter().any(|(k, ..)| *k == kind)
+            || spec.loops.iter().any(|(k, _)| *k == kind)
+            || spec.do_loops.iter().any(|(k, _)| *k == kind)
+            || spec.switches.iter().any(|(k, ..)| *k == kind)
+            || spec.returns.contains(&kind)
+            || spec.breaks.contains(&kind)
+            || spec.continues.contains(&kind)
+            || spec.raises.contains(&kind)
+    }
+
+    /// A loop or switch, which a `break` or `continue` may name by `label`.
+    fn labelled(&mut self, node: Node<'a>, preds: Exits, label: Option<String>) -> Exits {
+        let spec = self.spec;
+        let kind = node.kind();
+        // Rust writes the label on the loop itself (`'outer: loop { … }`).
+        let label = label.or_else(|| {
+            let mut cursor = node.walk();
+            let own = node
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "label");
+            own.and_then(|l| self.src.get(l.byte_range()))
+                .map(|l| l.trim_start_matches('\'').to_string())
+        });
+        if let Some(&(_, body)) = spec.loops.iter().find(|(k, _)| *k == kind) {
+            return self.loop_statement(node, body, preds, label);
+        }
+        if let Some(&(_, body)) = spec.do_loops.iter().find(|(k, _)| *k == kind) {
+            return self.do_loop(node, body, preds, label);
+        }
+        if let Some(&(_, body, breakable)) = spec.switches.iter().find(|(k, ..)| *k == kind) {
+            return self.switch_statement(node, body, breakable, preds, label);
+        }
+        self.statement(node, preds)
     }
 
     fn simple(&mut self, node: Node<'a>, preds: Exits) -> Exits {
@@ -259,11 +327,22 @@ impl<'a> Builder<'a> {
                 self.edges.push((s, h, EdgeKind::Exception));
             }
         }
+        // `let v = f()?;`, `let v = match x { … None => return 0 }`: it may return here.
+        let early: Vec<&str> = self
+            .spec
+            .early_returns
+            .iter()
+            .chain(self.spec.returns)
+            .copied()
+            .collect();
+        if self.holds(node, &early) {
+            self.edges.push((s, EXIT, EdgeKind::Return));
+        }
         vec![(s, EdgeKind::Next)]
     }
 
     fn simple_stmt(&mut self, node: Node<'a>) -> usize {
-        let (defs, uses) = self.defs_uses(node, None);
+        let (defs, uses) = self.defs_uses(node, &[]);
         self.push(line(node), end_line(node), defs, uses, false)
     }
 
@@ -278,26 +357,21 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// A header: the node's lines up to `body` (`if x > 0:`), reading what is not the body.
-    fn header(&mut self, node: Node<'a>, body: Option<Node<'a>>) -> usize {
-        let (defs, uses) = self.defs_uses(node, body);
-        let end = body.map_or(end_line(node), |b| line(b).max(line(node)));
-        let end = if body.is_some_and(|b| line(b) > line(node)) {
-            end - 1
-        } else {
-            end
-        };
-        self.push(line(node), end.max(line(node)), defs, uses, true)
+    /// A header: `node`'s lines up to `first_inner` (`if x > 0:`), reading all of it but
+    /// `skips` (its bodies, and the operands tested on their own).
+    fn header_node(
+        &mut self,
+        node: Node<'a>,
+        first_inner: Option<Node<'a>>,
+        skips: &[Node<'a>],
+    ) -> usize {
+        let (defs, uses) = self.defs_uses(node, skips);
+        let (start, end) = branches::header_lines(node, first_inner);
+        self.push(start, end, defs, uses, true)
     }
 
     fn if_statement(&mut self, node: Node<'a>, then: &str, otherwise: &str, preds: Exits) -> Exits {
         let consequence = node.child_by_field_name(then);
-        let h = self.header(node, consequence);
-        self.connect(preds, h);
-        let mut exits = match consequence {
-            Some(c) => self.statement(c, vec![(h, EdgeKind::True)]),
-            None => vec![(h, EdgeKind::True)],
-        };
         // Python's `elif`/`else` clauses are each an `alternative`; other grammars hold one.
         let mut cursor = node.walk();
         let mut alternatives: std::collections::VecDeque<Node> = if otherwise.is_empty() {
@@ -306,20 +380,39 @@ impl<'a> Builder<'a> {
             node.children_by_field_name(otherwise, &mut cursor)
                 .collect()
         };
-        let mut from = vec![(h, EdgeKind::False)];
+        let mut skips: Vec<Node> = consequence
+            .into_iter()
+            .chain(alternatives.iter().copied())
+            .collect();
+        skips.extend(self.later_operands(node));
+        let h = self.header_node(node, consequence, &skips);
+        self.connect(preds, h);
+        let (t, mut from) = self.branch(h, node);
+        let mut exits = match consequence {
+            Some(c) => self.statement(c, t),
+            None => t,
+        };
         while let Some(alt) = alternatives.pop_front() {
             let elif = self.spec.elifs.iter().find(|(k, _)| *k == alt.kind());
             if let Some(&(_, body_field)) = elif {
                 let body = alt.child_by_field_name(body_field);
-                let eh = self.header(alt, body);
-                self.connect(from, eh);
-                if let Some(body) = body {
-                    exits.extend(self.statement(body, vec![(eh, EdgeKind::True)]));
-                }
-                from = vec![(eh, EdgeKind::False)];
-                // Ruby's `elsif` holds the clause after it.
                 let mut inner = alt.walk();
-                let next: Vec<Node> = alt.children_by_field_name(otherwise, &mut inner).collect();
+                let next: Vec<Node> = if otherwise.is_empty() {
+                    Vec::new()
+                } else {
+                    alt.children_by_field_name(otherwise, &mut inner).collect()
+                };
+                let mut skips: Vec<Node> = body.into_iter().chain(next.iter().copied()).collect();
+                skips.extend(self.later_operands(alt));
+                let eh = self.header_node(alt, body, &skips);
+                self.connect(from, eh);
+                let (t, f) = self.branch(eh, alt);
+                exits.extend(match body {
+                    Some(body) => self.statement(body, t),
+                    None => t,
+                });
+                from = f;
+                // Ruby's `elsif` holds the clause after it.
                 for (i, n) in next.into_iter().enumerate() {
                     alternatives.insert(i, n);
                 }
@@ -332,18 +425,56 @@ impl<'a> Builder<'a> {
         exits
     }
 
-    fn loop_statement(&mut self, node: Node<'a>, body_field: &str, preds: Exits) -> Exits {
+    fn loop_statement(
+        &mut self,
+        node: Node<'a>,
+        body_field: &str,
+        preds: Exits,
+        label: Option<String>,
+    ) -> Exits {
         let body = node.child_by_field_name(body_field);
-        let h = self.header(node, body);
+        let otherwise = (!self.spec.loop_else.is_empty())
+            .then(|| node.child_by_field_name(self.spec.loop_else))
+            .flatten();
+        let mut skips: Vec<Node> = body.into_iter().chain(otherwise).collect();
+        skips.extend(self.later_operands(node));
+        let h = self.header_node(node, body, &skips);
         self.connect(preds, h);
-        self.loops.push(Loop {
-            header: h,
+        self.targets.push(Target {
+            continue_to: Some(h),
             breaks: Vec::new(),
+            label,
         });
+        let (t, mut f) = self.branch(h, node);
+        if branches::is_endless(node) {
+            f.clear();
+            // An endless loop's header is no test: its way into the body is plain.
+            if let [(from, kind)] = t.as_slice() {
+                if *from == h && *kind == EdgeKind::True {
+                    let exits = match body {
+                        Some(b) => self.statement(b, vec![(h, EdgeKind::Next)]),
+                        None => vec![(h, EdgeKind::Next)],
+                    };
+                    return self.close_loop(h, exits, f, otherwise);
+                }
+            }
+        }
         let exits = match body {
-            Some(b) => self.statement(b, vec![(h, EdgeKind::True)]),
-            None => vec![(h, EdgeKind::True)],
+            Some(b) => self.statement(b, t),
+            None => t,
         };
+        self.close_loop(h, exits, f, otherwise)
+    }
+
+    /// Joins what falls off a loop's body back to its header `h`; returns the ways out: the
+    /// test's false way (`f`, through Python's loop `else`), and the breaks.
+    fn close_loop(
+        &mut self,
+        h: usize,
+        exits: Exits,
+        f: Exits,
+        otherwise: Option<Node<'a>>,
+    ) -> Exits {
         // What falls off the body's end goes round; an `if`'s false way out keeps its label.
         for (from, kind) in exits {
             let kind = if kind == EdgeKind::Next {
@@ -353,10 +484,87 @@ impl<'a> Builder<'a> {
             };
             self.edges.push((from, h, kind));
         }
-        let done = self.loops.pop().expect("pushed above");
-        let mut out = vec![(h, EdgeKind::False)];
+        let done = self.targets.pop().expect("pushed above");
+        // Python's `for … else`: the else runs when the loop ends, not when it breaks.
+        let mut out = match otherwise {
+            Some(o) => self.statement(o, f),
+            None => f,
+        };
         out.extend(done.breaks.into_iter().map(|b| (b, EdgeKind::Break)));
         out
+    }
+
+    /// `do { … } while (c)`: the body first, then the test, true back to the top.
+    fn do_loop(
+        &mut self,
+        node: Node<'a>,
+        body_field: &str,
+        preds: Exits,
+        label: Option<String>,
+    ) -> Exits {
+        let body = node.child_by_field_name(body_field);
+        let top = self.push(line(node), line(node), Vec::new(), Vec::new(), true);
+        self.connect(preds, top);
+        let cond = node.child_by_field_name("condition");
+        let test = match cond {
+            Some(c) => {
+                let (defs, uses) = self.defs_uses(c, &self.later_operands(node));
+                self.push(line(c), end_line(c), defs, uses, true)
+            }
+            None => self.push(end_line(node), end_line(node), Vec::new(), Vec::new(), true),
+        };
+        self.targets.push(Target {
+            continue_to: Some(test),
+            breaks: Vec::new(),
+            label,
+        });
+        let exits = match body {
+            Some(b) => self.statement(b, vec![(top, EdgeKind::Next)]),
+            None => vec![(top, EdgeKind::Next)],
+        };
+        self.connect(exits, test);
+        let done = self.targets.pop().expect("pushed above");
+        let (t, mut f) = self.branch(test, node);
+        for (from, _) in t {
+            self.edges.push((from, top, EdgeKind::Back));
+        }
+        f.extend(done.breaks.into_iter().map(|b| (b, EdgeKind::Break)));
+        f
+    }
+
+    /// Go's deferred calls, run last first where the function returns, raises or ends.
+    fn run_deferred(&mut self) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let deferred: Vec<Node> = self.deferred.drain(..).rev().collect();
+        let chain: Vec<usize> = deferred.into_iter().map(|d| self.simple_stmt(d)).collect();
+        for edge in &mut self.edges {
+            if edge.1 == EXIT {
+                edge.1 = chain[0];
+            }
+        }
+        for pair in chain.windows(2) {
+            self.edges.push((pair[0], pair[1], EdgeKind::Defer));
+        }
+        self.edges
+            .push((*chain.last().expect("not empty"), EXIT, EdgeKind::Defer));
+    }
+
+    /// Redraws each stand-in's edges from the statements it stands for.
+    fn resolve_placeholders(&mut self) {
+        if self.resolved.is_empty() {
+            return;
+        }
+        let resolved = std::mem::take(&mut self.resolved);
+        let mut edges = Vec::with_capacity(self.edges.len());
+        for &(from, to, kind) in &self.edges {
+            match resolved.iter().find(|(slot, _)| *slot == from) {
+                Some((_, real)) => edges.extend(real.iter().map(|&(r, k)| (r, to, k))),
+                None => edges.push((from, to, kind)),
+            }
+        }
+        self.edges = edges;
     }
 
     fn try_statement(&mut self, node: Node<'a>, body_field: &str, preds: Exits) -> Exits {
@@ -368,11 +576,21 @@ impl<'a> Builder<'a> {
             })
             .collect();
         let body: Vec<Node> = node.child_by_field_name(body_field).into_iter().collect();
-        self.try_parts(body, rest, preds)
+        // Python's `try … else`: it runs when the body raised nothing.
+        let otherwise = node
+            .named_children(&mut cursor)
+            .find(|c| self.spec.else_wrappers.contains(&c.kind()));
+        self.try_parts(body, rest, otherwise, preds)
     }
 
     /// A `try`: its body's statements, then its handlers and `finally` (in `rest`).
-    fn try_parts(&mut self, body: Vec<Node<'a>>, rest: Vec<Node<'a>>, preds: Exits) -> Exits {
+    fn try_parts(
+        &mut self,
+        body: Vec<Node<'a>>,
+        rest: Vec<Node<'a>>,
+        otherwise: Option<Node<'a>>,
+        preds: Exits,
+    ) -> Exits {
         let spec = self.spec;
         let handlers: Vec<Node> = rest
             .iter()
@@ -388,18 +606,15 @@ impl<'a> Builder<'a> {
             .iter()
             .map(|h| {
                 let body = h.child_by_field_name("body").or_else(|| last_named(*h));
-                self.header(*h, body)
+                self.header_node(*h, body, &body.into_iter().collect::<Vec<_>>())
             })
             .collect();
         self.handlers.push(heads.clone());
-        let mut exits = preds;
-        for statement in body {
-            if statement.kind().contains("comment") {
-                continue;
-            }
-            exits = self.statement(statement, exits);
-        }
+        let mut exits = self.sequence(&body, preds);
         self.handlers.pop();
+        if let Some(otherwise) = otherwise {
+            exits = self.statement(otherwise, exits);
+        }
         for (handler, head) in handlers.iter().zip(&heads) {
             let body = handler
                 .child_by_field_name("body")
@@ -424,124 +639,6 @@ impl<'a> Builder<'a> {
             None => exits,
         }
     }
-
-    /// The variables `node` assigns and reads, leaving out `skip` (a compound statement's body)
-    /// and nested functions.
-    fn defs_uses(&self, node: Node<'a>, skip: Option<Node<'a>>) -> (Vec<String>, Vec<String>) {
-        let mut defs = Vec::new();
-        let mut uses = Vec::new();
-        self.walk(node, skip, false, &mut defs, &mut uses, true);
-        defs.sort();
-        defs.dedup();
-        uses.sort();
-        uses.dedup();
-        (defs, uses)
-    }
-
-    fn walk(
-        &self,
-        node: Node<'a>,
-        skip: Option<Node<'a>>,
-        in_def: bool,
-        defs: &mut Vec<String>,
-        uses: &mut Vec<String>,
-        top: bool,
-    ) {
-        let spec = self.spec;
-        if skip.is_some_and(|s| s.id() == node.id()) {
-            return;
-        }
-        if !top && spec.functions.contains(&node.kind()) {
-            return; // a nested function is a value here; its insides are its own
-        }
-        if spec.names.contains(&node.kind()) {
-            if let Some(text) = self.src.get(node.byte_range()) {
-                if !is_member_name(node) {
-                    if in_def {
-                        defs.push(text.to_string());
-                    } else {
-                        uses.push(text.to_string());
-                    }
-                }
-            }
-            return;
-        }
-        let assign = spec.assigns.iter().find(|(k, _)| *k == node.kind());
-        let mut cursor = node.walk();
-        let children: Vec<(Option<&str>, Node)> = {
-            let mut out = Vec::new();
-            if cursor.goto_first_child() {
-                loop {
-                    out.push((cursor.field_name(), cursor.node()));
-                    if !cursor.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            out
-        };
-        for (field, child) in children {
-            let target = match assign {
-                // `x += 1`, `i++`: the target is read and written.
-                Some((k, f)) if f.is_empty() || field == Some(f) => {
-                    let updates = k.starts_with("augmented")
-                        || k.starts_with("update")
-                        || f.is_empty()
-                        || k.starts_with("inc")
-                        || k.starts_with("dec");
-                    if updates {
-                        self.walk(child, skip, false, defs, uses, false);
-                    }
-                    true
-                }
-                _ => false,
-            };
-            // Inside a target, only the bare names are assigned (`a[i] = v` reads `a` and `i`).
-            let defines = target && (spec.names.contains(&child.kind()) || is_pattern(child));
-            self.walk(child, skip, in_def || defines, defs, uses, false);
-        }
-    }
-}
-
-/// `obj.attr`'s `attr`, `f(key=1)`'s `key`: a name that is no variable.
-fn is_member_name(node: Node) -> bool {
-    let Some(parent) = node.parent() else {
-        return false;
-    };
-    let field = {
-        let mut cursor = parent.walk();
-        let mut found = None;
-        if cursor.goto_first_child() {
-            loop {
-                if cursor.node().id() == node.id() {
-                    found = cursor.field_name();
-                    break;
-                }
-                if !cursor.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
-        found
-    };
-    matches!(
-        (parent.kind(), field),
-        ("attribute", Some("attribute")) | ("keyword_argument", Some("name"))
-    )
-}
-
-/// Tuple and list targets (`a, b = …`, `x, err := …`) assign each name in them.
-fn is_pattern(node: Node) -> bool {
-    matches!(
-        node.kind(),
-        "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "expression_list"
-            | "array_pattern"
-            | "object_pattern"
-            | "identifier_list"
-    )
 }
 
 fn last_named(node: Node) -> Option<Node> {

@@ -3,12 +3,14 @@
 //! complexity, the def-use pairs of its variables, and program slices ("which lines can
 //! change `x` at line 42?"). Read from the chunker's tree-sitter grammars with one flow table
 //! per language (spec.rs); the graph (graph.rs) and the data flow (dataflow.rs) are written
-//! once over those tables. A reference check against Go's `go/cfg` and slices in more
-//! languages are to come (issue [30]); what each answer leaves approximate is said in it.
+//! once over those tables. bench/go_cfg checks the graphs against Go's `go/cfg`, and
+//! bench/handchecked/slices the slices against answers checked by hand; what each answer
+//! leaves approximate is said in it.
 
 mod dataflow;
 mod graph;
 mod spec;
+mod text;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -43,18 +45,34 @@ pub struct DefUse {
     pub use_line: u32,
 }
 
+/// A function's control-flow graph.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Cfg {
+    /// Block 0 is the entry (the parameters are defined there), block 1 the exit.
+    pub blocks: Vec<Block>,
+    pub edges: Vec<FlowEdge>,
+}
+
+/// A function's data flow: which definition reaches which use.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Dfg {
+    pub edges: Vec<DefUse>,
+}
+
 /// One function's control and data flow.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FunctionFlow {
     pub name: String,
     pub start_line: u32,
     pub end_line: u32,
-    /// Block 0 is the entry (the parameters are defined there), block 1 the exit.
-    pub blocks: Vec<Block>,
-    pub edges: Vec<FlowEdge>,
-    /// Decisions plus one (branches, loop tests, handlers).
+    pub cfg: Cfg,
+    /// Decisions plus one: each test a branch, loop, case or short-circuit operand makes,
+    /// and each handler.
     pub complexity: u32,
-    pub def_use: Vec<DefUse>,
+    pub dfg: Dfg,
+    /// Where the function did not parse: its graph is drawn from what did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syntax_error: Option<u32>,
 }
 
 /// The lines a slice holds, in the function that holds the line asked about.
@@ -67,7 +85,7 @@ pub struct Slice {
     pub lines: Vec<u32>,
     /// `lines` as runs `[start, end]`.
     pub ranges: Vec<(u32, u32)>,
-    /// What the answer leaves approximate.
+    /// What the answer leaves approximate (and where the function did not parse).
     pub note: String,
 }
 
@@ -118,7 +136,9 @@ pub fn functions(language: Language, text: &str) -> Result<Vec<FunctionFlow>, Fl
     let mut out = Vec::new();
     for node in function_nodes(spec, tree.root_node()) {
         let graph = graph::build(spec, text, node);
-        out.push(flow_of(&graph, &name_of(node, text), node));
+        let mut flow = flow_of(&graph, &name_of(node, text), node);
+        flow.syntax_error = first_error(node);
+        out.push(flow);
     }
     Ok(out)
 }
@@ -173,6 +193,12 @@ pub fn slice(
         lines.extend(stmt.start_line..=stmt.end_line);
     }
     let lines: Vec<u32> = lines.into_iter().collect();
+    let note = match first_error(node) {
+        Some(at) => format!(
+            "{APPROXIMATE}; the function does not parse at line {at}: the slice is drawn from what did"
+        ),
+        None => APPROXIMATE.to_string(),
+    };
     Ok(Slice {
         function: name_of(node, text),
         line,
@@ -180,8 +206,31 @@ pub fn slice(
         forward,
         ranges: runs(&lines),
         lines,
-        note: APPROXIMATE.to_string(),
+        note,
     })
+}
+
+/// The line of the first syntax error under `node`, if any.
+fn first_error(node: Node) -> Option<u32> {
+    if !node.has_error() {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let mut stack = vec![node];
+    let mut first: Option<tree_sitter::Point> = None;
+    while let Some(n) = stack.pop() {
+        if n.is_error() || n.is_missing() {
+            let at = n.start_position();
+            if first.is_none_or(|f| at < f) {
+                first = Some(at);
+            }
+            continue;
+        }
+        if n.has_error() {
+            stack.extend(n.children(&mut cursor));
+        }
+    }
+    first.map(|p| p.row as u32 + 1)
 }
 
 fn runs(lines: &[u32]) -> Vec<(u32, u32)> {
@@ -315,9 +364,9 @@ fn flow_of(graph: &graph::Graph, name: &str, node: Node) -> FunctionFlow {
         name: name.to_string(),
         start_line: node.start_position().row as u32 + 1,
         end_line: node.end_position().row as u32 + 1,
-        blocks,
-        edges,
+        cfg: Cfg { blocks, edges },
         complexity: decisions as u32 + 1,
-        def_use,
+        dfg: Dfg { edges: def_use },
+        syntax_error: None,
     }
 }

@@ -38,7 +38,65 @@ pub(crate) struct FlowSpec {
     /// Statements that only wrap an expression, read as that expression when it is a branch
     /// or a loop (Rust's `if` and `loop` are expressions).
     pub expression_statements: &'static [&'static str],
+    /// Branches on a value: (kind, field holding the cases or "" for the node itself, whether
+    /// `break` leaves it).
+    pub switches: &'static [(&'static str, &'static str, bool)],
+    /// A switch's cases: (kind, field of its body or "" for its children after its labels,
+    /// whether control falls off its end into the next case's body).
+    pub cases: &'static [(&'static str, &'static str, bool)],
+    /// Statements that pass control into the next case's body (Go's `fallthrough`).
+    pub fallthroughs: &'static [&'static str],
+    /// Loops that test after their body: (kind, body field).
+    pub do_loops: &'static [(&'static str, &'static str)],
+    /// The field of a loop's `else` (Python's: it runs when the loop ends without `break`).
+    pub loop_else: &'static str,
+    /// Statements that run their body once around a resource: (kind, body field), Python's
+    /// `with`, C#'s `using` and `lock`.
+    pub withs: &'static [(&'static str, &'static str)],
+    /// `label: statement` (the target of a labelled `break` or `continue`).
+    pub labeled: &'static [&'static str],
+    /// Deferred calls (Go's `defer`): they run, last first, on the way out.
+    pub defers: &'static [&'static str],
+    /// Calls that do not return (`panic`, `os.Exit`, Ruby's `raise`), by the callee's text.
+    pub raise_calls: &'static [&'static str],
+    /// Expressions that may leave the function in the middle of a statement (Rust's `?`).
+    pub early_returns: &'static [&'static str],
+    /// Nodes under which every name is bound (match and case patterns), but for their guard.
+    pub bindings: &'static [&'static str],
 }
+
+/// The fields every table leaves empty unless it says otherwise.
+const NONE: FlowSpec = FlowSpec {
+    functions: &[],
+    body: "body",
+    parameters: &[],
+    blocks: &[],
+    ifs: &[],
+    else_wrappers: &[],
+    elifs: &[],
+    loops: &[],
+    returns: &[],
+    breaks: &[],
+    continues: &[],
+    raises: &[],
+    tries: &[],
+    handlers: &[],
+    finallys: &[],
+    assigns: &[],
+    names: &["identifier"],
+    expression_statements: &[],
+    switches: &[],
+    cases: &[],
+    fallthroughs: &[],
+    do_loops: &[],
+    loop_else: "",
+    withs: &[],
+    labeled: &[],
+    defers: &[],
+    raise_calls: &[],
+    early_returns: &[],
+    bindings: &[],
+};
 
 static PYTHON: FlowSpec = FlowSpec {
     functions: &["function_definition", "lambda"],
@@ -61,9 +119,17 @@ static PYTHON: FlowSpec = FlowSpec {
         ("augmented_assignment", "left"),
         ("for_statement", "left"),
         ("named_expression", "name"),
+        // `with open(p) as f`, `except E as e`.
+        ("as_pattern", "alias"),
     ],
     names: &["identifier"],
     expression_statements: &[],
+    switches: &[("match_statement", "body", false)],
+    cases: &[("case_clause", "consequence", false)],
+    loop_else: "alternative",
+    withs: &[("with_statement", "body")],
+    bindings: &["case_pattern"],
+    ..NONE
 };
 
 static GO: FlowSpec = FlowSpec {
@@ -89,9 +155,27 @@ static GO: FlowSpec = FlowSpec {
         ("inc_statement", ""),
         ("dec_statement", ""),
         ("range_clause", "left"),
+        ("receive_statement", "left"),
+        ("type_switch_statement", "alias"),
     ],
     names: &["identifier"],
     expression_statements: &[],
+    switches: &[
+        ("expression_switch_statement", "", true),
+        ("type_switch_statement", "", true),
+        ("select_statement", "", true),
+    ],
+    cases: &[
+        ("expression_case", "", false),
+        ("type_case", "", false),
+        ("communication_case", "", false),
+        ("default_case", "", false),
+    ],
+    fallthroughs: &["fallthrough_statement"],
+    labeled: &["labeled_statement"],
+    defers: &["defer_statement"],
+    raise_calls: &["panic", "os.Exit", "log.Fatal", "log.Fatalf", "log.Fatalln"],
+    ..NONE
 };
 
 static JAVASCRIPT: FlowSpec = FlowSpec {
@@ -110,7 +194,6 @@ static JAVASCRIPT: FlowSpec = FlowSpec {
     elifs: &[],
     loops: &[
         ("while_statement", "body"),
-        ("do_statement", "body"),
         ("for_statement", "body"),
         ("for_in_statement", "body"),
     ],
@@ -130,6 +213,11 @@ static JAVASCRIPT: FlowSpec = FlowSpec {
     ],
     names: &["identifier", "shorthand_property_identifier_pattern"],
     expression_statements: &[],
+    switches: &[("switch_statement", "body", true)],
+    cases: &[("switch_case", "", true), ("switch_default", "", true)],
+    do_loops: &[("do_statement", "body")],
+    labeled: &["labeled_statement"],
+    ..NONE
 };
 
 static RUBY: FlowSpec = FlowSpec {
@@ -174,6 +262,14 @@ static RUBY: FlowSpec = FlowSpec {
     ],
     names: &["identifier"],
     expression_statements: &[],
+    switches: &[("case", "", false), ("case_match", "", false)],
+    cases: &[
+        ("when", "body", false),
+        ("in_clause", "body", false),
+        ("else", "", false),
+    ],
+    raise_calls: &["raise", "fail", "exit", "abort"],
+    ..NONE
 };
 
 static PHP: FlowSpec = FlowSpec {
@@ -193,7 +289,6 @@ static PHP: FlowSpec = FlowSpec {
         ("while_statement", "body"),
         ("for_statement", "body"),
         ("foreach_statement", "body"),
-        ("do_statement", "body"),
     ],
     returns: &["return_statement"],
     breaks: &["break_statement"],
@@ -209,6 +304,14 @@ static PHP: FlowSpec = FlowSpec {
     ],
     names: &["variable_name"],
     expression_statements: &["expression_statement"],
+    switches: &[("switch_statement", "body", true)],
+    cases: &[
+        ("case_statement", "", true),
+        ("default_statement", "", true),
+    ],
+    do_loops: &[("do_statement", "body")],
+    raise_calls: &["exit", "die"],
+    ..NONE
 };
 
 static RUST: FlowSpec = FlowSpec {
@@ -236,9 +339,24 @@ static RUST: FlowSpec = FlowSpec {
         ("assignment_expression", "left"),
         ("compound_assignment_expr", "left"),
         ("for_expression", "pattern"),
+        // `if let Some(x) = …`, `while let …`.
+        ("let_condition", "pattern"),
     ],
     names: &["identifier"],
     expression_statements: &["expression_statement"],
+    switches: &[("match_expression", "body", false)],
+    cases: &[("match_arm", "value", false)],
+    raise_calls: &[
+        "panic",
+        "unreachable",
+        "todo",
+        "unimplemented",
+        "std::process::exit",
+        "process::exit",
+    ],
+    early_returns: &["try_expression"],
+    bindings: &["match_pattern"],
+    ..NONE
 };
 
 static JAVA: FlowSpec = FlowSpec {
@@ -257,23 +375,39 @@ static JAVA: FlowSpec = FlowSpec {
         ("while_statement", "body"),
         ("for_statement", "body"),
         ("enhanced_for_statement", "body"),
-        ("do_statement", "body"),
     ],
     returns: &["return_statement"],
     breaks: &["break_statement"],
     continues: &["continue_statement"],
     raises: &["throw_statement"],
-    tries: &[("try_statement", "body")],
+    tries: &[
+        ("try_statement", "body"),
+        ("try_with_resources_statement", "body"),
+    ],
     handlers: &["catch_clause"],
     finallys: &["finally_clause"],
     assigns: &[
         ("variable_declarator", "name"),
+        ("resource", "name"),
+        ("catch_formal_parameter", "name"),
         ("assignment_expression", "left"),
         ("enhanced_for_statement", "name"),
         ("update_expression", ""),
     ],
     names: &["identifier"],
     expression_statements: &[],
+    switches: &[
+        ("switch_expression", "body", true),
+        ("switch_statement", "body", true),
+    ],
+    cases: &[
+        ("switch_block_statement_group", "", true),
+        ("switch_rule", "", false),
+    ],
+    do_loops: &[("do_statement", "body")],
+    labeled: &["labeled_statement"],
+    raise_calls: &["System.exit"],
+    ..NONE
 };
 
 static C_FAMILY: FlowSpec = FlowSpec {
@@ -288,7 +422,6 @@ static C_FAMILY: FlowSpec = FlowSpec {
         ("while_statement", "body"),
         ("for_statement", "body"),
         ("for_range_loop", "body"),
-        ("do_statement", "body"),
     ],
     returns: &["return_statement"],
     breaks: &["break_statement"],
@@ -305,6 +438,11 @@ static C_FAMILY: FlowSpec = FlowSpec {
     ],
     names: &["identifier"],
     expression_statements: &[],
+    switches: &[("switch_statement", "body", true)],
+    cases: &[("case_statement", "", true)],
+    do_loops: &[("do_statement", "body")],
+    raise_calls: &["abort", "exit", "_exit"],
+    ..NONE
 };
 
 static CSHARP: FlowSpec = FlowSpec {
@@ -324,7 +462,6 @@ static CSHARP: FlowSpec = FlowSpec {
         ("while_statement", "body"),
         ("for_statement", "body"),
         ("foreach_statement", "body"),
-        ("do_statement", "body"),
     ],
     returns: &["return_statement"],
     breaks: &["break_statement"],
@@ -342,6 +479,16 @@ static CSHARP: FlowSpec = FlowSpec {
     ],
     names: &["identifier"],
     expression_statements: &[],
+    switches: &[("switch_statement", "body", true)],
+    cases: &[("switch_section", "", false)],
+    do_loops: &[("do_statement", "body")],
+    withs: &[
+        ("using_statement", "body"),
+        ("lock_statement", "body"),
+        ("fixed_statement", "body"),
+    ],
+    labeled: &["labeled_statement"],
+    ..NONE
 };
 
 /// The flow table of `language`; `None` where quarry has none yet.

@@ -30,7 +30,7 @@ const PY: &str = r#"def total(items, limit):
 fn python_control_flow_has_its_branches_loops_and_handlers() {
     let all = functions(Language::Python, PY).unwrap();
     let total = all.iter().find(|f| f.name == "total").unwrap();
-    let kinds: Vec<EdgeKind> = total.edges.iter().map(|e| e.kind).collect();
+    let kinds: Vec<EdgeKind> = total.cfg.edges.iter().map(|e| e.kind).collect();
     for kind in [
         EdgeKind::True,
         EdgeKind::False,
@@ -40,10 +40,10 @@ fn python_control_flow_has_its_branches_loops_and_handlers() {
         EdgeKind::Return,
         EdgeKind::Exception,
     ] {
-        assert!(kinds.contains(&kind), "{kind:?} in {:?}", total.edges);
+        assert!(kinds.contains(&kind), "{kind:?} in {:?}", total.cfg.edges);
     }
     // for, two ifs, one handler: four decisions.
-    assert_eq!(total.complexity, 5, "{:?}", total.edges);
+    assert_eq!(total.complexity, 5, "{:?}", total.cfg.edges);
     // The nested function is a function of its own.
     assert!(all.iter().any(|f| f.name == "show"));
 }
@@ -54,16 +54,17 @@ fn python_definitions_reach_their_uses_around_the_loop() {
     let total = all.iter().find(|f| f.name == "total").unwrap();
     let has = |var: &str, d: u32, u: u32| {
         total
-            .def_use
+            .dfg
+            .edges
             .iter()
             .any(|p| p.var == var && p.def_line == d && p.use_line == u)
     };
-    assert!(has("acc", 3, 9), "{:?}", total.def_use); // first time round
-    assert!(has("acc", 9, 9), "{:?}", total.def_use); // round the loop
-    assert!(has("acc", 9, 13), "{:?}", total.def_use);
-    assert!(has("acc", 3, 20), "{:?}", total.def_use); // an empty loop
-    assert!(has("limit", 1, 7), "{:?}", total.def_use); // a parameter
-    assert!(has("ratio", 15, 20), "{:?}", total.def_use); // from the handler
+    assert!(has("acc", 3, 9), "{:?}", total.dfg.edges); // first time round
+    assert!(has("acc", 9, 9), "{:?}", total.dfg.edges); // round the loop
+    assert!(has("acc", 9, 13), "{:?}", total.dfg.edges);
+    assert!(has("acc", 3, 20), "{:?}", total.dfg.edges); // an empty loop
+    assert!(has("limit", 1, 7), "{:?}", total.dfg.edges); // a parameter
+    assert!(has("ratio", 15, 20), "{:?}", total.dfg.edges); // from the handler
 }
 
 #[test]
@@ -110,14 +111,16 @@ fn go_early_returns_and_closures() {
     let all = functions(Language::Go, GO).unwrap();
     let find = all.iter().find(|f| f.name == "find").unwrap();
     let returns = find
+        .cfg
         .edges
         .iter()
         .filter(|e| e.kind == EdgeKind::Return)
         .count();
-    assert_eq!(returns, 2, "{:?}", find.edges);
+    assert_eq!(returns, 2, "{:?}", find.cfg.edges);
     assert_eq!(find.complexity, 3);
     assert!(find
-        .def_use
+        .dfg
+        .edges
         .iter()
         .any(|p| p.var == "x" && p.def_line == 4 && p.use_line == 5));
     // The closure is a function of its own, and `want` reaches no use in `find` through it.
@@ -149,8 +152,8 @@ const JS: &str = r#"function load(path) {
 fn javascript_throw_and_a_shadowed_name() {
     let all = functions(Language::JavaScript, JS).unwrap();
     let load = &all[0];
-    assert!(load.edges.iter().any(|e| e.kind == EdgeKind::Raise));
-    assert!(load.edges.iter().any(|e| e.kind == EdgeKind::Exception));
+    assert!(load.cfg.edges.iter().any(|e| e.kind == EdgeKind::Raise));
+    assert!(load.cfg.edges.iter().any(|e| e.kind == EdgeKind::Exception));
     let s = slice(Language::JavaScript, JS, 13, Some("data2"), false).unwrap();
     assert!(
         s.lines.contains(&8) && s.lines.contains(&4),
@@ -191,7 +194,12 @@ fn a_deep_and_long_function_answers() {
 fn rust_java_c_and_csharp_have_flow_too() {
     let rust = "fn sum(xs: &[i32], cap: i32) -> i32 {\n    let mut acc = 0;\n    for x in xs {\n        if acc > cap {\n            break;\n        }\n        acc += x;\n    }\n    let label = 1;\n    return acc;\n}\n";
     let f = &functions(Language::Rust, rust).unwrap()[0];
-    assert_eq!((f.name.as_str(), f.complexity), ("sum", 3), "{:?}", f.edges);
+    assert_eq!(
+        (f.name.as_str(), f.complexity),
+        ("sum", 3),
+        "{:?}",
+        f.cfg.edges
+    );
     let s = slice(Language::Rust, rust, 10, Some("acc"), false).unwrap();
     assert_eq!(s.lines, [1, 2, 3, 4, 7, 10], "{:?}", s.lines);
 
@@ -199,9 +207,9 @@ fn rust_java_c_and_csharp_have_flow_too() {
     let f = &functions(Language::Java, java).unwrap()[0];
     assert_eq!(f.name, "read");
     assert!(
-        f.edges.iter().any(|e| e.kind == EdgeKind::Raise),
+        f.cfg.edges.iter().any(|e| e.kind == EdgeKind::Raise),
         "{:?}",
-        f.edges
+        f.cfg.edges
     );
     // `n = 0` cannot reach the return: the way past `parse` without assigning goes through
     // the handler, which throws.
@@ -214,7 +222,7 @@ fn rust_java_c_and_csharp_have_flow_too() {
         (f.name.as_str(), f.complexity),
         ("find", 3),
         "{:?}",
-        f.edges
+        f.cfg.edges
     );
     let s = slice(Language::C, c, 8, Some("none"), false).unwrap();
     // `none` is set on line 7, which runs only when the loop ends without the early return.
@@ -230,9 +238,9 @@ fn rust_java_c_and_csharp_have_flow_too() {
         (f.name.as_str(), f.complexity),
         ("Count", 3),
         "{:?}",
-        f.edges
+        f.cfg.edges
     );
-    assert!(f.edges.iter().any(|e| e.kind == EdgeKind::Continue));
+    assert!(f.cfg.edges.iter().any(|e| e.kind == EdgeKind::Continue));
 }
 
 /// Ruby (`elsif` chains, `unless`, `rescue` in a method's body, `next`) and PHP (`$` names,
@@ -243,7 +251,7 @@ fn ruby_and_php_have_flow_too() {
     let f = &functions(Language::Ruby, ruby).unwrap()[0];
     assert_eq!(f.name, "grade");
     // if, elsif, unless, rescue: four decisions.
-    assert_eq!(f.complexity, 5, "{:?}", f.edges);
+    assert_eq!(f.complexity, 5, "{:?}", f.cfg.edges);
     let s = slice(Language::Ruby, ruby, 15, Some("label"), false).unwrap();
     for line in [3, 4, 5, 6, 8, 10] {
         assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);
@@ -263,9 +271,9 @@ fn ruby_and_php_have_flow_too() {
         (f.name.as_str(), f.complexity),
         ("pick", 4),
         "{:?}",
-        f.edges
+        f.cfg.edges
     );
-    assert!(f.edges.iter().any(|e| e.kind == EdgeKind::Raise));
+    assert!(f.cfg.edges.iter().any(|e| e.kind == EdgeKind::Raise));
     let s = slice(Language::Php, php, 11, Some("$found"), false).unwrap();
     for line in [3, 4, 5, 6, 7, 11] {
         assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);

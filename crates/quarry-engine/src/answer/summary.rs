@@ -70,6 +70,9 @@ pub struct CallGraph {
     /// table: basic blocks, labelled edges, complexity, def-use pairs.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub flow: Vec<quarry_flow::FunctionFlow>,
+    /// Why `flow` is empty or partial: no flow table for the language, no such function.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flow_note: Option<String>,
 }
 
 /// A program slice of one file: the lines that can change a variable at a line (backward), or
