@@ -44,6 +44,8 @@ pub(crate) struct Stmt {
     pub defs: Vec<String>,
     pub uses: Vec<String>,
     pub header: bool,
+    /// The `try` or handler header it runs under, shown with it in a slice.
+    pub context: Option<usize>,
 }
 
 /// The graph of one function: node 0 is its entry (parameters defined there), node 1 its exit.
@@ -71,8 +73,9 @@ struct Builder<'a> {
     stmts: Vec<Stmt>,
     edges: Vec<(usize, usize, EdgeKind)>,
     targets: Vec<Target>,
-    /// Handler headers a raise inside a `try` body goes to, innermost last.
-    handlers: Vec<Vec<usize>>,
+    /// Per `try` being built, innermost last: the handler headers a statement in its body may
+    /// raise into, and whether one of them catches whatever is raised.
+    handlers: Vec<(Vec<usize>, bool)>,
     /// Per switch being built, its `fallthrough` statements not yet joined to a case.
     falls: Vec<Vec<usize>>,
     /// Deferred calls, in the order they are written.
@@ -80,6 +83,8 @@ struct Builder<'a> {
     /// Stand-ins and the ways in they stand for (a switch's default follows its last test).
     placeholders: usize,
     resolved: Vec<(usize, Exits)>,
+    /// The `try` lines and handler headers the statements being built run under.
+    contexts: Vec<usize>,
 }
 
 fn line(n: Node) -> u32 {
@@ -109,6 +114,7 @@ pub(crate) fn build(spec: &FlowSpec, src: &str, node: Node) -> Graph {
         deferred: Vec::new(),
         placeholders: 0,
         resolved: Vec::new(),
+        contexts: Vec::new(),
     };
     let mut params = Vec::new();
     let mut cursor = node.walk();
@@ -157,12 +163,14 @@ impl<'a> Builder<'a> {
         uses: Vec<String>,
         header: bool,
     ) -> usize {
+        let context = self.contexts.last().copied();
         self.stmts.push(Stmt {
             start_line: start,
             end_line: end,
             defs,
             uses,
             header,
+            context,
         });
         self.stmts.len() - 1
     }
@@ -191,7 +199,7 @@ impl<'a> Builder<'a> {
                 let (body, rest): (Vec<Node>, Vec<Node>) = children.into_iter().partition(|c| {
                     !spec.handlers.contains(&c.kind()) && !spec.finallys.contains(&c.kind())
                 });
-                return self.try_parts(body, rest, None, preds);
+                return self.try_parts(None, body, rest, None, preds);
             }
             return self.sequence(&children, preds);
         }
@@ -241,8 +249,17 @@ impl<'a> Builder<'a> {
         if spec.returns.contains(&kind) {
             let s = self.simple_stmt(node);
             self.connect(preds, s);
+            // What it returns may raise first.
+            self.may_raise(s);
             self.edges.push((s, EXIT, EdgeKind::Return));
             return Vec::new();
+        }
+        // `assert c`: on, or raise.
+        if spec.asserts.contains(&kind) {
+            let s = self.simple_stmt(node);
+            self.connect(preds, s);
+            self.raise_from(s);
+            return vec![(s, EdgeKind::True)];
         }
         if spec.raises.contains(&kind) || self.is_raising_call(node) {
             let s = self.simple_stmt(node);
@@ -321,12 +338,7 @@ impl<'a> Builder<'a> {
     fn simple(&mut self, node: Node<'a>, preds: Exits) -> Exits {
         let s = self.simple_stmt(node);
         self.connect(preds, s);
-        // Inside a `try`, any statement may raise into its handlers.
-        if let Some(handlers) = self.handlers.last().cloned() {
-            for h in handlers {
-                self.edges.push((s, h, EdgeKind::Exception));
-            }
-        }
+        self.may_raise(s);
         // `let v = f()?;`, `let v = match x { … None => return 0 }`: it may return here.
         let early: Vec<&str> = self
             .spec
@@ -343,18 +355,38 @@ impl<'a> Builder<'a> {
 
     fn simple_stmt(&mut self, node: Node<'a>) -> usize {
         let (defs, uses) = self.defs_uses(node, &[]);
+        // A nested function's statement is its header: its body runs when it is called.
+        let inner = node.child_by_field_name("definition").unwrap_or(node);
+        if self.spec.functions.contains(&inner.kind()) && line(node) != end_line(node) {
+            let body = inner.child_by_field_name(self.spec.body);
+            let (_, end) = branches::header_lines(inner, body);
+            return self.push(line(node), end, defs, uses, false);
+        }
         self.push(line(node), end_line(node), defs, uses, false)
     }
 
-    fn raise_from(&mut self, s: usize) {
-        match self.handlers.last().cloned() {
-            Some(handlers) if !handlers.is_empty() => {
-                for h in handlers {
-                    self.edges.push((s, h, EdgeKind::Raise));
-                }
+    /// Inside a `try`, any statement may raise into its handlers.
+    fn may_raise(&mut self, s: usize) {
+        if let Some((handlers, _)) = self.handlers.last().cloned() {
+            for h in handlers {
+                self.edges.push((s, h, EdgeKind::Exception));
             }
-            _ => self.edges.push((s, EXIT, EdgeKind::Raise)),
         }
+    }
+
+    /// A raise: into the innermost `try`'s handlers, and past them (to the next `try` out, or
+    /// out of the function) unless one of them catches everything — which handler a raised
+    /// type meets is not read here.
+    fn raise_from(&mut self, s: usize) {
+        for (handlers, catch_all) in self.handlers.iter().rev() {
+            for &h in handlers {
+                self.edges.push((s, h, EdgeKind::Raise));
+            }
+            if *catch_all {
+                return;
+            }
+        }
+        self.edges.push((s, EXIT, EdgeKind::Raise));
     }
 
     /// A header: `node`'s lines up to `first_inner` (`if x > 0:`), reading all of it but
@@ -580,12 +612,14 @@ impl<'a> Builder<'a> {
         let otherwise = node
             .named_children(&mut cursor)
             .find(|c| self.spec.else_wrappers.contains(&c.kind()));
-        self.try_parts(body, rest, otherwise, preds)
+        self.try_parts(Some(node), body, rest, otherwise, preds)
     }
 
-    /// A `try`: its body's statements, then its handlers and `finally` (in `rest`).
+    /// A `try` (its statement, where it is one: its first line is a statement of its own):
+    /// its body's statements, then its handlers and `finally` (in `rest`).
     fn try_parts(
         &mut self,
+        statement: Option<Node<'a>>,
         body: Vec<Node<'a>>,
         rest: Vec<Node<'a>>,
         otherwise: Option<Node<'a>>,
@@ -609,9 +643,26 @@ impl<'a> Builder<'a> {
                 self.header_node(*h, body, &body.into_iter().collect::<Vec<_>>())
             })
             .collect();
-        self.handlers.push(heads.clone());
+        let catch_all = spec.handlers_catch_all
+            || handlers.iter().any(|h| {
+                let body = h.child_by_field_name("body").or_else(|| last_named(*h));
+                let end = body.map_or(h.end_byte(), |b| b.start_byte());
+                catches_all(self.src.get(h.start_byte()..end).unwrap_or(""))
+            });
+        let mut preds = preds;
+        let frame = statement.map(|t| {
+            let t = self.push(line(t), line(t), Vec::new(), Vec::new(), false);
+            self.connect(std::mem::take(&mut preds), t);
+            preds = vec![(t, EdgeKind::Next)];
+            self.contexts.push(t);
+            t
+        });
+        self.handlers.push((heads.clone(), catch_all));
         let mut exits = self.sequence(&body, preds);
         self.handlers.pop();
+        if frame.is_some() {
+            self.contexts.pop();
+        }
         if let Some(otherwise) = otherwise {
             exits = self.statement(otherwise, exits);
         }
@@ -620,7 +671,9 @@ impl<'a> Builder<'a> {
                 .child_by_field_name("body")
                 .or_else(|| last_named(*handler));
             if let Some(body) = body.filter(|b| b.id() != handler.id()) {
+                self.contexts.push(*head);
                 exits.extend(self.statement(body, vec![(*head, EdgeKind::Next)]));
+                self.contexts.pop();
             } else {
                 exits.push((*head, EdgeKind::Next));
             }
@@ -639,6 +692,28 @@ impl<'a> Builder<'a> {
             None => exits,
         }
     }
+}
+
+/// Whether a handler's header (`except ValueError as e:`, `catch (IOException e)`) catches
+/// whatever is raised: it names no type, or the root of them all.
+fn catches_all(header: &str) -> bool {
+    let words: Vec<&str> = header
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let named: Vec<&&str> = words
+        .iter()
+        .skip(1) // the keyword
+        .filter(|w| !matches!(**w, "as" | "when" | "e" | "err" | "error" | "ex" | "exc"))
+        .collect();
+    header.contains("...")
+        || named.is_empty()
+        || named.iter().any(|w| {
+            matches!(
+                w.rsplit('.').next().unwrap_or(""),
+                "Exception" | "BaseException" | "Throwable" | "StandardError" | "object"
+            )
+        })
 }
 
 fn last_named(node: Node) -> Option<Node> {

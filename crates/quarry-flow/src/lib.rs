@@ -184,6 +184,14 @@ pub fn slice(
     } else {
         dataflow::backward(&graph, &reach, &seeds, var)
     };
+    // Each statement with the `try` and handler headers it runs under.
+    let mut set = set;
+    let mut under: Vec<usize> = set.iter().filter_map(|&s| graph.stmts[s].context).collect();
+    while let Some(c) = under.pop() {
+        if set.insert(c) {
+            under.extend(graph.stmts[c].context);
+        }
+    }
     let mut lines: BTreeSet<u32> = BTreeSet::new();
     for s in set {
         let stmt = &graph.stmts[s];

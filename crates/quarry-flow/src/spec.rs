@@ -63,6 +63,11 @@ pub(crate) struct FlowSpec {
     pub early_returns: &'static [&'static str],
     /// Nodes under which every name is bound (match and case patterns), but for their guard.
     pub bindings: &'static [&'static str],
+    /// Statements that raise unless their condition holds (`assert`).
+    pub asserts: &'static [&'static str],
+    /// Whether every handler catches whatever is raised (JavaScript's `catch`, which names
+    /// no type); elsewhere a handler that names a type may let a raise pass.
+    pub handlers_catch_all: bool,
 }
 
 /// The fields every table leaves empty unless it says otherwise.
@@ -96,6 +101,8 @@ const NONE: FlowSpec = FlowSpec {
     raise_calls: &[],
     early_returns: &[],
     bindings: &[],
+    asserts: &[],
+    handlers_catch_all: false,
 };
 
 static PYTHON: FlowSpec = FlowSpec {
@@ -121,6 +128,8 @@ static PYTHON: FlowSpec = FlowSpec {
         ("named_expression", "name"),
         // `with open(p) as f`, `except E as e`.
         ("as_pattern", "alias"),
+        ("import_statement", "name"),
+        ("import_from_statement", "name"),
     ],
     names: &["identifier"],
     expression_statements: &[],
@@ -129,6 +138,7 @@ static PYTHON: FlowSpec = FlowSpec {
     loop_else: "alternative",
     withs: &[("with_statement", "body")],
     bindings: &["case_pattern"],
+    asserts: &["assert_statement"],
     ..NONE
 };
 
@@ -217,6 +227,7 @@ static JAVASCRIPT: FlowSpec = FlowSpec {
     cases: &[("switch_case", "", true), ("switch_default", "", true)],
     do_loops: &[("do_statement", "body")],
     labeled: &["labeled_statement"],
+    handlers_catch_all: true,
     ..NONE
 };
 
@@ -407,6 +418,7 @@ static JAVA: FlowSpec = FlowSpec {
     do_loops: &[("do_statement", "body")],
     labeled: &["labeled_statement"],
     raise_calls: &["System.exit"],
+    asserts: &["assert_statement"],
     ..NONE
 };
 

@@ -173,14 +173,15 @@ fn python_match_with_for_else_and_try_else() {
     assert!(edge(&f, 5, 7, EdgeKind::False), "{}", f.render(""));
     // The loop's `else` runs when the loop ends, not when it breaks.
     assert!(edge(&f, 9, 13, EdgeKind::False), "{}", f.render(""));
-    assert!(edge(&f, 11, 15, EdgeKind::Break), "{}", f.render(""));
+    assert!(edge(&f, 11, 14, EdgeKind::Break), "{}", f.render(""));
     // `try … else` runs when nothing was raised, outside the handler's reach.
     assert!(edge(&f, 15, 19, EdgeKind::Next), "{}", f.render(""));
     assert!(edge(&f, 15, 16, EdgeKind::Exception), "{}", f.render(""));
     assert!(!edge(&f, 19, 16, EdgeKind::Exception), "{}", f.render(""));
-    // What can change `value` at the return: the handler's `e` and the `else`.
+    // What can change `value` at the return: the handler's `e` and the `else`, with the
+    // `try` and handler lines they run under.
     let s = slice(Language::Python, PY, 20, Some("value"), false).unwrap();
-    for line in [15, 16, 17, 19, 20] {
+    for line in [14, 15, 16, 17, 19, 20] {
         assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);
     }
 }

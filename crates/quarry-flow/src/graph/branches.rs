@@ -253,12 +253,18 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// The lines of a header that ends where its first inner part starts.
+/// The lines of a header: from the node's first line to the end of its last part before
+/// `first_inner` (its body, or a case's first statement), leaving out comments between.
 pub(super) fn header_lines(node: Node, first_inner: Option<Node>) -> (u32, u32) {
     let start = line(node);
     let end = match first_inner {
-        Some(inner) if line(inner) > start => line(inner) - 1,
-        Some(_) => start,
+        Some(inner) => children(node)
+            .into_iter()
+            .map(|(_, c)| c)
+            .filter(|c| c.end_byte() <= inner.start_byte() && !c.kind().contains("comment"))
+            .map(end_line)
+            .max()
+            .unwrap_or(start),
         None => end_line(node),
     };
     (start, end.max(start))

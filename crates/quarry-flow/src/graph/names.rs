@@ -51,6 +51,11 @@ impl<'a> Builder<'a> {
         if skips.iter().any(|s| s.id() == node.id()) {
             return;
         }
+        // `@cache def show():` defines `show` as `def show():` does.
+        let node = match node.child_by_field_name("definition") {
+            Some(inner) if top && spec.functions.contains(&inner.kind()) => inner,
+            _ => node,
+        };
         if spec.functions.contains(&node.kind()) {
             // A nested function is a value here, its insides its own; a statement that
             // defines one (`def show():`) defines its name.
@@ -206,5 +211,8 @@ fn is_pattern(node: Node) -> bool {
             | "object_pattern"
             | "identifier_list"
             | "as_pattern_target"
+            // `import os.path`, `import numpy as np`: the names bound.
+            | "dotted_name"
+            | "aliased_import"
     )
 }
