@@ -12,7 +12,7 @@ use tree_sitter::Node;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::spec::FlowSpec;
+use crate::spec::{FlowSpec, Jump};
 
 /// Why control passes along an edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
@@ -131,13 +131,14 @@ pub(crate) fn build(spec: &FlowSpec, src: &str, node: Node) -> Graph {
         Vec::new(),
         false,
     );
-    let exits = match node.child_by_field_name(spec.body) {
-        Some(body) if spec.blocks.contains(&body.kind()) => {
-            b.statement(body, vec![(ENTRY, EdgeKind::Next)])
-        }
+    let body = b.body_of(node, spec.body);
+    let exits = match body.as_slice() {
+        [] => vec![(ENTRY, EdgeKind::Next)],
         // An expression body (`lambda x: x + 1`, `(x) => x + 1`) is one statement.
-        Some(body) => b.simple(body, vec![(ENTRY, EdgeKind::Next)]),
-        None => vec![(ENTRY, EdgeKind::Next)],
+        [one] if !spec.blocks.contains(&one.kind()) && !b.is_compound(*one) => {
+            b.simple(*one, vec![(ENTRY, EdgeKind::Next)])
+        }
+        statements => b.sequence(statements, vec![(ENTRY, EdgeKind::Next)]),
     };
     b.connect(exits, EXIT);
     b.run_deferred();
@@ -210,16 +211,16 @@ impl<'a> Builder<'a> {
             }
         }
         if spec.labeled.contains(&kind) {
+            // Its label (`outer:`; Zig's loops may be wrapped with none), then the statement.
+            let count = node.named_child_count();
             let label = node
                 .child_by_field_name("label")
-                .or_else(|| node.named_child(0))
+                .or_else(|| node.named_child(0).filter(|_| count > 1))
                 .and_then(|l| self.src.get(l.byte_range()))
-                .map(|l| l.trim_start_matches('\'').to_string());
-            let count = node.named_child_count();
+                .map(|l| l.trim_start_matches('\'').trim_end_matches(':').to_string());
             let inner = count
                 .checked_sub(1)
-                .and_then(|i| node.named_child(i as u32))
-                .filter(|_| count > 1);
+                .and_then(|i| node.named_child(i as u32));
             return match inner {
                 Some(inner) => self.labelled(inner, preds, label),
                 None => self.simple(node, preds),
@@ -246,14 +247,6 @@ impl<'a> Builder<'a> {
         if let Some(&(_, body)) = spec.tries.iter().find(|(k, _)| *k == kind) {
             return self.try_statement(node, body, preds);
         }
-        if spec.returns.contains(&kind) {
-            let s = self.simple_stmt(node);
-            self.connect(preds, s);
-            // What it returns may raise first.
-            self.may_raise(s);
-            self.edges.push((s, EXIT, EdgeKind::Return));
-            return Vec::new();
-        }
         // `assert c`: on, or raise.
         if spec.asserts.contains(&kind) {
             let s = self.simple_stmt(node);
@@ -261,23 +254,27 @@ impl<'a> Builder<'a> {
             self.raise_from(s);
             return vec![(s, EdgeKind::True)];
         }
-        if spec.raises.contains(&kind) || self.is_raising_call(node) {
+        if let Some(jump) = self.jump_of(node) {
             let s = self.simple_stmt(node);
             self.connect(preds, s);
-            self.raise_from(s);
-            return Vec::new();
-        }
-        if spec.breaks.contains(&kind) || spec.continues.contains(&kind) {
-            let continues = spec.continues.contains(&kind);
-            let s = self.simple_stmt(node);
-            self.connect(preds, s);
-            match self.target_of(node, continues) {
-                Some(i) if continues => {
-                    let to = self.targets[i].continue_to.expect("a loop");
-                    self.edges.push((s, to, EdgeKind::Continue));
+            match jump {
+                Jump::Return => {
+                    // What it returns may raise first.
+                    self.may_raise(s);
+                    self.edges.push((s, EXIT, EdgeKind::Return));
                 }
-                Some(i) => self.targets[i].breaks.push(s),
-                None => return vec![(s, EdgeKind::Next)],
+                Jump::Raise => self.raise_from(s),
+                Jump::Break | Jump::Continue => {
+                    let continues = jump == Jump::Continue;
+                    match self.target_of(node, continues) {
+                        Some(i) if continues => {
+                            let to = self.targets[i].continue_to.expect("a loop");
+                            self.edges.push((s, to, EdgeKind::Continue));
+                        }
+                        Some(i) => self.targets[i].breaks.push(s),
+                        None => return vec![(s, EdgeKind::Next)],
+                    }
+                }
             }
             return Vec::new();
         }
@@ -304,10 +301,7 @@ impl<'a> Builder<'a> {
             || spec.loops.iter().any(|(k, _)| *k == kind)
             || spec.do_loops.iter().any(|(k, _)| *k == kind)
             || spec.switches.iter().any(|(k, ..)| *k == kind)
-            || spec.returns.contains(&kind)
-            || spec.breaks.contains(&kind)
-            || spec.continues.contains(&kind)
-            || spec.raises.contains(&kind)
+            || self.jump_of(c).is_some()
     }
 
     /// A loop or switch, which a `break` or `continue` may name by `label`.
@@ -403,46 +397,29 @@ impl<'a> Builder<'a> {
     }
 
     fn if_statement(&mut self, node: Node<'a>, then: &str, otherwise: &str, preds: Exits) -> Exits {
-        let consequence = node.child_by_field_name(then);
-        // Python's `elif`/`else` clauses are each an `alternative`; other grammars hold one.
-        let mut cursor = node.walk();
-        let mut alternatives: std::collections::VecDeque<Node> = if otherwise.is_empty() {
-            Default::default()
-        } else {
-            node.children_by_field_name(otherwise, &mut cursor)
-                .collect()
-        };
+        let (consequence, alternatives) = self.if_parts(node, then, otherwise);
+        let mut alternatives: std::collections::VecDeque<Node> = alternatives.into();
         let mut skips: Vec<Node> = consequence
-            .into_iter()
-            .chain(alternatives.iter().copied())
+            .iter()
+            .chain(alternatives.iter())
+            .copied()
             .collect();
         skips.extend(self.later_operands(node));
-        let h = self.header_node(node, consequence, &skips);
+        let first = consequence.first().or(alternatives.front()).copied();
+        let h = self.header_node(node, first, &skips);
         self.connect(preds, h);
         let (t, mut from) = self.branch(h, node);
-        let mut exits = match consequence {
-            Some(c) => self.statement(c, t),
-            None => t,
-        };
+        let mut exits = self.sequence(&consequence, t);
         while let Some(alt) = alternatives.pop_front() {
             let elif = self.spec.elifs.iter().find(|(k, _)| *k == alt.kind());
             if let Some(&(_, body_field)) = elif {
-                let body = alt.child_by_field_name(body_field);
-                let mut inner = alt.walk();
-                let next: Vec<Node> = if otherwise.is_empty() {
-                    Vec::new()
-                } else {
-                    alt.children_by_field_name(otherwise, &mut inner).collect()
-                };
-                let mut skips: Vec<Node> = body.into_iter().chain(next.iter().copied()).collect();
+                let (body, next) = self.if_parts(alt, body_field, otherwise);
+                let mut skips: Vec<Node> = body.iter().chain(next.iter()).copied().collect();
                 skips.extend(self.later_operands(alt));
-                let eh = self.header_node(alt, body, &skips);
+                let eh = self.header_node(alt, body.first().copied(), &skips);
                 self.connect(from, eh);
                 let (t, f) = self.branch(eh, alt);
-                exits.extend(match body {
-                    Some(body) => self.statement(body, t),
-                    None => t,
-                });
+                exits.extend(self.sequence(&body, t));
                 from = f;
                 // Ruby's `elsif` holds the clause after it.
                 for (i, n) in next.into_iter().enumerate() {
@@ -457,6 +434,83 @@ impl<'a> Builder<'a> {
         exits
     }
 
+    /// A branch's parts: what runs when its test holds (`then`'s field, or where the grammar
+    /// names none, its children before `else`), and its alternatives (`otherwise`'s field,
+    /// `else` clauses, what follows `else`).
+    fn if_parts(
+        &self,
+        node: Node<'a>,
+        then: &str,
+        otherwise: &str,
+    ) -> (Vec<Node<'a>>, Vec<Node<'a>>) {
+        let spec = self.spec;
+        let (mut consequence, mut alternatives) = (Vec::new(), Vec::new());
+        let mut after_else = false;
+        for (field, c) in names::children(node) {
+            if c.kind() == "else" && c.named_child_count() == 0 {
+                after_else = true;
+                continue;
+            }
+            if !c.is_named() || c.kind().contains("comment") || field == Some("condition") {
+                continue;
+            }
+            let wrapper = spec.else_wrappers.contains(&c.kind())
+                || spec.elifs.iter().any(|(k, _)| *k == c.kind());
+            if !otherwise.is_empty() && field == Some(otherwise) {
+                alternatives.push(c);
+            } else if !then.is_empty() {
+                if field == Some(then) {
+                    consequence.push(c);
+                } else if wrapper && field.is_none() {
+                    alternatives.push(c);
+                }
+            } else if wrapper || after_else {
+                alternatives.push(c);
+            } else {
+                consequence.push(c);
+            }
+        }
+        // A shell's `elif` names no condition: its first part is the test.
+        if then.is_empty() && node.child_by_field_name("condition").is_none() {
+            if !consequence.is_empty() {
+                consequence.remove(0);
+            }
+        }
+        (consequence, alternatives)
+    }
+
+    /// A compound statement's body (`field`; where the grammar names none, its last child
+    /// when that is a block, else its children that are no header parts).
+    fn body_of(&self, node: Node<'a>, field: &str) -> Vec<Node<'a>> {
+        if !field.is_empty() {
+            let mut cursor = node.walk();
+            return node.children_by_field_name(field, &mut cursor).collect();
+        }
+        let spec = self.spec;
+        let named: Vec<(Option<&str>, Node)> = names::children(node)
+            .into_iter()
+            .filter(|(_, c)| c.is_named() && !c.kind().contains("comment"))
+            .collect();
+        if let Some((None, last)) = named.last() {
+            if spec.blocks.contains(&last.kind()) {
+                return vec![*last];
+            }
+        }
+        named
+            .into_iter()
+            .filter(|(f, c)| {
+                let k = c.kind();
+                f.is_none()
+                    && !spec.loop_headers.contains(&k)
+                    && !spec.parameters.contains(&k)
+                    && !spec.handlers.contains(&k)
+                    && !spec.finallys.contains(&k)
+                    && !spec.else_wrappers.contains(&k)
+            })
+            .map(|(_, c)| c)
+            .collect()
+    }
+
     fn loop_statement(
         &mut self,
         node: Node<'a>,
@@ -464,13 +518,13 @@ impl<'a> Builder<'a> {
         preds: Exits,
         label: Option<String>,
     ) -> Exits {
-        let body = node.child_by_field_name(body_field);
+        let body = self.body_of(node, body_field);
         let otherwise = (!self.spec.loop_else.is_empty())
             .then(|| node.child_by_field_name(self.spec.loop_else))
             .flatten();
-        let mut skips: Vec<Node> = body.into_iter().chain(otherwise).collect();
+        let mut skips: Vec<Node> = body.iter().copied().chain(otherwise).collect();
         skips.extend(self.later_operands(node));
-        let h = self.header_node(node, body, &skips);
+        let h = self.header_node(node, body.first().copied(), &skips);
         self.connect(preds, h);
         self.targets.push(Target {
             continue_to: Some(h),
@@ -483,18 +537,12 @@ impl<'a> Builder<'a> {
             // An endless loop's header is no test: its way into the body is plain.
             if let [(from, kind)] = t.as_slice() {
                 if *from == h && *kind == EdgeKind::True {
-                    let exits = match body {
-                        Some(b) => self.statement(b, vec![(h, EdgeKind::Next)]),
-                        None => vec![(h, EdgeKind::Next)],
-                    };
+                    let exits = self.sequence(&body, vec![(h, EdgeKind::Next)]);
                     return self.close_loop(h, exits, f, otherwise);
                 }
             }
         }
-        let exits = match body {
-            Some(b) => self.statement(b, t),
-            None => t,
-        };
+        let exits = self.sequence(&body, t);
         self.close_loop(h, exits, f, otherwise)
     }
 
@@ -534,7 +582,7 @@ impl<'a> Builder<'a> {
         preds: Exits,
         label: Option<String>,
     ) -> Exits {
-        let body = node.child_by_field_name(body_field);
+        let body = self.body_of(node, body_field);
         let top = self.push(line(node), line(node), Vec::new(), Vec::new(), true);
         self.connect(preds, top);
         let cond = node.child_by_field_name("condition");
@@ -550,10 +598,7 @@ impl<'a> Builder<'a> {
             breaks: Vec::new(),
             label,
         });
-        let exits = match body {
-            Some(b) => self.statement(b, vec![(top, EdgeKind::Next)]),
-            None => vec![(top, EdgeKind::Next)],
-        };
+        let exits = self.sequence(&body, vec![(top, EdgeKind::Next)]);
         self.connect(exits, test);
         let done = self.targets.pop().expect("pushed above");
         let (t, mut f) = self.branch(test, node);
@@ -607,7 +652,7 @@ impl<'a> Builder<'a> {
                 self.spec.handlers.contains(&c.kind()) || self.spec.finallys.contains(&c.kind())
             })
             .collect();
-        let body: Vec<Node> = node.child_by_field_name(body_field).into_iter().collect();
+        let body = self.body_of(node, body_field);
         // Python's `try … else`: it runs when the body raised nothing.
         let otherwise = node
             .named_children(&mut cursor)
@@ -639,14 +684,14 @@ impl<'a> Builder<'a> {
         let heads: Vec<usize> = handlers
             .iter()
             .map(|h| {
-                let body = h.child_by_field_name("body").or_else(|| last_named(*h));
-                self.header_node(*h, body, &body.into_iter().collect::<Vec<_>>())
+                let body = self.handler_body(*h);
+                self.header_node(*h, body.first().copied(), &body)
             })
             .collect();
         let catch_all = spec.handlers_catch_all
             || handlers.iter().any(|h| {
-                let body = h.child_by_field_name("body").or_else(|| last_named(*h));
-                let end = body.map_or(h.end_byte(), |b| b.start_byte());
+                let body = self.handler_body(*h);
+                let end = body.first().map_or(h.end_byte(), |b| b.start_byte());
                 catches_all(self.src.get(h.start_byte()..end).unwrap_or(""))
             });
         let mut preds = preds;
@@ -667,16 +712,10 @@ impl<'a> Builder<'a> {
             exits = self.statement(otherwise, exits);
         }
         for (handler, head) in handlers.iter().zip(&heads) {
-            let body = handler
-                .child_by_field_name("body")
-                .or_else(|| last_named(*handler));
-            if let Some(body) = body.filter(|b| b.id() != handler.id()) {
-                self.contexts.push(*head);
-                exits.extend(self.statement(body, vec![(*head, EdgeKind::Next)]));
-                self.contexts.pop();
-            } else {
-                exits.push((*head, EdgeKind::Next));
-            }
+            let body = self.handler_body(*handler);
+            self.contexts.push(*head);
+            exits.extend(self.sequence(&body, vec![(*head, EdgeKind::Next)]));
+            self.contexts.pop();
         }
         match finally {
             // `finally { … }` holds a block; Ruby's `ensure` is the block itself.
@@ -691,6 +730,31 @@ impl<'a> Builder<'a> {
             }
             None => exits,
         }
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// What a handler runs: its `body`; its last child when that is a block; Dart's block
+    /// written after its `catch`; else its children after its first line (Julia's `catch e`).
+    fn handler_body(&self, handler: Node<'a>) -> Vec<Node<'a>> {
+        if let Some(body) = handler.child_by_field_name("body") {
+            return vec![body];
+        }
+        if let Some(last) = last_named(handler).filter(|l| self.spec.blocks.contains(&l.kind())) {
+            return vec![last];
+        }
+        if let Some(next) = handler
+            .next_named_sibling()
+            .filter(|n| self.spec.blocks.contains(&n.kind()))
+        {
+            return vec![next];
+        }
+        let mut cursor = handler.walk();
+        let first = line(handler);
+        handler
+            .named_children(&mut cursor)
+            .filter(|c| line(*c) > first && !c.kind().contains("comment"))
+            .collect()
     }
 }
 

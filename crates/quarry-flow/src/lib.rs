@@ -270,7 +270,54 @@ fn function_nodes<'t>(spec: &spec::FlowSpec, root: Node<'t>) -> Vec<Node<'t>> {
 
 fn name_of(node: Node, text: &str) -> String {
     // C and C++ name a function in its declarator (`int *parse(char *s)`).
-    let mut named = node.child_by_field_name("name");
+    // R's `function` keyword is its grammar's `name`: a name is a named node.
+    let mut named = node.child_by_field_name("name").filter(|n| n.is_named());
+    // Dart and Julia name a function in its signature (`int f(…)`, `function f(x)`).
+    if named.is_none() {
+        let mut cursor = node.walk();
+        let signature = node.child_by_field_name("signature").or_else(|| {
+            node.named_children(&mut cursor).find(|c| {
+                matches!(
+                    c.kind(),
+                    "signature" | "function_signature" | "method_signature"
+                )
+            })
+        });
+        if let Some(sig) = signature {
+            let mut at = sig;
+            for _ in 0..3 {
+                if let Some(n) = at.child_by_field_name("name") {
+                    named = Some(n);
+                    break;
+                }
+                match at.named_child(0) {
+                    Some(c) if c.kind() == "identifier" => {
+                        named = Some(c);
+                        break;
+                    }
+                    Some(c) => at = c,
+                    None => break,
+                }
+            }
+        }
+    }
+    // `const f = () => …`, `f <- function(x) …`: the name it is given.
+    if named.is_none() {
+        if let Some(parent) = node.parent() {
+            named = ["name", "left", "lhs"]
+                .iter()
+                .filter_map(|f| parent.child_by_field_name(f))
+                .find(|n| {
+                    n.id() != node.id()
+                        && text.get(n.byte_range()).is_some_and(|t| {
+                            !t.is_empty()
+                                && t.chars().all(|c| {
+                                    c.is_alphanumeric() || c == '_' || c == '.' || c == '$'
+                                })
+                        })
+                });
+        }
+    }
     let mut declarator = node.child_by_field_name("declarator");
     for _ in 0..8 {
         if named.is_some() {

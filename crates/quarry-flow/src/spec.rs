@@ -63,8 +63,21 @@ pub(crate) struct FlowSpec {
     pub early_returns: &'static [&'static str],
     /// Nodes under which every name is bound (match and case patterns), but for their guard.
     pub bindings: &'static [&'static str],
+    /// Assignments written as operators: (kind, operator, field assigned), R's `x <- 1`.
+    pub assign_operators: &'static [(&'static str, &'static str, &'static str)],
     /// Statements that raise unless their condition holds (`assert`).
     pub asserts: &'static [&'static str],
+    /// Statements that jump by the keyword they start with (Swift's `return`, `break`,
+    /// `continue` and `throw` are one kind).
+    pub keyword_jumps: &'static [&'static str],
+    /// Calls that jump (a shell's `return` and `break`, R's `return(x)` and `next`).
+    pub jump_calls: &'static [(&'static str, Jump)],
+    /// A loop's parts that are no statements of its body, where its body is its children
+    /// (Julia's `for_binding`, Kotlin's loop variable).
+    pub loop_headers: &'static [&'static str],
+    /// Branches and loops whose test is written negated (`unless`, `until`): their true way
+    /// is the test failing.
+    pub negated: &'static [&'static str],
     /// Whether every handler catches whatever is raised (JavaScript's `catch`, which names
     /// no type); elsewhere a handler that names a type may let a raise pass.
     pub handlers_catch_all: bool,
@@ -102,8 +115,22 @@ const NONE: FlowSpec = FlowSpec {
     early_returns: &[],
     bindings: &[],
     asserts: &[],
+    assign_operators: &[],
+    keyword_jumps: &[],
+    jump_calls: &[],
+    loop_headers: &[],
+    negated: &[],
     handlers_catch_all: false,
 };
+
+/// How a statement leaves the straight line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Jump {
+    Return,
+    Raise,
+    Break,
+    Continue,
+}
 
 static PYTHON: FlowSpec = FlowSpec {
     functions: &["function_definition", "lambda"],
@@ -280,6 +307,7 @@ static RUBY: FlowSpec = FlowSpec {
         ("else", "", false),
     ],
     raise_calls: &["raise", "fail", "exit", "abort"],
+    negated: &["unless", "unless_modifier", "until", "until_modifier"],
     ..NONE
 };
 
@@ -503,6 +531,259 @@ static CSHARP: FlowSpec = FlowSpec {
     ..NONE
 };
 
+static KOTLIN: FlowSpec = FlowSpec {
+    functions: &[
+        "function_declaration",
+        "anonymous_function",
+        "lambda_literal",
+        "secondary_constructor",
+        "getter",
+        "setter",
+    ],
+    body: "",
+    parameters: &["function_value_parameters", "lambda_parameters"],
+    blocks: &[
+        "block",
+        "function_body",
+        "statements",
+        "control_structure_body",
+    ],
+    ifs: &[("if_expression", "", "")],
+    loops: &[("for_statement", ""), ("while_statement", "")],
+    do_loops: &[("do_while_statement", "")],
+    returns: &["return_expression"],
+    raises: &["throw_expression"],
+    keyword_jumps: &["jump_expression"],
+    // `if (done) break` reads its jump as a name.
+    jump_calls: &[("break", Jump::Break), ("continue", Jump::Continue)],
+    tries: &[("try_expression", "")],
+    handlers: &["catch_block"],
+    finallys: &["finally_block"],
+    switches: &[("when_expression", "", false)],
+    cases: &[("when_entry", "", false)],
+    assigns: &[
+        ("assignment", "left"),
+        ("variable_declaration", "@first"),
+        ("property_declaration", "@first"),
+    ],
+    loop_headers: &["variable_declaration", "multi_variable_declaration"],
+    labeled: &["labeled_expression"],
+    raise_calls: &["error", "TODO", "exitProcess"],
+    ..NONE
+};
+
+static SWIFT: FlowSpec = FlowSpec {
+    functions: &[
+        "function_declaration",
+        "lambda_literal",
+        "init_declaration",
+        "deinit_declaration",
+    ],
+    parameters: &["parameter", "lambda_function_type_parameters"],
+    blocks: &["function_body", "statements"],
+    ifs: &[("if_statement", "", ""), ("guard_statement", "", "")],
+    loops: &[("for_statement", ""), ("while_statement", "")],
+    do_loops: &[("repeat_while_statement", "")],
+    keyword_jumps: &["control_transfer_statement"],
+    tries: &[("do_statement", "")],
+    handlers: &["catch_block"],
+    switches: &[("switch_statement", "", true)],
+    cases: &[("switch_entry", "", false)],
+    assigns: &[
+        ("assignment", "target"),
+        ("property_declaration", "name"),
+        ("for_statement", "item"),
+    ],
+    names: &["simple_identifier"],
+    labeled: &["labeled_statement"],
+    raise_calls: &["fatalError", "preconditionFailure", "exit", "abort"],
+    ..NONE
+};
+
+static SCALA: FlowSpec = FlowSpec {
+    functions: &["function_definition", "lambda_expression"],
+    parameters: &["parameters", "bindings"],
+    blocks: &["block", "indented_block"],
+    ifs: &[("if_expression", "consequence", "alternative")],
+    loops: &[("while_expression", "body"), ("for_expression", "body")],
+    do_loops: &[("do_while_expression", "body")],
+    returns: &["return_expression"],
+    raises: &["throw_expression"],
+    tries: &[("try_expression", "body")],
+    handlers: &["catch_clause"],
+    finallys: &["finally_clause"],
+    switches: &[("match_expression", "body", false)],
+    cases: &[("case_clause", "body", false)],
+    assigns: &[
+        ("val_definition", "pattern"),
+        ("var_definition", "pattern"),
+        ("assignment_expression", "left"),
+        ("enumerator", "@first"),
+    ],
+    raise_calls: &["sys.exit", "???"],
+    ..NONE
+};
+
+static LUA: FlowSpec = FlowSpec {
+    functions: &["function_declaration", "function_definition"],
+    parameters: &["parameters"],
+    blocks: &["block", "chunk"],
+    ifs: &[("if_statement", "consequence", "alternative")],
+    else_wrappers: &["else_statement"],
+    elifs: &[("elseif_statement", "consequence")],
+    loops: &[("while_statement", "body"), ("for_statement", "body")],
+    do_loops: &[("repeat_statement", "body")],
+    negated: &["repeat_statement"],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    raise_calls: &["error", "os.exit"],
+    assigns: &[
+        ("variable_list", "name"),
+        ("for_numeric_clause", "name"),
+        ("for_generic_clause", "@first"),
+    ],
+    ..NONE
+};
+
+static R: FlowSpec = FlowSpec {
+    functions: &["function_definition"],
+    parameters: &["parameters"],
+    blocks: &["braced_expression", "program"],
+    ifs: &[("if_statement", "consequence", "alternative")],
+    loops: &[
+        ("for_statement", "body"),
+        ("while_statement", "body"),
+        ("repeat_statement", "body"),
+    ],
+    breaks: &["break"],
+    continues: &["next"],
+    raise_calls: &["stop", "quit", "q"],
+    jump_calls: &[("return", Jump::Return), ("invisible", Jump::Return)],
+    assigns: &[("for_statement", "variable")],
+    assign_operators: &[
+        ("binary_operator", "<-", "lhs"),
+        ("binary_operator", "<<-", "lhs"),
+        ("binary_operator", "=", "lhs"),
+        ("binary_operator", "->", "rhs"),
+    ],
+    ..NONE
+};
+
+static DART: FlowSpec = FlowSpec {
+    functions: &[
+        "function_declaration",
+        "method_declaration",
+        "function_expression",
+        "local_function_declaration",
+    ],
+    parameters: &[
+        "formal_parameter_list",
+        "function_signature",
+        "method_signature",
+    ],
+    blocks: &["block", "function_body", "function_expression_body"],
+    ifs: &[("if_statement", "consequence", "alternative")],
+    loops: &[("while_statement", "body"), ("for_statement", "body")],
+    do_loops: &[("do_statement", "body")],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    continues: &["continue_statement"],
+    raises: &["throw_expression", "rethrow_expression"],
+    expression_statements: &["expression_statement"],
+    tries: &[("try_statement", "body")],
+    handlers: &["catch_clause"],
+    finallys: &["finally_clause"],
+    switches: &[("switch_statement", "body", true)],
+    cases: &[
+        ("switch_statement_case", "", false),
+        ("switch_statement_default", "", false),
+    ],
+    assigns: &[
+        ("initialized_variable_declaration", "name"),
+        ("assignment_expression", "left"),
+    ],
+    labeled: &["labeled_statement"],
+    ..NONE
+};
+
+static JULIA: FlowSpec = FlowSpec {
+    functions: &[
+        "function_definition",
+        "do_clause",
+        "arrow_function_expression",
+    ],
+    body: "",
+    parameters: &["signature", "argument_list"],
+    blocks: &["block", "compound_statement"],
+    ifs: &[("if_statement", "", "alternative")],
+    else_wrappers: &["else_clause"],
+    elifs: &[("elseif_clause", "")],
+    loops: &[("for_statement", ""), ("while_statement", "")],
+    loop_headers: &["for_binding"],
+    returns: &["return_statement"],
+    breaks: &["break_statement"],
+    continues: &["continue_statement"],
+    tries: &[("try_statement", "")],
+    handlers: &["catch_clause"],
+    finallys: &["finally_clause"],
+    raise_calls: &["throw", "error", "rethrow", "exit"],
+    assigns: &[
+        ("assignment", "@first"),
+        ("compound_assignment_expression", "@first"),
+        ("for_binding", "@first"),
+    ],
+    ..NONE
+};
+
+static SHELL: FlowSpec = FlowSpec {
+    functions: &["function_definition"],
+    blocks: &["compound_statement", "do_group", "program", "subshell"],
+    ifs: &[("if_statement", "", "")],
+    else_wrappers: &["else_clause"],
+    elifs: &[("elif_clause", "")],
+    loops: &[
+        ("while_statement", "body"),
+        ("for_statement", "body"),
+        ("c_style_for_statement", "body"),
+    ],
+    switches: &[("case_statement", "", false)],
+    cases: &[("case_item", "", false)],
+    raise_calls: &["exit"],
+    jump_calls: &[
+        ("return", Jump::Return),
+        ("break", Jump::Break),
+        ("continue", Jump::Continue),
+    ],
+    assigns: &[
+        ("variable_assignment", "name"),
+        ("for_statement", "variable"),
+    ],
+    names: &["variable_name"],
+    ..NONE
+};
+
+static ZIG: FlowSpec = FlowSpec {
+    functions: &["function_declaration"],
+    parameters: &["parameters"],
+    blocks: &["block", "block_expression"],
+    ifs: &[("if_statement", "body", "")],
+    else_wrappers: &["else_clause"],
+    loops: &[("while_statement", "body"), ("for_statement", "body")],
+    labeled: &["labeled_statement"],
+    returns: &["return_expression"],
+    breaks: &["break_expression"],
+    continues: &["continue_expression"],
+    expression_statements: &["expression_statement"],
+    early_returns: &["try_expression"],
+    raise_calls: &["@panic", "unreachable"],
+    assigns: &[
+        ("assignment_expression", "left"),
+        ("variable_declaration", "@first"),
+        ("payload", ""),
+    ],
+    ..NONE
+};
+
 /// The flow table of `language`; `None` where quarry has none yet.
 pub(crate) fn flow_spec(language: Language) -> Option<&'static FlowSpec> {
     Some(match language {
@@ -515,6 +796,15 @@ pub(crate) fn flow_spec(language: Language) -> Option<&'static FlowSpec> {
         Language::CSharp => &CSHARP,
         Language::Ruby => &RUBY,
         Language::Php => &PHP,
+        Language::Kotlin => &KOTLIN,
+        Language::Swift => &SWIFT,
+        Language::Scala => &SCALA,
+        Language::Lua => &LUA,
+        Language::R => &R,
+        Language::Dart => &DART,
+        Language::Julia => &JULIA,
+        Language::Shell => &SHELL,
+        Language::Zig => &ZIG,
         _ => return None,
     })
 }

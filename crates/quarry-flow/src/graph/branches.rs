@@ -148,22 +148,31 @@ impl<'a> Builder<'a> {
         if kind == "else" || kind.starts_with("default") || kind == "switch_default" {
             return true;
         }
+        // `default:`, `default ->`; Kotlin's `else ->`.
         let text = self.src.get(case.byte_range()).unwrap_or("");
-        text.strip_prefix("default")
-            .is_some_and(|rest| rest.trim_start().starts_with([':', '-']))
+        ["default", "else"].iter().any(|word| {
+            text.strip_prefix(word)
+                .is_some_and(|rest| rest.trim_start().starts_with([':', '-']))
+        })
     }
 
     /// The test of a branch or loop `node` (its `condition`, or Go's `for` clause's):
     /// `(true ways out, false ways out)` from the header `h`. A condition that
     /// short-circuits tests each operand on its own; `h` tests the first.
     pub(super) fn branch(&mut self, h: usize, node: Node<'a>) -> (Exits, Exits) {
-        match condition_of(node) {
+        let (t, f) = match condition_of(node) {
             Some(cond) if splits(cond, self.src) => {
                 let mut first = Some(h);
                 self.condition(cond, &mut first, Vec::new())
             }
             _ => (vec![(h, EdgeKind::True)], vec![(h, EdgeKind::False)]),
+        };
+        if self.spec.negated.contains(&node.kind()) {
+            // `until done`: the way on is the test failing.
+            let flip = |x: Exits, k: EdgeKind| x.into_iter().map(|(s, _)| (s, k)).collect();
+            return (flip(f, EdgeKind::True), flip(t, EdgeKind::False));
         }
+        (t, f)
     }
 
     /// The operands a header leaves to their own tests (all but the first of a condition that
@@ -299,6 +308,8 @@ fn case_tests(case: Node) -> Vec<Option<Node>> {
                 values.extend(child.named_children(&mut cursor));
             }
             Some("pattern") if case.kind() == "when" => values.push(child),
+            // Kotlin's `1, 2 ->`.
+            Some("condition") if case.kind() == "when_entry" => values.push(child),
             _ => {}
         }
     }
@@ -314,6 +325,7 @@ fn case_tests(case: Node) -> Vec<Option<Node>> {
 pub(super) fn is_endless(node: Node) -> bool {
     match node.kind() {
         "loop_expression" => true,
+        "repeat_statement" => node.child_by_field_name("condition").is_none(),
         "for_statement" => {
             let mut cursor = node.walk();
             let ranges = node
@@ -384,25 +396,38 @@ fn negated<'t>(e: Node<'t>, src: &str) -> Option<Node<'t>> {
         .flatten()
 }
 
-/// `a && b`, `a or b`: `(left, is it an and, right)`.
+/// `a && b`, `a or b`: `(left, is it an and, right)`. Grammars name these parts in several
+/// ways: an `operator` field or child between `left`/`lhs` and `right`/`rhs`, or a kind of
+/// their own (Swift's `conjunction_expression`, Dart's `logical_and_expression`).
 fn short_circuit<'t>(e: Node<'t>, src: &str) -> Option<(Node<'t>, bool, Node<'t>)> {
-    if !matches!(
-        e.kind(),
-        "binary_expression" | "boolean_operator" | "binary"
-    ) {
-        return None;
-    }
-    let op = e.child_by_field_name("operator")?;
-    let and = match src.get(op.byte_range())? {
-        "&&" | "and" => true,
-        "||" | "or" => false,
+    let and = match e.kind() {
+        "conjunction_expression" | "logical_and_expression" => true,
+        "disjunction_expression" | "logical_or_expression" => false,
+        "binary_expression" | "boolean_operator" | "binary" | "binary_operator"
+        | "infix_expression" => {
+            let op = e.child_by_field_name("operator").or_else(|| {
+                let count = e.child_count();
+                (1..count.saturating_sub(1))
+                    .filter_map(|i| e.child(i as u32))
+                    .find(|c| matches!(src.get(c.byte_range()), Some("&&" | "||" | "and" | "or")))
+            })?;
+            match src.get(op.byte_range())? {
+                "&&" | "and" => true,
+                "||" | "or" => false,
+                _ => return None,
+            }
+        }
         _ => return None,
     };
-    Some((
-        e.child_by_field_name("left")?,
-        and,
-        e.child_by_field_name("right")?,
-    ))
+    let left = e
+        .child_by_field_name("left")
+        .or_else(|| e.child_by_field_name("lhs"))
+        .or_else(|| e.named_child(0))?;
+    let right = e
+        .child_by_field_name("right")
+        .or_else(|| e.child_by_field_name("rhs"))
+        .or_else(|| e.named_child(e.named_child_count().checked_sub(1)? as u32))?;
+    (left.id() != right.id()).then_some((left, and, right))
 }
 
 fn splits(cond: Node, src: &str) -> bool {

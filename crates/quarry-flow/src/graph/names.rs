@@ -4,6 +4,7 @@
 use tree_sitter::Node;
 
 use super::Builder;
+use crate::spec::Jump;
 
 impl<'a> Builder<'a> {
     /// The variables `node` assigns and reads, leaving out `skips` (a compound statement's
@@ -89,9 +90,23 @@ impl<'a> Builder<'a> {
             }
             return;
         }
-        let assign = spec.assigns.iter().find(|(k, _)| *k == node.kind());
+        let assign = spec
+            .assigns
+            .iter()
+            .find(|(k, _)| *k == node.kind())
+            .copied()
+            .or_else(|| self.operator_assign(node));
+        // `@first`: the grammar names no field; the first named child is what is assigned.
+        let first_named = node.named_child(0).map(|c| c.id());
         for (field, child) in children(node) {
             let target = match assign {
+                Some((_, "@first")) => {
+                    let target = Some(child.id()) == first_named;
+                    let defines =
+                        target && (spec.names.contains(&child.kind()) || is_pattern(child));
+                    self.walk(child, skips, in_def || defines, defs, uses, false);
+                    continue;
+                }
                 // `x += 1`, `i++`: the target is read and written.
                 Some((k, f)) if f.is_empty() || field == Some(f) => {
                     let updates = k.starts_with("augmented")
@@ -114,6 +129,27 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// `x <- 1` (R): an assignment by its operator, as `(kind, field assigned)`.
+    fn operator_assign(&self, node: Node<'a>) -> Option<(&'static str, &'static str)> {
+        let spec = self.spec;
+        let candidates: Vec<&(&str, &str, &str)> = spec
+            .assign_operators
+            .iter()
+            .filter(|(k, ..)| *k == node.kind())
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let op = node
+            .child_by_field_name("operator")
+            .or_else(|| node.child(1))
+            .and_then(|o| self.src.get(o.byte_range()))?;
+        candidates
+            .into_iter()
+            .find(|(_, o, _)| *o == op)
+            .map(|(k, _, f)| (*k, *f))
+    }
+
     /// Whether `node` holds one of `kinds` outside nested functions.
     pub(super) fn holds(&self, node: Node<'a>, kinds: &[&str]) -> bool {
         if kinds.is_empty() {
@@ -133,25 +169,23 @@ impl<'a> Builder<'a> {
         false
     }
 
-    /// Whether the statement `node` is a call that does not return (`panic("…")`,
-    /// `os.Exit(1)`, Ruby's `raise ArgumentError`, Rust's `unreachable!()`).
-    pub(super) fn is_raising_call(&self, node: Node<'a>) -> bool {
-        if self.spec.raise_calls.is_empty() {
-            return false;
-        }
+    /// The callee a statement calls, when it is one call (`panic("…")`, `os.Exit(1)`, Ruby's
+    /// `raise ArgumentError`, Rust's `unreachable!()`, a shell's `exit 1`, R's `return(x)`).
+    pub(super) fn called(&self, node: Node<'a>) -> Option<&'a str> {
         let mut n = node;
         // Through the statement's wrapper (`expression_statement`) to the call.
         for _ in 0..2 {
             if n.named_child_count() == 1
                 && !n.kind().contains("call")
                 && !n.kind().contains("macro")
+                && n.kind() != "command"
             {
                 n = n.named_child(0).expect("one named child");
             }
         }
         let callee = match n.kind() {
             "identifier" => Some(n),
-            k if k.contains("call") || k.contains("macro_invocation") => n
+            k if k.contains("call") || k.contains("macro_invocation") || k == "command" => n
                 .child_by_field_name("function")
                 .or_else(|| n.child_by_field_name("method"))
                 .or_else(|| n.child_by_field_name("macro"))
@@ -161,11 +195,49 @@ impl<'a> Builder<'a> {
         };
         // A method call on a receiver (`obj.raise(…)`) is no raise.
         if n.child_by_field_name("receiver").is_some() {
-            return false;
+            return None;
         }
-        callee
-            .and_then(|c| self.src.get(c.byte_range()))
-            .is_some_and(|name| self.spec.raise_calls.contains(&name))
+        callee.and_then(|c| self.src.get(c.byte_range()))
+    }
+
+    /// How the statement `node` leaves the straight line, if it jumps: by its kind, by the
+    /// keyword it starts with (Swift's `control_transfer_statement`), or by the call it is.
+    pub(super) fn jump_of(&self, node: Node<'a>) -> Option<Jump> {
+        let spec = self.spec;
+        let kind = node.kind();
+        if spec.returns.contains(&kind) {
+            return Some(Jump::Return);
+        }
+        if spec.raises.contains(&kind) {
+            return Some(Jump::Raise);
+        }
+        if spec.breaks.contains(&kind) {
+            return Some(Jump::Break);
+        }
+        if spec.continues.contains(&kind) {
+            return Some(Jump::Continue);
+        }
+        if spec.keyword_jumps.contains(&kind) {
+            let first = node.child(0).and_then(|c| self.src.get(c.byte_range()))?;
+            return match first {
+                "return" => Some(Jump::Return),
+                "throw" => Some(Jump::Raise),
+                "break" => Some(Jump::Break),
+                "continue" => Some(Jump::Continue),
+                _ => None,
+            };
+        }
+        if spec.raise_calls.is_empty() && spec.jump_calls.is_empty() {
+            return None;
+        }
+        let callee = self.called(node)?;
+        if spec.raise_calls.contains(&callee) {
+            return Some(Jump::Raise);
+        }
+        spec.jump_calls
+            .iter()
+            .find(|(name, _)| *name == callee)
+            .map(|(_, jump)| *jump)
     }
 }
 
@@ -214,5 +286,10 @@ fn is_pattern(node: Node) -> bool {
             // `import os.path`, `import numpy as np`: the names bound.
             | "dotted_name"
             | "aliased_import"
+            // Swift's `let x = …` and `x = …`.
+            | "pattern"
+            | "directly_assignable_expression"
+            // Dart's `x = …`.
+            | "assignable_expression"
     )
 }
