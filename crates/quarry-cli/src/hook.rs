@@ -209,8 +209,10 @@ impl Hook {
             quarry_engine::summary::render(&outline)
         );
         if let Some((target, at)) = &state.last_search {
-            if now.saturating_sub(*at) <= LAST_SEARCH_TTL_S {
-                append_definition(&mut reason, &outline, target, path);
+            if now.saturating_sub(*at) <= LAST_SEARCH_TTL_S
+                && !append_definition(&mut reason, &outline, target, path)
+            {
+                append_slice(&mut reason, path, &rel, target);
             }
         }
         state.shown.insert(file.to_string(), now);
@@ -489,22 +491,23 @@ fn project_relative(file: &str, event: &Value) -> String {
 
 /// When the agent just searched for a name defined in this file, the definition's source is
 /// what it came for: append it to the outline.
+/// The definition the last search named, when this file has it; whether it did.
 fn append_definition(
     reason: &mut String,
     outline: &quarry_engine::summary::Outline,
     target: &str,
     path: &Path,
-) {
+) -> bool {
     let last = target.rsplit(['.', ':']).next().unwrap_or(target);
     let Some(item) = outline
         .items
         .iter()
         .find(|i| i.name == last || i.qualified_name == target)
     else {
-        return;
+        return false;
     };
     let Ok(text) = quarry_engine::summary::read_source(path) else {
-        return;
+        return false;
     };
     let lines: Vec<&str> = text
         .lines()
@@ -519,6 +522,29 @@ fn append_definition(
     ));
     for (i, line) in lines.iter().enumerate() {
         reason.push_str(&format!("{:>6}\t{line}\n", item.start_line as usize + i));
+    }
+    true
+}
+
+/// Where the last search's text is used in a function of this file (no definition of it
+/// here): the lines that can change it there, the slice a debugging agent would read first.
+fn append_slice(reason: &mut String, path: &Path, rel: &str, target: &str) {
+    let Some(answer) = quarry_engine::summary::slice_for_search(path, rel, target) else {
+        return;
+    };
+    let what = match &answer.slice.var {
+        Some(var) => format!("what can change `{var}` there"),
+        None => "what the line reads can come from".to_string(),
+    };
+    reason.push_str(&format!(
+        "\nYou searched for `{target}`; line {} of {} uses it. {what} ({} lines, `quarry slice {rel}:{}` again):\n",
+        answer.slice.line,
+        answer.slice.function,
+        answer.code.len(),
+        answer.slice.line,
+    ));
+    for line in answer.code.iter().take(MAX_CONTEXT_LINES) {
+        reason.push_str(&format!("{:>6}\t{}\n", line.line, line.text));
     }
 }
 

@@ -426,3 +426,42 @@ fn the_installed_hook_names_the_workspace_quarry_home_chose() {
         std::fs::read_dir(settings.parent().unwrap()).map(|d| d.count())
     );
 }
+
+/// A search for a name the file uses but does not define: the outline ends with the slice at
+/// its last use in the first function that uses it — the lines that can change it there.
+#[test]
+fn a_search_for_a_used_name_brings_its_slice_to_the_next_outline() {
+    let env = Env::new();
+    let mut text = String::from(
+        "def send_all(jobs, limit):\n    retries = 0\n    sent = []\n    for job in jobs:\n        if job.failed:\n            retries += 1\n        sent.append(job)\n    label = 'done'\n    if retries > limit:\n        raise TooMany(retries)\n    return sent\n\n\n",
+    );
+    for i in 0..80 {
+        text.push_str(&format!(
+            "def helper_{i}(value):\n    total = value * {i}\n    return total\n\n\n"
+        ));
+    }
+    env.write("app/send.py", &text);
+    env.ok(&["index", env.repo_path()]);
+    let session = Session {
+        env: &env,
+        state: tempfile::tempdir().unwrap(),
+        id: "session-slice".into(),
+    };
+    session.send("Grep", json!({"pattern": "retries"}));
+    let answer = session.read("app/send.py");
+    let said = reason(&answer);
+    assert!(
+        said.contains("You searched for `retries`; line 10 of send_all uses it"),
+        "{said}"
+    );
+    let tail = &said[said.find("You searched for").unwrap()..];
+    for line in [
+        "     2\t    retries = 0",
+        "     4\t    for job in jobs:",
+        "     6\t            retries += 1",
+        "     9\t    if retries > limit:",
+    ] {
+        assert!(tail.contains(line), "{line} in {tail}");
+    }
+    assert!(!tail.contains("label = 'done'"), "{tail}");
+}

@@ -418,6 +418,51 @@ pub fn call_graph(
     })
 }
 
+/// The slice a search for `text` points at in `path`: the last line that holds it in the
+/// first function that uses it (where its value has flowed furthest), backward — for a name,
+/// what can change that name there. `None` when no function of the file holds the text, or
+/// the language has no flow table.
+pub fn slice_for_search(path: &Path, shown: &str, text: &str) -> Option<SliceAnswer> {
+    let source = read_source(path).ok()?;
+    let language = match Language::detect(path) {
+        Language::Text => quarry_chunk::script_language(&source).unwrap_or(Language::Text),
+        language => language,
+    };
+    let name = text.chars().all(|c| c.is_alphanumeric() || c == '_') && !text.is_empty();
+    let holds = |line: &str| -> bool {
+        if !name {
+            return line.contains(text);
+        }
+        line.match_indices(text).any(|(at, _)| {
+            let before = line[..at].chars().next_back();
+            let after = line[at + text.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    let lines: Vec<u32> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| holds(l))
+        .map(|(i, _)| i as u32 + 1)
+        .collect();
+    let functions = quarry_flow::functions(language, &source).ok()?;
+    // The innermost function holding the first use (not only its own first line).
+    let inside = |l: u32| {
+        functions
+            .iter()
+            .filter(move |f| f.start_line < l && l <= f.end_line)
+            .min_by_key(|f| f.end_line - f.start_line)
+    };
+    let function = lines.iter().find_map(|&l| inside(l))?;
+    let line = lines
+        .iter()
+        .copied()
+        .filter(|&l| inside(l).is_some_and(|f| f.start_line == function.start_line))
+        .max()?;
+    slice(path, shown, line, name.then_some(text), false).ok()
+}
+
 /// The slice of `path` at `line` (quarry-flow): backward, what can change `var` (or what the
 /// line reads) there; forward, what the line's definitions reach. Lines with their code.
 pub fn slice(
