@@ -70,19 +70,21 @@ impl Workspace {
             Route::Structural => Some(self.structural_results(request, &mut report.languages)?),
         };
         let mut response = match exact {
-            Some(Ok(results)) if !results.is_empty() => {
-                // The answer's frame (index summary, warnings) from a one-result lexical
-                // search: no query embedding for an answer that needs none.
-                let mut frame = request.clone();
-                frame.mode = Mode::Lexical;
-                frame.limit = 1;
-                frame.explain = false;
-                let mut response = self.search(&frame)?;
-                response.results = results;
-                response.plan = None;
-                response.files.clear();
-                response
-            }
+            // The answer's frame is what the index holds: no ranked search (on sympy it was
+            // most of a literal search's time), no query embedding.
+            Some(Ok(results)) if !results.is_empty() => SearchResponse {
+                query: request.query.clone(),
+                mode: Mode::Lexical,
+                results,
+                index: self.index_summary(request)?,
+                coverage: None,
+                plan: None,
+                files: Vec::new(),
+                warnings: Vec::new(),
+                rerank: None,
+                agentic: None,
+                route: None,
+            },
             Some(Ok(_)) => {
                 report.note = Some("the exact engine found nothing; ranked search answered".into());
                 self.search(request)?

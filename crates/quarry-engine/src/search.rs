@@ -155,9 +155,9 @@ fn both<A: Send, B>(
 }
 
 impl Workspace {
-    /// Runs one search.
-    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
-        check_request(request)?;
+    /// What the request searches, as an answer names it; an error for a repo the workspace
+    /// lacks.
+    pub(crate) fn index_summary(&self, request: &SearchRequest) -> Result<IndexSummary> {
         let repos = self.store().repos()?;
         for wanted in &request.repos {
             if !repos.iter().any(|r| &r.name == wanted) {
@@ -173,7 +173,7 @@ impl Workspace {
             .iter()
             .filter(|r| request.repos.is_empty() || request.repos.contains(&r.name))
             .collect();
-        let index = IndexSummary {
+        Ok(IndexSummary {
             repos: searched.iter().map(|r| r.name.clone()).collect(),
             files: searched.iter().map(|r| r.files).sum(),
             chunks: searched.iter().map(|r| r.chunks).sum(),
@@ -183,7 +183,13 @@ impl Workspace {
                 .max()
                 .map(quarry_core::history::format_time),
             skipped: searched.iter().flat_map(|r| r.skipped.values()).sum(),
-        };
+        })
+    }
+
+    /// Runs one search.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        check_request(request)?;
+        let index = self.index_summary(request)?;
         let filter = PathFilter::new(request)?;
         let query_plan = quarry_rank::plan::plan(&request.query);
         let lexical_terms = query_plan.lexical_terms(

@@ -34,7 +34,12 @@ pub(crate) fn reaching(graph: &Graph) -> Vec<HashSet<(String, usize)>> {
             .filter(|(v, _)| !defs.contains(v))
             .cloned()
             .collect();
-        out.extend(defs.iter().map(|v| (v.clone(), s)));
+        // A change in place adds a definition and replaces none.
+        out.extend(
+            defs.iter()
+                .chain(&graph.stmts[s].weak_defs)
+                .map(|v| (v.clone(), s)),
+        );
         in_sets[s] = incoming;
         if out != out_sets[s] {
             out_sets[s] = out;

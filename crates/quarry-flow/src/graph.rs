@@ -43,6 +43,9 @@ pub(crate) struct Stmt {
     /// Variables it assigns, and those it reads.
     pub defs: Vec<String>,
     pub uses: Vec<String>,
+    /// Variables it may change without replacing (`xs[i] = v`, `obj.f = v`, `xs.append(v)`):
+    /// their earlier definitions still reach past it.
+    pub weak_defs: Vec<String>,
     pub header: bool,
     /// The `try` or handler header it runs under, shown with it in a slice.
     pub context: Option<usize>,
@@ -53,6 +56,10 @@ pub(crate) struct Graph {
     pub stmts: Vec<Stmt>,
     pub edges: Vec<(usize, usize, EdgeKind)>,
 }
+
+/// The name of the value a switch's header computes and its cases compare with (no
+/// variable of any language starts so).
+pub(crate) const SWITCH_TAG: &str = "<switch>";
 
 pub(crate) const ENTRY: usize = 0;
 pub(crate) const EXIT: usize = 1;
@@ -170,6 +177,7 @@ impl<'a> Builder<'a> {
             end_line: end,
             defs,
             uses,
+            weak_defs: Vec::new(),
             header,
             context,
         });
@@ -348,6 +356,12 @@ impl<'a> Builder<'a> {
     }
 
     fn simple_stmt(&mut self, node: Node<'a>) -> usize {
+        let s = self.simple_stmt_lines(node);
+        self.stmts[s].weak_defs = self.weak_defs(node);
+        s
+    }
+
+    fn simple_stmt_lines(&mut self, node: Node<'a>) -> usize {
         let (defs, uses) = self.defs_uses(node, &[]);
         // A nested function's statement is its header: its body runs when it is called.
         let inner = node.child_by_field_name("definition").unwrap_or(node);

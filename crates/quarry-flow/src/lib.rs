@@ -122,8 +122,9 @@ impl std::fmt::Display for FlowError {
 
 impl std::error::Error for FlowError {}
 
-const APPROXIMATE: &str = "variables are matched by name: a field or a global is its name, and \
-     a nested function's body is its own";
+const APPROXIMATE: &str = "variables are matched by name: a field or a global is its name, a \
+     change in place (`xs[i] = v`, `obj.f = v`, `xs.append(v)`) changes `xs` or `obj` and \
+     replaces nothing, and a nested function's body is its own";
 
 fn parse(language: Language, text: &str) -> Result<tree_sitter::Tree, FlowError> {
     quarry_chunk::syntax_tree(language, text).ok_or(FlowError::Unparsed)
@@ -409,6 +410,7 @@ fn flow_of(graph: &graph::Graph, name: &str, node: Node) -> FunctionFlow {
     let reach = dataflow::reaching(graph);
     let def_use = dataflow::def_use(graph, &reach)
         .into_iter()
+        .filter(|(var, ..)| !var.starts_with(graph::SWITCH_TAG))
         .map(|(var, d, u)| DefUse {
             var,
             def_line: graph.stmts[d].start_line,

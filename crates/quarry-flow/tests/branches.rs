@@ -252,3 +252,36 @@ fn a_function_that_does_not_parse_says_where() {
     assert!(s.note.contains("does not parse at line 3"), "{}", s.note);
     assert_eq!(s.lines, vec![1, 2, 4]);
 }
+
+#[test]
+fn a_case_depends_on_what_its_switch_compares() {
+    let src = "package main\n\nfunc eq(a, b any) bool {\n\tav := value(a)\n\tswitch av.Kind() {\n\tcase Bool:\n\t\treturn false\n\t}\n\treturn true\n}\n";
+    let s = slice(Language::Go, src, 7, None, false).unwrap();
+    // The return runs when the case holds, which compares with the header's value.
+    for line in [4, 5, 6, 7] {
+        assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);
+    }
+    // The switch's own value is no variable of the function's.
+    let f = function(Language::Go, src, "eq");
+    assert!(
+        f.dfg.edges.iter().all(|p| !p.var.starts_with('<')),
+        "{:?}",
+        f.dfg.edges
+    );
+}
+
+#[test]
+fn a_change_in_place_reaches_past_itself_without_replacing_what_came_before() {
+    let src = "def measure(rows):\n    widths = {}\n    for row in rows:\n        for idx, col in enumerate(row):\n            widths[idx] = max(widths.get(idx, 0), len(col))\n    seen = []\n    seen.append(len(rows))\n    label = 'x'\n    return widths, seen\n";
+    let s = slice(Language::Python, src, 9, Some("widths"), false).unwrap();
+    for line in [2, 3, 4, 5, 9] {
+        assert!(s.lines.contains(&line), "{line} in {:?}", s.lines);
+    }
+    let s = slice(Language::Python, src, 9, Some("seen"), false).unwrap();
+    assert!(
+        s.lines.contains(&6) && s.lines.contains(&7),
+        "{:?}",
+        s.lines
+    );
+    assert!(!s.lines.contains(&8), "{:?}", s.lines);
+}

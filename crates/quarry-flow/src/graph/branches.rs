@@ -61,6 +61,9 @@ impl<'a> Builder<'a> {
             cases.first().copied()
         };
         let h = self.header_node(node, first_inner, &skips);
+        // Each case compares with what the header computed: a variable of the switch's own.
+        let tag = format!("{}{}", super::SWITCH_TAG, h);
+        self.stmts[h].defs.push(tag.clone());
         self.connect(preds, h);
         if breakable {
             self.targets.push(Target {
@@ -106,7 +109,8 @@ impl<'a> Builder<'a> {
                         skips.clear();
                         t
                     });
-                    let (defs, uses) = self.defs_uses(only.unwrap_or(case), &skips);
+                    let (defs, mut uses) = self.defs_uses(only.unwrap_or(case), &skips);
+                    uses.push(tag.clone());
                     let (start, end) = header_lines(case, statements.first().copied());
                     let t = self.push(start, end, defs, uses, true);
                     self.connect(std::mem::take(&mut next), t);

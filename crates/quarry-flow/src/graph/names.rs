@@ -129,6 +129,102 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// What a statement may change in place: the base of an element or field it assigns
+    /// (`xs[i] = v`, `self.n += 1`), and the receiver of a method it calls as a statement
+    /// (`xs.append(v)`) — names, as everything here.
+    pub(super) fn weak_defs(&self, node: Node<'a>) -> Vec<String> {
+        let spec = self.spec;
+        let mut out = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if spec.functions.contains(&n.kind()) {
+                continue;
+            }
+            let assign = spec
+                .assigns
+                .iter()
+                .find(|(k, f)| *k == n.kind() && !f.is_empty() && !f.starts_with('@'));
+            if let Some((_, field)) = assign {
+                let mut cursor = n.walk();
+                for target in n.children_by_field_name(field, &mut cursor) {
+                    if let Some(base) = self.base_name(target) {
+                        out.push(base);
+                    }
+                }
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        // `xs.append(v)` as a statement.
+        let mut call = node;
+        for _ in 0..2 {
+            if call.named_child_count() == 1 && !call.kind().contains("call") {
+                call = call.named_child(0).expect("one named child");
+            }
+        }
+        if call.kind().contains("call") || call.kind() == "method_invocation" {
+            let callee = call
+                .child_by_field_name("function")
+                .or_else(|| call.child_by_field_name("method").and_then(|m| m.parent()));
+            let method = callee
+                .and_then(|c| {
+                    ["attribute", "property", "field", "name", "method"]
+                        .iter()
+                        .find_map(|f| c.child_by_field_name(f))
+                        .or_else(|| call.child_by_field_name("method"))
+                })
+                .and_then(|m| self.src.get(m.byte_range()));
+            if method.is_some_and(|m| MUTATORS.contains(&m)) {
+                // `self.add(x)` is a method of the object's own, not a change it is known for.
+                let own = callee
+                    .and_then(|c| c.named_child(0))
+                    .and_then(|r| self.src.get(r.byte_range()))
+                    .is_some_and(|r| matches!(r, "self" | "this" | "@"));
+                if let Some(base) = callee.and_then(|c| self.base_name(c)).filter(|_| !own) {
+                    out.push(base);
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The variable under an element or field (`xs` of `xs[i]`, `obj` of `obj.a.b`); `None`
+    /// for a bare name (a plain definition) or what no name is under.
+    fn base_name(&self, target: Node<'a>) -> Option<String> {
+        let member = |k: &str| {
+            [
+                "subscript",
+                "index",
+                "attribute",
+                "member",
+                "field",
+                "selector",
+                "element",
+                "access",
+            ]
+            .iter()
+            .any(|m| k.contains(m))
+        };
+        if !member(target.kind()) {
+            return None;
+        }
+        let mut at = target;
+        for _ in 0..6 {
+            if self.spec.names.contains(&at.kind()) {
+                return self.src.get(at.byte_range()).map(str::to_string);
+            }
+            at = [
+                "object", "value", "operand", "argument", "array", "receiver",
+            ]
+            .iter()
+            .find_map(|f| at.child_by_field_name(f))
+            .or_else(|| at.named_child(0))?;
+        }
+        None
+    }
+
     /// `x <- 1` (R): an assignment by its operator, as `(kind, field assigned)`.
     fn operator_assign(&self, node: Node<'a>) -> Option<(&'static str, &'static str)> {
         let spec = self.spec;
@@ -240,6 +336,54 @@ impl<'a> Builder<'a> {
             .map(|(_, jump)| *jump)
     }
 }
+
+/// Methods that change their receiver in place, in the standard libraries agents meet most
+/// (a call of another method is read as leaving its receiver as it was).
+const MUTATORS: &[&str] = &[
+    "append",
+    "extend",
+    "insert",
+    "add",
+    "update",
+    "pop",
+    "popleft",
+    "remove",
+    "discard",
+    "clear",
+    "setdefault",
+    "sort",
+    "reverse",
+    "push",
+    "push_back",
+    "push_front",
+    "emplace_back",
+    "pop_back",
+    "unshift",
+    "shift",
+    "splice",
+    "set",
+    "put",
+    "putAll",
+    "delete",
+    "erase",
+    "truncate",
+    "retain",
+    "drain",
+    "dedup",
+    "sort_by",
+    "sort_by_key",
+    "extend_from_slice",
+    "Add",
+    "AddRange",
+    "Remove",
+    "Clear",
+    "Insert",
+    "Set",
+    "Store",
+    "Delete",
+    "Push",
+    "Reset",
+];
 
 /// A node's children with the fields that hold them.
 pub(super) fn children<'t>(node: Node<'t>) -> Vec<(Option<&'t str>, Node<'t>)> {
