@@ -143,10 +143,11 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
             rerank: args.rerank.map(|r| r == RerankArg::Llm),
         },
     };
-    // A search that embeds its query, on an index with vectors, is the workspace daemon's
-    // when one answers (the model stays loaded there); otherwise it runs here as always.
+    // A search is the workspace daemon's when one answers: one that embeds its query (on an
+    // index with vectors) finds the model loaded there, any other the index open and its
+    // caches warm; otherwise it runs here as always (and a daemon starts for the next call).
     let has_vectors = ws.store().embedding_model()?.is_some();
-    let warm = if wants_model && !args.answer && has_vectors {
+    let warm = if !args.answer && (has_vectors || !wants_model) {
         quarry_daemon::client::search(dir, &request, &how)?
     } else {
         None

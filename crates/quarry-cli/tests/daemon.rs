@@ -105,7 +105,8 @@ fn the_daemon_answers_every_search_as_the_process_would() {
         vec!["--explain", "where do failed uploads go"],
         vec!["--query-file", &issue],
         vec!["--agentic", "offline", "upload queue backoff"],
-        // These never embed their query: answered here, daemon or not.
+        // These never embed their query: the daemon answers them too (its index open, its
+        // caches warm), with the same answer.
         vec!["parse_config_file"],
         vec!["src/config.rs"],
         vec!["--mode", "lexical", "retry"],
@@ -127,10 +128,18 @@ fn the_daemon_answers_every_search_as_the_process_would() {
         args.extend(q);
         args
     });
+    let requests = || {
+        daemon_status(&env).expect("the daemon runs")["requests"]
+            .as_u64()
+            .unwrap()
+    };
     for args in searches.chain(logs) {
         let query = &args;
         let alone = with_daemon(&env, "off", &args).output().unwrap();
+        let before = requests();
         let warm = with_daemon(&env, "require", &args).output().unwrap();
+        // The search and the status asked after it: the daemon answered it.
+        assert_eq!(requests(), before + 2, "{query:?} went to the daemon");
         assert_eq!(alone.status.code(), warm.status.code(), "{query:?}");
         assert_eq!(
             stdout_json(&alone, "in-process"),

@@ -305,7 +305,19 @@ fn search(
     request: &quarry_engine::SearchRequest,
     how: &crate::protocol::SearchCall,
 ) -> Reply {
-    let ws = match warm_workspace(state) {
+    // A search that never embeds its query (a name, a path, a literal, a pattern, lexical
+    // mode) is answered here with or without the model: the index is open and its caches
+    // warm. One that embeds needs the model, else the client answers it in-process.
+    let embeds = quarry_engine::routing::may_embed(request)
+        || matches!(how, crate::protocol::SearchCall::Agentic { .. });
+    let ws = if embeds {
+        warm_workspace(state)
+    } else {
+        state.service.workspace().map_err(|e| Reply::Failed {
+            error: format!("{e:#}"),
+        })
+    };
+    let ws = match ws {
         Ok(ws) => ws,
         Err(reply) => return reply,
     };
