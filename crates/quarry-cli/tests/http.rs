@@ -759,3 +759,39 @@ fn result_ids(json: &Value) -> Vec<Value> {
         .map(|r| r["id"].clone())
         .collect()
 }
+
+/// The server keeps its readers open between requests (engine pool.rs): an index updated in
+/// place, and one rebuilt into a new file, are both what the next answer reads.
+#[test]
+fn a_server_reads_the_index_as_it_is_now_updated_or_rebuilt() {
+    let env = Env::new();
+    env.write("src/alpha.py", "def alpha_marker():\n    return 1\n");
+    env.ok(&["index", env.repo_path()]);
+    let server = start(&env, &[]);
+    let found = |q: &str| -> Vec<String> {
+        let (status, body) = get(
+            &server,
+            &format!("/api/search/code?query={q}&engine=literal"),
+            None,
+        );
+        assert_eq!(status, 200, "{body}");
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(found("alpha_marker"), ["src/alpha.py"]);
+    // Updated in place: the same file, a new file in it.
+    env.write("src/beta.py", "def beta_marker():\n    return 2\n");
+    env.ok(&["index", env.repo_path()]);
+    assert_eq!(found("beta_marker"), ["src/beta.py"]);
+    // Rebuilt: a new index file; the readers opened on the old one are not lent again.
+    std::fs::remove_file(env.repo.path().join("src/alpha.py")).unwrap();
+    env.write("src/gamma.py", "def gamma_marker():\n    return 3\n");
+    env.ok(&["index", "--rebuild", env.repo_path()]);
+    assert_eq!(found("gamma_marker"), ["src/gamma.py"]);
+    let (_, status) = get(&server, "/api/status", None);
+    assert_eq!(status["repos"][0]["files"], 2, "{status}");
+}

@@ -288,7 +288,7 @@ fn serve(state: &State, stream: &UnixStream, socket: &Path) {
 
 /// The workspace with the model attached, or the reply that sends the client in-process:
 /// without the model it answers there, with its usual notes.
-fn warm_workspace(state: &State) -> Result<quarry_engine::Workspace, Reply> {
+fn warm_workspace(state: &State) -> Result<quarry_engine::pool::Lease<'_>, Reply> {
     let ws = state.service.workspace().map_err(|e| Reply::Failed {
         error: format!("{e:#}"),
     })?;

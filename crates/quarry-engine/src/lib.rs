@@ -16,6 +16,7 @@ pub mod history;
 mod history_evidence;
 mod index;
 mod name_lookup;
+pub mod pool;
 mod progress;
 pub mod request;
 pub mod rerank;

@@ -9,6 +9,7 @@ use crate::answer::{
 };
 use crate::embedding::{EmbedPurpose, EmbedderNote};
 use crate::error::bad;
+use crate::pool::{Lease, Pool};
 use crate::request::{AgenticMode, Engine, SearchCall, SearchRequest};
 use crate::summary;
 use crate::workspace::Workspace;
@@ -197,6 +198,7 @@ pub struct Service {
     /// Set while a sync's embedding runs in the background (one at a time: a running one
     /// also embeds what later syncs add, since it loops until nothing is pending).
     embedding_job: Arc<std::sync::atomic::AtomicBool>,
+    readers: Pool,
 }
 
 /// Clears the background-embedding flag when the job ends, however it ends.
@@ -219,6 +221,7 @@ impl Service {
             }),
             freshness: Mutex::new(HashMap::new()),
             embedding_job: Arc::default(),
+            readers: Pool::default(),
         }
     }
 
@@ -226,9 +229,10 @@ impl Service {
         &self.dir
     }
 
-    /// A reader on the workspace, with the query embedder attached when the index has vectors.
-    pub fn workspace(&self) -> Result<Workspace> {
-        let mut ws = Workspace::open_existing(&self.dir)?;
+    /// A reader on the workspace, with the query embedder attached when the index has vectors
+    /// (kept open for the next request when this one is done: pool.rs).
+    pub fn workspace(&self) -> Result<Lease<'_>> {
+        let mut ws = self.readers.lease(&self.dir)?;
         let stored = ws.store().embedding_model()?;
         let mut slot = self.embedder.lock().unwrap_or_else(|e| e.into_inner());
         if slot.stored.as_ref() != Some(&stored) {
