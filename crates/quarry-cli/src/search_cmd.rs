@@ -144,13 +144,15 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
         },
     };
     // A search is the workspace daemon's when one answers: one that embeds its query (on an
-    // index with vectors) finds the model loaded there, any other the index open and its
-    // caches warm; otherwise it runs here as always (and a daemon starts for the next call).
+    // index with vectors) finds the model loaded there (a daemon starts for the next call
+    // when none runs); any other finds the index open there, if one runs. Otherwise it runs
+    // here as always.
     let has_vectors = ws.store().embedding_model()?.is_some();
-    let warm = if !args.answer && (has_vectors || !wants_model) {
-        quarry_daemon::client::search(dir, &request, &how)?
-    } else {
-        None
+    let warm = match (args.answer, wants_model) {
+        (true, _) => None,
+        (false, true) if has_vectors => quarry_daemon::client::search(dir, &request, &how)?,
+        (false, true) => None,
+        (false, false) => quarry_daemon::client::search_if_running(dir, &request, &how)?,
     };
     let mut model_attached = false;
     if wants_model && warm.is_none() {

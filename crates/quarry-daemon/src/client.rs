@@ -78,17 +78,40 @@ fn policy() -> Policy {
     }
 }
 
-/// `request` answered by the workspace's daemon as `how` says, if one answers.
+/// `request` answered by the workspace's daemon as `how` says, if one answers; one is
+/// started for the next call when none runs (a search that embeds its query).
 pub fn search(
     dir: &Path,
     request: &SearchRequest,
     how: &SearchCall,
 ) -> Result<Option<SearchResponse>> {
+    search_with(dir, request, how, true)
+}
+
+/// `request` answered by the workspace's daemon if one runs; none is started (a search that
+/// never loads the model: a name, a path, a literal, as `quarry grep`).
+pub fn search_if_running(
+    dir: &Path,
+    request: &SearchRequest,
+    how: &SearchCall,
+) -> Result<Option<SearchResponse>> {
+    if policy() != Policy::Require && !Place::of(dir).is_held() {
+        return Ok(None);
+    }
+    search_with(dir, request, how, false)
+}
+
+fn search_with(
+    dir: &Path,
+    request: &SearchRequest,
+    how: &SearchCall,
+    start: bool,
+) -> Result<Option<SearchResponse>> {
     let call = Call::Search {
         request: request.clone(),
         how: how.clone(),
     };
-    match answered(dir, call)? {
+    match answered(dir, call, start)? {
         Some(Reply::Search { response }) => Ok(Some(response)),
         _ => Ok(None),
     }
@@ -106,15 +129,15 @@ pub fn log(
         query: query.clone(),
         mode,
     };
-    match answered(dir, call)? {
+    match answered(dir, call, true)? {
         Some(Reply::Commits { found }) => Ok(Some(found)),
         _ => Ok(None),
     }
 }
 
-/// The daemon's answer to `call`; `None` (and a daemon started for next time) when it gives
-/// none, an error instead under `QUARRY_DAEMON=require`.
-fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
+/// The daemon's answer to `call`; `None` (and, with `start`, a daemon started for next time)
+/// when it gives none, an error instead under `QUARRY_DAEMON=require`.
+fn answered(dir: &Path, call: Call, start: bool) -> Result<Option<Reply>> {
     let policy = policy();
     if policy == Policy::Off {
         return Ok(None);
@@ -133,7 +156,7 @@ fn answered(dir: &Path, call: Call) -> Result<Option<Reply>> {
             if policy == Policy::Require {
                 bail!("the daemon did not answer: {why}");
             }
-            if !hung {
+            if !hung && start {
                 start_if_wanted(dir);
             }
             Ok(None)
