@@ -794,4 +794,21 @@ fn a_server_reads_the_index_as_it_is_now_updated_or_rebuilt() {
     assert_eq!(found("gamma_marker"), ["src/gamma.py"]);
     let (_, status) = get(&server, "/api/status", None);
     assert_eq!(status["repos"][0]["files"], 2, "{status}");
+    // A literal search reads the files as they are on disk (the server keeps their list and
+    // states, kept true by inotify): an edit not indexed yet is seen at once, both ways.
+    let gamma = env.repo.path().join("src/gamma.py");
+    std::fs::write(&gamma, "def gamma_marker():\n    return 'delta_marker'\n").unwrap();
+    assert_eq!(found("delta_marker"), ["src/gamma.py"]);
+    std::fs::write(&gamma, "def gamma_marker():\n    return 3\n").unwrap();
+    let (_, body) = get(
+        &server,
+        "/api/search/code?query=delta_marker&engine=literal",
+        None,
+    );
+    assert!(
+        body["route"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("the exact engine found nothing")),
+        "{body}"
+    );
 }

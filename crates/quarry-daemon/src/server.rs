@@ -39,9 +39,6 @@ struct State {
     busy: AtomicUsize,
     idle: Duration,
     socket: String,
-    /// What greps keep between requests: file lists and file states kept true by inotify,
-    /// the open index.
-    exact: quarry_engine::exact::ExactMemory,
 }
 
 impl State {
@@ -95,7 +92,6 @@ pub fn run(dir: &Path, idle: Duration) -> Result<()> {
         busy: AtomicUsize::new(0),
         idle,
         socket: place.socket.display().to_string(),
-        exact: quarry_engine::exact::ExactMemory::new(),
     });
     // Vectors stay decoded in memory between searches, and the model is loaded now, so the
     // first request after a start is warm too.
@@ -368,7 +364,7 @@ fn status(state: &State) -> DaemonStatus {
             .workspace()
             .ok()
             .and_then(|ws| ws.embedder().map(|e| e.fingerprint())),
-        tree: state.exact.tree_summary(),
+        tree: state.service.exact_memory().tree_summary(),
     }
 }
 
@@ -381,12 +377,16 @@ fn grep_into(
     stream: &UnixStream,
 ) {
     let mut out = std::io::BufWriter::with_capacity(256 * 1024, std::fs::File::from(fd));
-    let done =
-        quarry_engine::exact::grep_kept(state.service.dir(), request, &state.exact, &mut out)
-            .and_then(|answer| {
-                out.flush()?;
-                Ok(answer)
-            });
+    let done = quarry_engine::exact::grep_kept(
+        state.service.dir(),
+        request,
+        state.service.exact_memory(),
+        &mut out,
+    )
+    .and_then(|answer| {
+        out.flush()?;
+        Ok(answer)
+    });
     let answer = match done {
         Ok((stats, filter)) => Reply::Grep { stats, filter },
         Err(e) => Reply::GrepStopped {

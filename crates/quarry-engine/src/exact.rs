@@ -226,7 +226,15 @@ impl ExactMemory {
         self.tree.as_ref().map(WarmTree::summary)
     }
 
-    fn filter(&self, dir: &Path, requirement: &Requirement) -> Result<Filter> {
+    /// The tree memory greps and exact searches read file lists and states from.
+    pub(crate) fn tree(&self) -> &dyn TreeMemory {
+        match &self.tree {
+            Some(tree) => tree,
+            None => &Cold,
+        }
+    }
+
+    pub(crate) fn filter(&self, dir: &Path, requirement: &Requirement) -> Result<Filter> {
         let started = std::time::Instant::now();
         let Some(query) = requirement.fts5_query() else {
             return Ok((IndexedFiles::default(), FilterReport::default()));

@@ -297,11 +297,23 @@ impl Workspace {
             listing_cache: Some(Workspace::listing_cache(&self.dir)),
             ..Default::default()
         };
-        let (filter, _) = self.trigram_filter(&grep.requirement())?;
+        // A resident process (the servers, the daemon) keeps the tree's lists and states and
+        // the indexed files' states between searches; a short-lived one reads them now.
+        let (filter, tree): (_, &dyn quarry_grep::TreeMemory) = match &self.exact_memory {
+            Some(memory) => (
+                memory.filter(&self.dir, &grep.requirement())?.0,
+                memory.tree(),
+            ),
+            None => (
+                self.trigram_filter(&grep.requirement())?.0,
+                &quarry_grep::Cold,
+            ),
+        };
         let lines = match quarry_grep::scan::matching_lines(
             &grep,
             &filter,
             paths.scan_limit(request.limit),
+            tree,
         ) {
             Ok(lines) => lines,
             Err(e) => return Ok(Err(e)),

@@ -199,6 +199,8 @@ pub struct Service {
     /// also embeds what later syncs add, since it loops until nothing is pending).
     embedding_job: Arc<std::sync::atomic::AtomicBool>,
     readers: Pool,
+    /// What exact searches keep between requests (a resident process's: exact.rs).
+    exact: Arc<crate::exact::ExactMemory>,
 }
 
 /// Clears the background-embedding flag when the job ends, however it ends.
@@ -222,7 +224,13 @@ impl Service {
             freshness: Mutex::new(HashMap::new()),
             embedding_job: Arc::default(),
             readers: Pool::default(),
+            exact: Arc::new(crate::exact::ExactMemory::new()),
         }
+    }
+
+    /// What exact searches and greps keep between this process's requests.
+    pub fn exact_memory(&self) -> &crate::exact::ExactMemory {
+        &self.exact
     }
 
     pub fn dir(&self) -> &Path {
@@ -241,6 +249,7 @@ impl Service {
             slot.stored = Some(stored);
         }
         ws.set_embedder(slot.embedder.clone());
+        ws.exact_memory = Some(self.exact.clone());
         Ok(ws)
     }
 

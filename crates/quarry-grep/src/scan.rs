@@ -364,41 +364,45 @@ pub fn matching_lines(
     request: &GrepRequest,
     filter: &dyn FileFilter,
     limit: usize,
+    memory: &dyn TreeMemory,
 ) -> Result<Vec<LineMatch>> {
     let matcher = crate::matcher::rust(request)?;
-    let targets = list_files(request, &Cold)?.targets;
-    let cwd = std::env::current_dir().unwrap_or_default();
+    memory.catch_up();
+    let targets = list_files(request, memory)?.targets;
+    // The sink reads line numbers: the searcher must count them.
+    let counting = GrepRequest {
+        line_number: true,
+        ..request.clone()
+    };
     let mut found = Vec::new();
-    for target in &targets {
+    // In path order, a batch of files at a time (read on threads, their states from
+    // `memory` where it keeps them), until `limit` lines are found.
+    for batch in targets.chunks(MATCHING_BATCH) {
+        let (results, _) = search_targets(batch, filter, memory, |target| {
+            let mut lines = Vec::new();
+            let mut searcher = searcher(&counting, target.explicit);
+            let _ = searcher.search_path(
+                &matcher,
+                &target.open,
+                grep_searcher::sinks::Lossy(|line_number, line| {
+                    lines.push(LineMatch {
+                        path: target.path.clone(),
+                        line_number,
+                        line: line.trim_end_matches(['\n', '\r']).to_string(),
+                    });
+                    Ok(lines.len() < limit)
+                }),
+            );
+            Some(lines)
+        })?;
+        found.extend(results.into_iter().flatten().flatten());
         if found.len() >= limit {
+            found.truncate(limit);
             break;
         }
-        if !target.explicit {
-            if let Ok(meta) = std::fs::metadata(&target.open) {
-                let mtime = quarry_core::mtime_ns(&meta);
-                if filter.rules_out(&cwd.join(&target.open), meta.len(), mtime) {
-                    continue;
-                }
-            }
-        }
-        // The sink reads line numbers: the searcher must count them.
-        let counting = GrepRequest {
-            line_number: true,
-            ..request.clone()
-        };
-        let mut searcher = searcher(&counting, target.explicit);
-        let _ = searcher.search_path(
-            &matcher,
-            &target.open,
-            grep_searcher::sinks::Lossy(|line_number, line| {
-                found.push(LineMatch {
-                    path: target.path.clone(),
-                    line_number,
-                    line: line.trim_end_matches(['\n', '\r']).to_string(),
-                });
-                Ok(found.len() < limit)
-            }),
-        );
     }
     Ok(found)
 }
+
+/// How many files `matching_lines` reads before it looks whether it has enough.
+const MATCHING_BATCH: usize = 256;

@@ -31,6 +31,9 @@ pub struct Workspace {
     batch_lock: Option<WriteLock>,
     /// Set by `open_for_writing(rebuild)` when the old index was damaged: where it was moved.
     pub moved_aside: Option<PathBuf>,
+    /// What a resident process keeps for exact searches (file lists and states kept true by
+    /// inotify, the indexed files' states): lent by a `Service`, else none.
+    pub(crate) exact_memory: Option<Arc<crate::exact::ExactMemory>>,
 }
 
 /// How long a reader waits for a writer that is creating or upgrading the schema.
@@ -163,6 +166,7 @@ impl Workspace {
             embedder: None,
             batch_lock: None,
             moved_aside: None,
+            exact_memory: None,
         })
     }
 
