@@ -13,6 +13,7 @@ pub mod request;
 pub mod scan;
 pub mod structural;
 mod targets;
+pub mod texts;
 pub mod types;
 
 use std::borrow::Cow;

@@ -54,6 +54,10 @@ pub trait TreeMemory: Sync {
     fn keep(&self, read: &[(&Path, Stamp)]);
     /// Learns what changed since the last search; called first by every search.
     fn catch_up(&self) {}
+    /// The file texts it keeps, if it keeps any (texts.rs).
+    fn texts(&self) -> Option<&crate::texts::TextCache> {
+        None
+    }
 }
 
 /// Remembers nothing: a short-lived process's searches.
@@ -74,6 +78,16 @@ impl TreeMemory for Cold {
 /// File lists and file states kept true by inotify, for a resident process.
 pub struct WarmTree {
     inner: Mutex<Inner>,
+    texts: crate::texts::TextCache,
+}
+
+/// The bytes of file text a warm tree keeps (`QUARRY_TEXT_CACHE_MB` sets it; 0 keeps none).
+fn text_budget() -> usize {
+    std::env::var("QUARRY_TEXT_CACHE_MB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(256)
+        << 20
 }
 
 struct Inner {
@@ -124,6 +138,7 @@ impl WarmTree {
                 lists: HashMap::new(),
                 stamps: HashMap::default(),
             }),
+            texts: crate::texts::TextCache::new(text_budget()),
         })
     }
 
@@ -257,6 +272,10 @@ impl Inner {
 }
 
 impl TreeMemory for WarmTree {
+    fn texts(&self) -> Option<&crate::texts::TextCache> {
+        Some(&self.texts).filter(|t| t.budget() > 0)
+    }
+
     fn catch_up(&self) {
         if let Ok(mut inner) = self.inner.lock() {
             inner.catch_up();

@@ -190,7 +190,7 @@ fn search_all<M: Matcher + Sync>(
     search: &FileSearch,
     matcher: &M,
 ) -> Result<(Vec<Option<Found>>, usize)> {
-    search_targets(targets, filter, memory, |target| {
+    search_targets(targets, filter, memory, |target, _| {
         search.one(matcher, target)
     })
 }
@@ -258,7 +258,7 @@ pub(crate) fn search_targets<T: Send>(
     targets: &[Target],
     filter: &dyn FileFilter,
     memory: &dyn TreeMemory,
-    work: impl Fn(&Target) -> Option<T> + Sync,
+    work: impl Fn(&Target, Option<Stamp>) -> Option<T> + Sync,
 ) -> Result<(Vec<Option<T>>, usize)> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let walked: Vec<usize> = (0..targets.len())
@@ -309,7 +309,9 @@ pub(crate) fn search_targets<T: Send>(
     }
     // Starting a thread costs up to a millisecond on a small virtual machine: a few files are
     // read on the calling thread.
-    let outcomes = on_threads(&to_read, to_read.len() / 8, |i| work(&targets[i]));
+    let outcomes = on_threads(&to_read, to_read.len() / 8, |i| {
+        work(&targets[i], stamps[i])
+    });
     let mut results: Vec<Option<T>> = (0..targets.len()).map(|_| None).collect();
     for (&i, outcome) in to_read.iter().zip(outcomes) {
         results[i] = outcome;
@@ -378,21 +380,26 @@ pub fn matching_lines(
     // In path order, a batch of files at a time (read on threads, their states from
     // `memory` where it keeps them), until `limit` lines are found.
     for batch in targets.chunks(MATCHING_BATCH) {
-        let (results, _) = search_targets(batch, filter, memory, |target| {
+        let (results, _) = search_targets(batch, filter, memory, |target, stamp| {
             let mut lines = Vec::new();
             let mut searcher = searcher(&counting, target.explicit);
-            let _ = searcher.search_path(
-                &matcher,
-                &target.open,
-                grep_searcher::sinks::Lossy(|line_number, line| {
-                    lines.push(LineMatch {
-                        path: target.path.clone(),
-                        line_number,
-                        line: line.trim_end_matches(['\n', '\r']).to_string(),
-                    });
-                    Ok(lines.len() < limit)
-                }),
-            );
+            let sink = grep_searcher::sinks::Lossy(|line_number, line| {
+                lines.push(LineMatch {
+                    path: target.path.clone(),
+                    line_number,
+                    line: line.trim_end_matches(['\n', '\r']).to_string(),
+                });
+                Ok(lines.len() < limit)
+            });
+            // A resident process keeps texts by their state: a scan of memory.
+            let kept = match (memory.texts(), stamp) {
+                (Some(texts), Some(stamp)) if !target.explicit => texts.text(&target.open, stamp),
+                _ => None,
+            };
+            let _ = match kept {
+                Some(text) => searcher.search_slice(&matcher, &text, sink),
+                None => searcher.search_path(&matcher, &target.open, sink),
+            };
             Some(lines)
         })?;
         found.extend(results.into_iter().flatten().flatten());

@@ -333,7 +333,7 @@ pub fn search_holding(
     let targets = listed.targets;
     let budget = TextBudget::new(held);
     let (found, ruled_out) =
-        crate::scan::search_targets(&targets, filter, &crate::Cold, |target| {
+        crate::scan::search_targets(&targets, filter, &crate::Cold, |target, _| {
             let (matches, count) = match_file(&target.path, &compiled, &lang, limit, &budget);
             (count > 0).then_some((matches, count))
         })?;
