@@ -2,9 +2,10 @@
 //! header, edges labelled by why control passes (next, true/false, loop back, break,
 //! continue, return, raise, into a handler, fall-through, deferred calls). Built once over the
 //! language's flow table (spec.rs); switches and short-circuit conditions in branches.rs,
-//! what each statement assigns and reads in names.rs.
+//! `try` and its handlers in handlers.rs, what each statement assigns and reads in names.rs.
 
 mod branches;
+mod handlers;
 mod names;
 
 use tree_sitter::Node;
@@ -540,11 +541,7 @@ impl<'a> Builder<'a> {
         skips.extend(self.later_operands(node));
         let h = self.header_node(node, body.first().copied(), &skips);
         self.connect(preds, h);
-        self.targets.push(Target {
-            continue_to: Some(h),
-            breaks: Vec::new(),
-            label,
-        });
+        self.enter_loop(h, label);
         let (t, mut f) = self.branch(h, node);
         if branches::is_endless(node) {
             f.clear();
@@ -588,6 +585,15 @@ impl<'a> Builder<'a> {
         out
     }
 
+    /// A loop's `continue` goes to `to`; its `break`s are gathered until it is left.
+    fn enter_loop(&mut self, to: usize, label: Option<String>) {
+        self.targets.push(Target {
+            continue_to: Some(to),
+            breaks: Vec::new(),
+            label,
+        });
+    }
+
     /// `do { … } while (c)`: the body first, then the test, true back to the top.
     fn do_loop(
         &mut self,
@@ -607,11 +613,7 @@ impl<'a> Builder<'a> {
             }
             None => self.push(end_line(node), end_line(node), Vec::new(), Vec::new(), true),
         };
-        self.targets.push(Target {
-            continue_to: Some(test),
-            breaks: Vec::new(),
-            label,
-        });
+        self.enter_loop(test, label);
         let exits = self.sequence(&body, vec![(top, EdgeKind::Next)]);
         self.connect(exits, test);
         let done = self.targets.pop().expect("pushed above");
@@ -657,144 +659,4 @@ impl<'a> Builder<'a> {
         }
         self.edges = edges;
     }
-
-    fn try_statement(&mut self, node: Node<'a>, body_field: &str, preds: Exits) -> Exits {
-        let mut cursor = node.walk();
-        let rest: Vec<Node> = node
-            .named_children(&mut cursor)
-            .filter(|c| {
-                self.spec.handlers.contains(&c.kind()) || self.spec.finallys.contains(&c.kind())
-            })
-            .collect();
-        let body = self.body_of(node, body_field);
-        // Python's `try … else`: it runs when the body raised nothing.
-        let otherwise = node
-            .named_children(&mut cursor)
-            .find(|c| self.spec.else_wrappers.contains(&c.kind()));
-        self.try_parts(Some(node), body, rest, otherwise, preds)
-    }
-
-    /// A `try` (its statement, where it is one: its first line is a statement of its own):
-    /// its body's statements, then its handlers and `finally` (in `rest`).
-    fn try_parts(
-        &mut self,
-        statement: Option<Node<'a>>,
-        body: Vec<Node<'a>>,
-        rest: Vec<Node<'a>>,
-        otherwise: Option<Node<'a>>,
-        preds: Exits,
-    ) -> Exits {
-        let spec = self.spec;
-        let handlers: Vec<Node> = rest
-            .iter()
-            .copied()
-            .filter(|c| spec.handlers.contains(&c.kind()))
-            .collect();
-        let finally = rest
-            .iter()
-            .copied()
-            .find(|c| spec.finallys.contains(&c.kind()));
-        // Handler headers first, so the body's statements can raise into them.
-        let heads: Vec<usize> = handlers
-            .iter()
-            .map(|h| {
-                let body = self.handler_body(*h);
-                self.header_node(*h, body.first().copied(), &body)
-            })
-            .collect();
-        let catch_all = spec.handlers_catch_all
-            || handlers.iter().any(|h| {
-                let body = self.handler_body(*h);
-                let end = body.first().map_or(h.end_byte(), |b| b.start_byte());
-                catches_all(self.src.get(h.start_byte()..end).unwrap_or(""))
-            });
-        let mut preds = preds;
-        let frame = statement.map(|t| {
-            let t = self.push(line(t), line(t), Vec::new(), Vec::new(), false);
-            self.connect(std::mem::take(&mut preds), t);
-            preds = vec![(t, EdgeKind::Next)];
-            self.contexts.push(t);
-            t
-        });
-        self.handlers.push((heads.clone(), catch_all));
-        let mut exits = self.sequence(&body, preds);
-        self.handlers.pop();
-        if frame.is_some() {
-            self.contexts.pop();
-        }
-        if let Some(otherwise) = otherwise {
-            exits = self.statement(otherwise, exits);
-        }
-        for (handler, head) in handlers.iter().zip(&heads) {
-            let body = self.handler_body(*handler);
-            self.contexts.push(*head);
-            exits.extend(self.sequence(&body, vec![(*head, EdgeKind::Next)]));
-            self.contexts.pop();
-        }
-        match finally {
-            // `finally { … }` holds a block; Ruby's `ensure` is the block itself.
-            Some(f) => {
-                let block = f
-                    .child_by_field_name("body")
-                    .or_else(|| last_named(f).filter(|b| spec.blocks.contains(&b.kind())));
-                match block {
-                    Some(b) => self.statement(b, exits),
-                    None => self.statement(f, exits),
-                }
-            }
-            None => exits,
-        }
-    }
-}
-
-impl<'a> Builder<'a> {
-    /// What a handler runs: its `body`; its last child when that is a block; Dart's block
-    /// written after its `catch`; else its children after its first line (Julia's `catch e`).
-    fn handler_body(&self, handler: Node<'a>) -> Vec<Node<'a>> {
-        if let Some(body) = handler.child_by_field_name("body") {
-            return vec![body];
-        }
-        if let Some(last) = last_named(handler).filter(|l| self.spec.blocks.contains(&l.kind())) {
-            return vec![last];
-        }
-        if let Some(next) = handler
-            .next_named_sibling()
-            .filter(|n| self.spec.blocks.contains(&n.kind()))
-        {
-            return vec![next];
-        }
-        let mut cursor = handler.walk();
-        let first = line(handler);
-        handler
-            .named_children(&mut cursor)
-            .filter(|c| line(*c) > first && !c.kind().contains("comment"))
-            .collect()
-    }
-}
-
-/// Whether a handler's header (`except ValueError as e:`, `catch (IOException e)`) catches
-/// whatever is raised: it names no type, or the root of them all.
-fn catches_all(header: &str) -> bool {
-    let words: Vec<&str> = header
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let named: Vec<&&str> = words
-        .iter()
-        .skip(1) // the keyword
-        .filter(|w| !matches!(**w, "as" | "when" | "e" | "err" | "error" | "ex" | "exc"))
-        .collect();
-    header.contains("...")
-        || named.is_empty()
-        || named.iter().any(|w| {
-            matches!(
-                w.rsplit('.').next().unwrap_or(""),
-                "Exception" | "BaseException" | "Throwable" | "StandardError" | "object"
-            )
-        })
-}
-
-fn last_named(node: Node) -> Option<Node> {
-    let count = node.named_child_count();
-    node.named_child(u32::try_from(count.checked_sub(1)?).ok()?)
 }

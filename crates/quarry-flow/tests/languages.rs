@@ -3,7 +3,10 @@
 //! return. Every one must draw the loop, the jumps and the slice of the total alike.
 
 use quarry_core::Language;
-use quarry_flow::{functions, slice, EdgeKind, FunctionFlow};
+mod common;
+
+use common::edge;
+use quarry_flow::{functions, slice, EdgeKind};
 
 /// Line by line: 1 the function, 2 `acc = 0`, 3 `label = …`, 4 the loop, 5-6 `if item < 0`
 /// raise, 8-9 `if item > limit` break, 11 `acc = acc + item`, 13 a closure with its own
@@ -187,23 +190,6 @@ const ZIG: &str = r#"fn total(items: []const i32, limit: i32) !i32 {
     return acc;
 }
 "#;
-
-/// Whether control passes from the block holding line `from` to the block starting on line
-/// `to` (0: the exit) for the reason `kind`.
-fn edge(f: &FunctionFlow, from: u32, to: u32, kind: EdgeKind) -> bool {
-    f.cfg.edges.iter().any(|e| {
-        let (a, b) = (&f.cfg.blocks[e.from], &f.cfg.blocks[e.to]);
-        e.from > 1
-            && a.start_line <= from
-            && from <= a.end_line
-            && (if to == 0 {
-                e.to == 1
-            } else {
-                e.to > 1 && b.start_line == to
-            })
-            && e.kind == kind
-    })
-}
 
 /// The same checks for every language: how line 6 and line 9 leave, whether the closure is a
 /// function of its own.
