@@ -226,14 +226,6 @@ impl ExactMemory {
         self.tree.as_ref().map(WarmTree::summary)
     }
 
-    /// The tree memory greps and exact searches read file lists and states from.
-    pub(crate) fn tree(&self) -> &dyn TreeMemory {
-        match &self.tree {
-            Some(tree) => tree,
-            None => &Cold,
-        }
-    }
-
     pub(crate) fn filter(&self, dir: &Path, requirement: &Requirement) -> Result<Filter> {
         let started = std::time::Instant::now();
         let Some(query) = requirement.fts5_query() else {
@@ -265,6 +257,19 @@ impl ExactMemory {
         }
         report.lookup_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok((files, report))
+    }
+}
+
+impl crate::workspace::ExactCaches for ExactMemory {
+    fn files(&self, dir: &Path, requirement: &Requirement) -> Result<IndexedFiles> {
+        Ok(self.filter(dir, requirement)?.0)
+    }
+
+    fn tree(&self) -> &dyn TreeMemory {
+        match &self.tree {
+            Some(tree) => tree,
+            None => &Cold,
+        }
     }
 }
 

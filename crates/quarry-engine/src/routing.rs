@@ -300,10 +300,7 @@ impl Workspace {
         // A resident process (the servers, the daemon) keeps the tree's lists and states and
         // the indexed files' states between searches; a short-lived one reads them now.
         let (filter, tree): (_, &dyn quarry_grep::TreeMemory) = match &self.exact_memory {
-            Some(memory) => (
-                memory.filter(&self.dir, &grep.requirement())?.0,
-                memory.tree(),
-            ),
+            Some(memory) => (memory.files(&self.dir, &grep.requirement())?, memory.tree()),
             None => (
                 self.trigram_filter(&grep.requirement())?.0,
                 &quarry_grep::Cold,

@@ -14,6 +14,9 @@ pub mod scan;
 pub mod structural;
 mod targets;
 pub mod texts;
+
+/// A file's size and modification time, as the index's states hold them.
+pub type Stamp = (u64, i64);
 pub mod types;
 
 use std::borrow::Cow;

@@ -35,8 +35,7 @@ use anyhow::Result;
 use crate::listing::{self, FolderFiles};
 use crate::state_key;
 
-/// A file's size and modification time, as the index's states hold them.
-pub type Stamp = (u64, i64);
+pub use crate::Stamp;
 
 /// What a search may take from memory instead of the file system.
 pub trait TreeMemory: Sync {

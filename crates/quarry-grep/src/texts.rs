@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::memory::Stamp;
+use crate::Stamp;
 
 /// Files larger than this are read each time (a scan of them outweighs the read).
 const MAX_FILE: u64 = 1 << 20;

@@ -33,7 +33,20 @@ pub struct Workspace {
     pub moved_aside: Option<PathBuf>,
     /// What a resident process keeps for exact searches (file lists and states kept true by
     /// inotify, the indexed files' states): lent by a `Service`, else none.
-    pub(crate) exact_memory: Option<Arc<crate::exact::ExactMemory>>,
+    pub(crate) exact_memory: Option<Arc<dyn ExactCaches>>,
+}
+
+/// What a resident process keeps between exact searches (`exact::ExactMemory`), as a search
+/// reads it.
+pub(crate) trait ExactCaches: Send + Sync {
+    /// The indexed files `requirement` leaves, from the states kept of them.
+    fn files(
+        &self,
+        dir: &Path,
+        requirement: &quarry_grep::Requirement,
+    ) -> Result<quarry_grep::IndexedFiles>;
+    /// The tree's file lists, states and texts.
+    fn tree(&self) -> &dyn quarry_grep::TreeMemory;
 }
 
 /// How long a reader waits for a writer that is creating or upgrading the schema.
