@@ -44,10 +44,26 @@ pub fn identifier_parts(ident: &str) -> Vec<String> {
 }
 
 /// Calls `emit` for every token of `text`: each word's joined lowercase form, then its parts
-/// when it has more than one.
+/// when it has more than one. Every chunk indexed and every candidate a search reads again
+/// goes through here: an ASCII word (nearly all of them) is split on its bytes into buffers
+/// kept from word to word, as `identifier_parts` splits it.
 pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
+    let mut lower = String::new();
+    let mut parts: Vec<(usize, usize)> = Vec::new();
     for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if word.is_empty() || !word.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        if word.is_ascii() {
+            ascii_parts(word.as_bytes(), &mut lower, &mut parts);
+            if parts.len() == 1 {
+                emit(&lower);
+            } else {
+                emit(&lower);
+                for &(start, end) in &parts {
+                    emit(&lower[start..end]);
+                }
+            }
             continue;
         }
         let parts = identifier_parts(word);
@@ -59,6 +75,38 @@ pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
                 emit(part);
             }
         }
+    }
+}
+
+/// `identifier_parts` of an ASCII word: its lowercase letters and digits in `lower` (the
+/// parts joined), each part's range in `parts`.
+fn ascii_parts(word: &[u8], lower: &mut String, parts: &mut Vec<(usize, usize)>) {
+    lower.clear();
+    parts.clear();
+    let mut start = 0;
+    for (i, &c) in word.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if lower.len() > start {
+                parts.push((start, lower.len()));
+                start = lower.len();
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && lower.len() > start {
+            let prev = word[i - 1];
+            let next_is_lower = word.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            if prev.is_ascii_lowercase()
+                || (prev.is_ascii_uppercase() && next_is_lower)
+                || prev.is_ascii_digit() && next_is_lower
+            {
+                parts.push((start, lower.len()));
+                start = lower.len();
+            }
+        }
+        lower.push(c.to_ascii_lowercase() as char);
+    }
+    if lower.len() > start {
+        parts.push((start, lower.len()));
     }
 }
 
@@ -159,6 +207,48 @@ const STOP_WORDS: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
+    /// The ASCII path gives the tokens the general one gives, word by word.
+    #[test]
+    fn ascii_words_split_as_identifier_parts_splits_them() {
+        let words = [
+            "fooBar",
+            "HTTPServer",
+            "x2D",
+            "parse_config_file",
+            "__init__",
+            "A",
+            "a",
+            "ABC",
+            "getHTTPResponseCode",
+            "v2Beta",
+            "x2d",
+            "_x",
+            "snake_Case_Mixed",
+            "IOError",
+            "a1B2c3",
+            "ABCdef",
+            "abcDEF",
+            "Ab_Cd",
+            "99",
+            "S3Bucket",
+            "utf8Decode",
+            "X_Y_Z",
+        ];
+        for word in words {
+            let mut fast = Vec::new();
+            super::for_each_token(word, |t| fast.push(t.to_string()));
+            let parts = super::identifier_parts(word);
+            let mut slow = Vec::new();
+            if parts.len() == 1 {
+                slow.push(parts[0].clone());
+            } else {
+                slow.push(parts.concat());
+                slow.extend(parts);
+            }
+            assert_eq!(fast, slow, "{word}");
+        }
+    }
+
     use super::*;
 
     fn tokens(text: &str) -> Vec<String> {
