@@ -54,15 +54,12 @@ pub fn holds_identifier(parts: &[String], haystack: &[&str]) -> bool {
 
 fn same_word(token: &str, part: &str) -> bool {
     // `name`/`names`, `class`/`classes`: the word, without a final `s`, without a final `es`.
-    let forms = |w: &str| -> [String; 3] {
-        let cut = |suffix: &str| {
-            w.strip_suffix(suffix)
-                .filter(|s| s.len() >= 3)
-                .unwrap_or(w)
-                .to_string()
-        };
-        [w.to_string(), cut("s"), cut("es")]
-    };
+    // Borrowed, not copied: this runs for every token of every candidate a lone identifier
+    // is checked against.
+    fn forms(w: &str) -> [&str; 3] {
+        let cut = |suffix: &str| w.strip_suffix(suffix).filter(|s| s.len() >= 3).unwrap_or(w);
+        [w, cut("s"), cut("es")]
+    }
     let (a, b) = (forms(token), forms(part));
     a.iter().any(|x| b.contains(x))
 }
