@@ -32,6 +32,9 @@ pub fn lone_identifier(query: &str, plan: &QueryPlan) -> Option<Vec<String>> {
 /// allows).
 pub fn holds_identifier(parts: &[String], haystack: &[&str]) -> bool {
     let joined = parts.concat();
+    if !may_hold(parts, &joined, haystack) {
+        return false;
+    }
     let mut found = vec![false; parts.len()];
     let mut whole = false;
     for text in haystack {
@@ -50,6 +53,39 @@ pub fn holds_identifier(parts: &[String], haystack: &[&str]) -> bool {
         }
     }
     found.iter().all(|&f| f)
+}
+
+/// Whether the texts can hold the identifier at all: a token equal to the joined form, or
+/// one `same_word` as each part, contains that part less at most its plural ending, so the
+/// lowercase text contains it too. Most candidates fail this and are never tokenized.
+fn may_hold(parts: &[String], joined: &str, haystack: &[&str]) -> bool {
+    if !joined.is_ascii() {
+        return true;
+    }
+    let stems: Vec<&str> = parts
+        .iter()
+        .map(|p| {
+            let keep = if p.len() < 3 {
+                p.len()
+            } else {
+                (p.len().saturating_sub(2)).max(3)
+            };
+            &p[..keep.min(p.len())]
+        })
+        .collect();
+    let mut seen = vec![false; stems.len()];
+    for text in haystack {
+        let lower = text.to_ascii_lowercase();
+        if lower.contains(joined) {
+            return true;
+        }
+        for (i, stem) in stems.iter().enumerate() {
+            if !seen[i] && lower.contains(stem) {
+                seen[i] = true;
+            }
+        }
+    }
+    seen.iter().all(|&s| s)
 }
 
 fn same_word(token: &str, part: &str) -> bool {
@@ -74,6 +110,58 @@ pub fn is_answer(words: bool, cosine: Option<f64>, named: bool, floor: f64) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quick look never says no where the tokens would say yes.
+    #[test]
+    fn the_quick_look_agrees_with_the_tokens() {
+        let texts = [
+            "def spawn_blocking(f):",
+            "SpawnBlocking::new()",
+            "spawns and blocks",
+            "spawn x blockings",
+            "classes of names",
+            "class Name",
+            "nothing here",
+            "SPAWN_BLOCKING = 1",
+            "spawnblocking",
+            "the ids",
+            "id",
+            "a b",
+            "HTTPServer",
+            "http_servers",
+        ];
+        let idents = [
+            vec!["spawn", "blocking"],
+            vec!["class", "names"],
+            vec!["ids"],
+            vec!["id"],
+            vec!["a", "b"],
+            vec!["http", "server"],
+            vec!["nothing"],
+        ];
+        for parts in idents {
+            let parts: Vec<String> = parts.into_iter().map(str::to_string).collect();
+            for text in texts {
+                let full = {
+                    let joined = parts.concat();
+                    let mut found = vec![false; parts.len()];
+                    let mut whole = false;
+                    tokens::for_each_token(text, |t| {
+                        whole |= t == joined;
+                        for (i, p) in parts.iter().enumerate() {
+                            found[i] |= same_word(t, p);
+                        }
+                    });
+                    whole || found.iter().all(|&f| f)
+                };
+                assert_eq!(
+                    holds_identifier(&parts, &[text]),
+                    full,
+                    "{parts:?} in {text:?}"
+                );
+            }
+        }
+    }
     use crate::plan::plan;
 
     #[test]
