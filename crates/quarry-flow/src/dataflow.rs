@@ -168,16 +168,14 @@ pub(crate) fn def_use(
     pairs
 }
 
-/// The statements a backward slice from `seeds` holds: what can change the seeds' variables
-/// (`var`, or all they read) — the definitions reaching them, what those read in turn, and
-/// the headers deciding whether each runs.
-pub(crate) fn backward(
-    graph: &Graph,
-    reach: &[HashSet<(String, usize)>],
+/// Every statement reached from `seeds` (each with `var`, or none) by `step`, which pushes
+/// the statements one depends on (or reaches) given the variable it is asked about. The
+/// worklist both slices run.
+fn closure(
     seeds: &[usize],
     var: Option<&str>,
+    mut step: impl FnMut(usize, Option<&String>, &mut VecDeque<(usize, Option<String>)>),
 ) -> BTreeSet<usize> {
-    let deciders = control_dependences(graph);
     let mut slice: BTreeSet<usize> = BTreeSet::new();
     let mut work: VecDeque<(usize, Option<String>)> = seeds
         .iter()
@@ -189,8 +187,24 @@ pub(crate) fn backward(
             continue;
         }
         slice.insert(s);
+        step(s, only.as_ref(), &mut work);
+    }
+    slice
+}
+
+/// The statements a backward slice from `seeds` holds: what can change the seeds' variables
+/// (`var`, or all they read) — the definitions reaching them, what those read in turn, and
+/// the headers deciding whether each runs.
+pub(crate) fn backward(
+    graph: &Graph,
+    reach: &[HashSet<(String, usize)>],
+    seeds: &[usize],
+    var: Option<&str>,
+) -> BTreeSet<usize> {
+    let deciders = control_dependences(graph);
+    closure(seeds, var, |s, only, work| {
         let stmt = &graph.stmts[s];
-        let wanted: Vec<&String> = match &only {
+        let wanted: Vec<&String> = match only {
             // The seed's variable: as it is read there, or as it is defined there.
             Some(v) => stmt
                 .uses
@@ -210,8 +224,7 @@ pub(crate) fn backward(
         for &h in &deciders[s] {
             work.push_back((h, None));
         }
-    }
-    slice
+    })
 }
 
 /// The statements a forward slice from `seeds` holds: what the seeds' definitions (of `var`,
@@ -233,22 +246,11 @@ pub(crate) fn forward(
             controlled.entry(h).or_default().push(s);
         }
     }
-    let mut slice: BTreeSet<usize> = BTreeSet::new();
-    let mut work: VecDeque<(usize, Option<String>)> = seeds
-        .iter()
-        .map(|&s| (s, var.map(str::to_string)))
-        .collect();
-    let mut seen: HashSet<(usize, Option<String>)> = HashSet::new();
-    while let Some((s, only)) = work.pop_front() {
-        if !seen.insert((s, only.clone())) {
-            continue;
-        }
-        slice.insert(s);
-        let stmt = &graph.stmts[s];
-        for v in stmt
+    closure(seeds, var, |s, only, work| {
+        for v in graph.stmts[s]
             .defs
             .iter()
-            .filter(|d| only.as_ref().is_none_or(|o| o == *d))
+            .filter(|d| only.is_none_or(|o| o == *d))
         {
             for &u in users.get(&(v.clone(), s)).into_iter().flatten() {
                 work.push_back((u, None));
@@ -257,6 +259,5 @@ pub(crate) fn forward(
         for &c in controlled.get(&s).into_iter().flatten() {
             work.push_back((c, None));
         }
-    }
-    slice
+    })
 }

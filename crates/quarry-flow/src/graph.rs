@@ -343,14 +343,7 @@ impl<'a> Builder<'a> {
         self.connect(preds, s);
         self.may_raise(s);
         // `let v = f()?;`, `let v = match x { … None => return 0 }`: it may return here.
-        let early: Vec<&str> = self
-            .spec
-            .early_returns
-            .iter()
-            .chain(self.spec.returns)
-            .copied()
-            .collect();
-        if self.holds(node, &early) {
+        if self.returns_within(node) {
             self.edges.push((s, EXIT, EdgeKind::Return));
         }
         vec![(s, EdgeKind::Next)]

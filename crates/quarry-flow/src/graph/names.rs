@@ -246,14 +246,13 @@ impl<'a> Builder<'a> {
             .map(|(k, _, f)| (*k, *f))
     }
 
-    /// Whether `node` holds one of `kinds` outside nested functions.
-    pub(super) fn holds(&self, node: Node<'a>, kinds: &[&str]) -> bool {
-        if kinds.is_empty() {
-            return false;
-        }
+    /// Whether `node` holds a return (or an expression that may return, Rust's `?`) outside
+    /// nested functions.
+    pub(super) fn returns_within(&self, node: Node<'a>) -> bool {
+        let spec = self.spec;
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if kinds.contains(&n.kind()) {
+            if spec.returns.contains(&n.kind()) || spec.early_returns.contains(&n.kind()) {
                 return true;
             }
             if self.spec.functions.contains(&n.kind()) {
