@@ -424,10 +424,7 @@ pub fn call_graph(
 /// the language has no flow table.
 pub fn slice_for_search(path: &Path, shown: &str, text: &str) -> Option<SliceAnswer> {
     let source = read_source(path).ok()?;
-    let language = match Language::detect(path) {
-        Language::Text => quarry_chunk::script_language(&source).unwrap_or(Language::Text),
-        language => language,
-    };
+    let language = flow_language(path, &source);
     let name = text.chars().all(|c| c.is_alphanumeric() || c == '_') && !text.is_empty();
     let holds = |line: &str| -> bool {
         if !name {
@@ -460,7 +457,15 @@ pub fn slice_for_search(path: &Path, shown: &str, text: &str) -> Option<SliceAns
         .copied()
         .filter(|&l| inside(l).is_some_and(|f| f.start_line == function.start_line))
         .max()?;
-    slice(path, shown, line, name.then_some(text), false).ok()
+    slice_of(&source, language, shown, line, name.then_some(text), false).ok()
+}
+
+/// The language a file's flow is read in: by its name, or a script's by its `#!` line.
+fn flow_language(path: &Path, text: &str) -> Language {
+    match Language::detect(path) {
+        Language::Text => quarry_chunk::script_language(text).unwrap_or(Language::Text),
+        language => language,
+    }
 }
 
 /// The slice of `path` at `line` (quarry-flow): backward, what can change `var` (or what the
@@ -473,11 +478,19 @@ pub fn slice(
     forward: bool,
 ) -> Result<SliceAnswer> {
     let text = read_source(path)?;
-    let language = match Language::detect(path) {
-        Language::Text => quarry_chunk::script_language(&text).unwrap_or(Language::Text),
-        language => language,
-    };
-    let slice = quarry_flow::slice(language, &text, line, var, forward)
+    slice_of(&text, flow_language(path, &text), shown, line, var, forward)
+}
+
+/// The slice of a file's `text` (in `language`), its lines with their code.
+fn slice_of(
+    text: &str,
+    language: Language,
+    shown: &str,
+    line: u32,
+    var: Option<&str>,
+    forward: bool,
+) -> Result<SliceAnswer> {
+    let slice = quarry_flow::slice(language, text, line, var, forward)
         .map_err(|e| crate::error::bad(format!("{shown}:{line}: {e}")))?;
     let lines: Vec<&str> = text.lines().collect();
     let code = slice
