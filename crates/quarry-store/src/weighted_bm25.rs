@@ -17,6 +17,18 @@
 //! same average length; with b 0.75 the same — with each phrase's term multiplied by its
 //! weight, and positive (higher is better), so a deduplicated query with weights scores every
 //! row as the repeated query did (`tests::scores_equal_repeating_the_phrase`).
+//!
+//! `quarry_bm25_top(table, k, b, 'w1 w2 …', c1, …)` scores the same, but only the rows that may
+//! be among the `k` best it has scored so far; any other row is NULL. A row's length is what
+//! costs (FTS5 looks it up in its `docsize` table, a B-tree search per row: two thirds of a
+//! search over a quarter of a million matching chunks), and its score can only fall as its
+//! length grows, so a bound is had without it: the score at the least length the row's own
+//! matches allow (as many tokens as distinct positions they start at). A row whose bound is
+//! below the k-th best exact score met so far cannot enter the k best and is not looked up.
+//! Used as `ORDER BY score DESC LIMIT k`, the k rows are those `quarry_bm25` gives, with the
+//! same scores (`tests::the_top_rows_are_those_of_the_full_scores`). The function sees only
+//! rows that passed the query's WHERE clause (SQLite computes result columns after it), so a
+//! filtered search prunes among the rows it may return.
 
 use rusqlite::ffi;
 use rusqlite::Connection;
@@ -27,6 +39,7 @@ const K1: f64 = 1.2;
 /// FTS5's length normalisation, `bm25()`'s: what code search passes.
 pub(crate) const FTS5_B: f64 = 0.75;
 const NAME: &CStr = c"quarry_bm25";
+const TOP_NAME: &CStr = c"quarry_bm25_top";
 
 /// A MATCH expression with one phrase per distinct term (first-seen order) and the weights
 /// `quarry_bm25` takes with it: how many times each was listed.
@@ -59,6 +72,16 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         let rc = create(api, NAME.as_ptr(), ptr::null_mut(), Some(score_row), None);
         if rc != ffi::SQLITE_OK {
             return Err(fail(rc, "cannot register quarry_bm25"));
+        }
+        let rc = create(
+            api,
+            TOP_NAME.as_ptr(),
+            ptr::null_mut(),
+            Some(score_top_row),
+            None,
+        );
+        if rc != ffi::SQLITE_OK {
+            return Err(fail(rc, "cannot register quarry_bm25_top"));
         }
     }
     Ok(())
@@ -108,6 +131,51 @@ struct QueryConstants {
     b: f64,
     /// Per phrase: its weighted frequency in the current row (reused between rows).
     frequency: Vec<f64>,
+    /// `quarry_bm25_top`'s: the k best exact scores so far.
+    top: Option<Top>,
+    /// The current row's match positions, `(column, offset)` (reused between rows).
+    positions: Vec<(c_int, c_int)>,
+}
+
+/// The k best scores met so far, least first.
+struct Top {
+    k: usize,
+    best: std::collections::BinaryHeap<std::cmp::Reverse<Score>>,
+}
+
+impl Top {
+    /// The score a row must reach to enter the k best, once there are k.
+    fn threshold(&self) -> Option<f64> {
+        (self.best.len() >= self.k).then(|| self.best.peek().map_or(f64::INFINITY, |s| s.0 .0))
+    }
+
+    fn offer(&mut self, score: f64) {
+        if self.k == 0 {
+            return;
+        }
+        self.best.push(std::cmp::Reverse(Score(score)));
+        if self.best.len() > self.k {
+            self.best.pop();
+        }
+    }
+}
+
+/// A score ordered by `f64::total_cmp`.
+#[derive(PartialEq)]
+struct Score(f64);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 unsafe extern "C" fn drop_constants(p: *mut c_void) {
@@ -136,8 +204,29 @@ unsafe extern "C" fn score_row(
     } else {
         std::slice::from_raw_parts(args, n_args as usize)
     };
-    match score(&*api, fts, args) {
-        Ok(s) => ffi::sqlite3_result_double(ctx, s),
+    match score(&*api, fts, args, false) {
+        Ok(Some(s)) => ffi::sqlite3_result_double(ctx, s),
+        Ok(None) => ffi::sqlite3_result_null(ctx),
+        Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+    }
+}
+
+/// `quarry_bm25_top`: one row's score, NULL where it cannot be among the k best.
+unsafe extern "C" fn score_top_row(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_args: c_int,
+    args: *mut *mut ffi::sqlite3_value,
+) {
+    let args: &[*mut ffi::sqlite3_value] = if args.is_null() || n_args <= 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(args, n_args as usize)
+    };
+    match score(&*api, fts, args, true) {
+        Ok(Some(s)) => ffi::sqlite3_result_double(ctx, s),
+        Ok(None) => ffi::sqlite3_result_null(ctx),
         Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
     }
 }
@@ -156,10 +245,25 @@ unsafe fn score(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
     args: &[*mut ffi::sqlite3_value],
-) -> Result<f64, c_int> {
+    top: bool,
+) -> Result<Option<f64>, c_int> {
     let mut constants = call!(api, xGetAuxdata, fts, 0).cast::<QueryConstants>();
     if constants.is_null() {
-        let made = Box::into_raw(Box::new(constants_of(api, fts, args)?));
+        let made = if top {
+            let (k, rest) = match args.split_first() {
+                Some((&k, rest)) => (ffi::sqlite3_value_int64(k).max(0) as usize, rest),
+                None => (0, args),
+            };
+            let mut constants = constants_of(api, fts, rest)?;
+            constants.top = Some(Top {
+                k,
+                best: std::collections::BinaryHeap::with_capacity(k + 1),
+            });
+            constants
+        } else {
+            constants_of(api, fts, args)?
+        };
+        let made = Box::into_raw(Box::new(made));
         let rc = call!(api, xSetAuxdata, fts, made.cast(), Some(drop_constants));
         if rc != ffi::SQLITE_OK {
             // SQLite has called drop_constants on failure.
@@ -168,6 +272,7 @@ unsafe fn score(
         constants = made;
     }
     let q = &mut *constants;
+    q.positions.clear();
     for (phrase, frequency) in q.frequency.iter_mut().enumerate() {
         *frequency = 0.0;
         let mut iter = ffi::Fts5PhraseIter {
@@ -189,7 +294,20 @@ unsafe fn score(
         }
         while column >= 0 {
             *frequency += q.columns.get(column as usize).copied().unwrap_or(1.0);
+            if q.top.is_some() {
+                q.positions.push((column, offset));
+            }
             call!(api, xPhraseNext, fts, &mut iter, &mut column, &mut offset);
+        }
+    }
+    let prunes = (0.0..=1.0).contains(&q.b); // else a longer row may score higher
+    if let Some(threshold) = q.top.as_ref().and_then(Top::threshold).filter(|_| prunes) {
+        // The row holds at least one token per distinct position a match starts at.
+        q.positions.sort_unstable();
+        q.positions.dedup();
+        let bound = q.sum(q.positions.len().max(1) as f64);
+        if bound < threshold {
+            return Ok(None);
         }
     }
     let mut length: c_int = 0;
@@ -197,12 +315,24 @@ unsafe fn score(
     if rc != ffi::SQLITE_OK {
         return Err(rc);
     }
-    let norm = K1 * (1.0 - q.b + q.b * f64::from(length) / q.average_length);
-    Ok(q.weighted_idf
-        .iter()
-        .zip(&q.frequency)
-        .map(|(idf, f)| idf * (f * (K1 + 1.0)) / (f + norm))
-        .sum())
+    let score = q.sum(f64::from(length));
+    if let Some(top) = q.top.as_mut() {
+        top.offer(score);
+    }
+    Ok(Some(score))
+}
+
+impl QueryConstants {
+    /// The row's score at `length` tokens, from the phrase frequencies last read. Falls as
+    /// `length` grows (b ≥ 0), which makes the least length give a bound.
+    fn sum(&self, length: f64) -> f64 {
+        let norm = K1 * (1.0 - self.b + self.b * length / self.average_length);
+        self.weighted_idf
+            .iter()
+            .zip(&self.frequency)
+            .map(|(idf, f)| idf * (f * (K1 + 1.0)) / (f + norm))
+            .sum()
+    }
 }
 
 unsafe fn constants_of(
@@ -265,6 +395,8 @@ unsafe fn constants_of(
         average_length: tokens as f64 / (rows.max(1) as f64),
         b,
         frequency: vec![0.0; phrases],
+        top: None,
+        positions: Vec::new(),
     })
 }
 
@@ -404,5 +536,89 @@ mod tests {
         assert!(gap(&none).abs() <= 1e-12, "{none:?}");
         assert!(gap(&fts5) > 0.0, "{fts5:?}");
         assert!(gap(&with_b(0.9)) > gap(&fts5));
+    }
+
+    #[test]
+    fn the_top_rows_are_those_of_the_full_scores() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(title, body, content = '', contentless_delete = 1,
+                 tokenize = 'porter unicode61 remove_diacritics 2');",
+        )
+        .unwrap();
+        // 3,000 rows of 1-80 words drawn unevenly from 40, so that some words are in most
+        // rows, some in few, and many rows tie.
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let word = |i: u64| format!("w{}", i * i % 40);
+        {
+            let mut insert = conn
+                .prepare("INSERT INTO t(rowid, title, body) VALUES (?1, ?2, ?3)")
+                .unwrap();
+            for row in 1..=3000i64 {
+                let title: Vec<String> = (0..next(4)).map(|_| word(next(40))).collect();
+                let body: Vec<String> = (0..1 + next(80)).map(|_| word(next(40))).collect();
+                insert
+                    .execute(rusqlite::params![row, title.join(" "), body.join(" ")])
+                    .unwrap();
+            }
+        }
+        let ranked = |function: &str, k: usize, expression: &str, filter: &str| {
+            let args = if function == "quarry_bm25_top" {
+                format!("{k}, 0.75, '3 1 2', 2.5, 1.0")
+            } else {
+                "0.75, '3 1 2', 2.5, 1.0".to_string()
+            };
+            let sql = format!(
+                "SELECT rowid, {function}(t, {args}) AS s FROM t WHERE t MATCH ?1{filter}
+                 ORDER BY s DESC LIMIT {k}"
+            );
+            scores(&conn, &sql, expression)
+        };
+        let mut pruned_any = false;
+        for expression in [
+            "\"w0\" OR \"w1\" OR \"w9\"",
+            "\"w16\" OR \"w4\"",
+            "\"w25\" OR \"w36 w0\" OR \"w0\"",
+        ] {
+            for filter in ["", " AND rowid % 3 = 0"] {
+                for k in [1, 5, 10, 200] {
+                    let full = ranked("quarry_bm25", k, expression, filter);
+                    let top = ranked("quarry_bm25_top", k, expression, filter);
+                    let desc = |rows: &[(i64, f64)]| {
+                        let mut s: Vec<f64> = rows.iter().map(|r| r.1).collect();
+                        s.sort_by(|a, b| b.total_cmp(a));
+                        s
+                    };
+                    assert_eq!(desc(&full), desc(&top), "{expression}{filter} k {k}");
+                    // Each row given keeps its full score.
+                    let all: std::collections::HashMap<i64, f64> =
+                        ranked("quarry_bm25", 100_000, expression, filter)
+                            .into_iter()
+                            .collect();
+                    for (row, score) in &top {
+                        assert_eq!(all[row], *score, "row {row}");
+                    }
+                    let nulls: i64 = conn
+                        .query_row(
+                            &format!(
+                                "SELECT count(*) FROM (SELECT quarry_bm25_top(t, {k}, 0.75, '3 1 2',
+                                 2.5, 1.0) AS s FROM t WHERE t MATCH ?1{filter}) WHERE s IS NULL"
+                            ),
+                            [expression],
+                            |r| r.get(0),
+                        )
+                        .unwrap();
+                    pruned_any |= nulls > 0;
+                }
+            }
+        }
+        assert!(pruned_any, "no row was ever skipped");
     }
 }
