@@ -8,6 +8,7 @@
 //! Every index batch is one transaction, so a run killed at any moment leaves a consistent
 //! file: the next run sees which files are stored with which hash and finishes the job.
 
+mod best_rows;
 mod checksums;
 mod commit_rows;
 mod damage;

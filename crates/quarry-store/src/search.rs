@@ -1,11 +1,12 @@
 //! Read queries: BM25 over the full-text table with repo/language/path pre-filters, and the
 //! per-repo counts behind `quarry status`.
 
-use crate::weighted_bm25::{weighted_expression, FTS5_B};
+use crate::best_rows::{best_rows, Ranking};
+use crate::weighted_bm25::FTS5_B;
 use crate::{repo_from_row, REPO_COLUMNS};
 use quarry_core::{ChunkHit, ContentType, FileHit, Language, LexicalQuery, RepoStats};
 use rusqlite::{types::Value, Connection, OptionalExtension};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A path filter as a GLOB pattern: a pattern with glob characters is used as given, a plain
 /// string matches any path containing it.
@@ -94,9 +95,6 @@ pub(crate) const HIT_COLUMNS: &str =
     "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, \
      coalesce(c.language, f.language), c.text, c.page, c.cell";
 
-/// The column after `HIT_COLUMNS`.
-pub(crate) const SCORE_COLUMN: usize = 11;
-
 /// Reads `HIT_COLUMNS`; the score comes from column `score_at` if given, else 0.
 pub(crate) fn hit_from_row(
     r: &rusqlite::Row,
@@ -136,46 +134,68 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    // Any of the terms, each distinct one once, weighted by how often it is listed.
-    let (expression, phrase_weights) = weighted_expression(&q.terms);
-    let mut args: Vec<Value> = vec![Value::Text(expression), Value::Text(phrase_weights)];
-    let mut filters = String::new();
-    push_filters(&mut filters, &mut args, &q.repos, q.path_glob.as_deref());
-    push_scope(&mut filters, &mut args, q.language, q.content, true);
-    args.push(Value::Integer(q.limit as i64));
-    let w = q.weights;
-    let rank = format!(
-        "quarry_bm25_top(chunks_fts, ?{}, {FTS5_B}, ?2, {:.3}, {:.3}, {:.3})",
-        args.len(),
-        w.path,
-        w.symbol,
-        w.body
-    );
     // The best rows are chosen first and only they are read: a common word matches a quarter
     // of a million chunks at a million, and reading each one's text before the sort was two
     // thirds of the search. The joins stay in the choice only when a filter reads them.
-    let joins = if filters.is_empty() {
-        ""
-    } else {
-        "JOIN chunks c ON c.id = chunks_fts.rowid
-         JOIN files f ON f.id = c.file_id
-         JOIN repos r ON r.id = f.repo_id"
-    };
+    let best = best_of(conn, "chunks_fts", q, true)?;
+    let ids = best
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect::<Vec<_>>();
     let sql = format!(
-        "SELECT {HIT_COLUMNS}, best.score
-         FROM (SELECT chunks_fts.rowid AS id, {rank} AS score FROM chunks_fts {joins}
-               WHERE chunks_fts MATCH ?1{filters} ORDER BY score DESC LIMIT ?{limit}) best
-         JOIN chunks c ON c.id = best.id
+        "SELECT {HIT_COLUMNS} FROM chunks c
          JOIN files f ON f.id = c.file_id
          JOIN repos r ON r.id = f.repo_id
-         ORDER BY best.score DESC",
-        limit = args.len()
+         WHERE c.id IN ({})",
+        ids.join(",")
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        hit_from_row(r, Some(SCORE_COLUMN))
-    })?;
-    rows.collect()
+    let mut stmt = conn.prepare(&sql)?;
+    let mut hits: HashMap<i64, ChunkHit> = stmt
+        .query_map([], |r| hit_from_row(r, None))?
+        .map(|hit| hit.map(|h| (h.id, h)))
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(best
+        .into_iter()
+        .filter_map(|(id, score)| {
+            hits.remove(&id).map(|mut hit| {
+                hit.score = score;
+                hit
+            })
+        })
+        .collect())
+}
+
+/// The best `(rowid, score)` of `table` (`chunks_fts` or `files_fts`) for `q`, best first.
+fn best_of(
+    conn: &Connection,
+    table: &str,
+    q: &LexicalQuery,
+    chunks: bool,
+) -> rusqlite::Result<Vec<(i64, f64)>> {
+    // Parameters 1-4 are the choice's own (best_rows.rs).
+    let mut args: Vec<Value> = vec![Value::Null; 4];
+    let mut filters = String::new();
+    push_filters(&mut filters, &mut args, &q.repos, q.path_glob.as_deref());
+    push_scope(&mut filters, &mut args, q.language, q.content, chunks);
+    let joins = match (filters.is_empty(), chunks) {
+        (true, _) => "",
+        (false, true) => {
+            "JOIN chunks c ON c.id = chunks_fts.rowid
+             JOIN files f ON f.id = c.file_id
+             JOIN repos r ON r.id = f.repo_id"
+        }
+        (false, false) => "JOIN files f ON f.id = files_fts.rowid JOIN repos r ON r.id = f.repo_id",
+    };
+    let w = q.weights;
+    let ranking = Ranking {
+        table,
+        joins,
+        filters: &filters,
+        filter_args: args.split_off(4),
+        b: FTS5_B,
+        columns: [w.path, w.symbol, w.body],
+    };
+    best_rows(conn, &ranking, &q.terms, q.limit)
 }
 
 /// BM25 over whole files, with the same terms, weights and filters as chunk search.
@@ -183,48 +203,31 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
     if q.terms.is_empty() || q.limit == 0 {
         return Ok(Vec::new());
     }
-    // Any of the terms, each distinct one once, weighted by how often it is listed.
-    let (expression, phrase_weights) = weighted_expression(&q.terms);
-    let mut args: Vec<Value> = vec![Value::Text(expression), Value::Text(phrase_weights)];
-    let mut filters = String::new();
-    push_filters(&mut filters, &mut args, &q.repos, q.path_glob.as_deref());
-    push_scope(&mut filters, &mut args, q.language, q.content, false);
-    args.push(Value::Integer(q.limit as i64));
-    let w = q.weights;
-    let rank = format!(
-        "quarry_bm25_top(files_fts, ?{}, {FTS5_B}, ?2, {:.3}, {:.3}, {:.3})",
-        args.len(),
-        w.path,
-        w.symbol,
-        w.body
-    );
-    // As for chunks: the best rows first, then their names (joins in the choice only for a
-    // filter that reads them).
-    let joins = if filters.is_empty() {
-        ""
-    } else {
-        "JOIN files f ON f.id = files_fts.rowid JOIN repos r ON r.id = f.repo_id"
-    };
+    let best = best_of(conn, "files_fts", q, false)?;
+    let ids = best
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect::<Vec<_>>();
     let sql = format!(
-        "SELECT r.name, f.path, f.language, best.score
-         FROM (SELECT files_fts.rowid AS id, {rank} AS score FROM files_fts {joins}
-               WHERE files_fts MATCH ?1{filters} ORDER BY score DESC LIMIT ?{limit}) best
-         JOIN files f ON f.id = best.id
-         JOIN repos r ON r.id = f.repo_id
-         ORDER BY best.score DESC",
-        limit = args.len()
+        "SELECT f.id, r.name, f.path, f.language FROM files f JOIN repos r ON r.id = f.repo_id
+         WHERE f.id IN ({})",
+        ids.join(",")
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let language: String = r.get(2)?;
-        Ok(FileHit {
-            repo: r.get(0)?,
-            path: r.get(1)?,
-            language: Language::from_name(&language).unwrap_or(Language::Text),
-            score: r.get(3)?,
+    let mut stmt = conn.prepare(&sql)?;
+    let mut files: HashMap<i64, (String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(best
+        .into_iter()
+        .filter_map(|(id, score)| {
+            files.remove(&id).map(|(repo, path, language)| FileHit {
+                repo,
+                path,
+                language: Language::from_name(&language).unwrap_or(Language::Text),
+                score,
+            })
         })
-    })?;
-    rows.collect()
+        .collect())
 }
 
 /// `(repo, path)` of the files whose normalised name (`tokens::file_stem_key`) is one of

@@ -18,7 +18,7 @@
 //! weight, and positive (higher is better), so a deduplicated query with weights scores every
 //! row as the repeated query did (`tests::scores_equal_repeating_the_phrase`).
 //!
-//! `quarry_bm25_top(table, k, b, 'w1 w2 …', c1, …)` scores the same, but only the rows that may
+//! `quarry_bm25_top(table, k, b, 'w1 w2 …', counts, c1, …)` scores the same, but only the rows that may
 //! be among the `k` best it has scored so far; any other row is NULL. A row's length is what
 //! costs (FTS5 looks it up in its `docsize` table, a B-tree search per row: two thirds of a
 //! search over a quarter of a million matching chunks), and its score can only fall as its
@@ -35,11 +35,12 @@ use rusqlite::Connection;
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 
-const K1: f64 = 1.2;
+pub(crate) const K1: f64 = 1.2;
 /// FTS5's length normalisation, `bm25()`'s: what code search passes.
 pub(crate) const FTS5_B: f64 = 0.75;
 const NAME: &CStr = c"quarry_bm25";
 const TOP_NAME: &CStr = c"quarry_bm25_top";
+const COUNTS_NAME: &CStr = c"quarry_bm25_counts";
 
 /// A MATCH expression with one phrase per distinct term (first-seen order) and the weights
 /// `quarry_bm25` takes with it: how many times each was listed.
@@ -82,6 +83,16 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         );
         if rc != ffi::SQLITE_OK {
             return Err(fail(rc, "cannot register quarry_bm25_top"));
+        }
+        let rc = create(
+            api,
+            COUNTS_NAME.as_ptr(),
+            ptr::null_mut(),
+            Some(counts_row),
+            None,
+        );
+        if rc != ffi::SQLITE_OK {
+            return Err(fail(rc, "cannot register quarry_bm25_counts"));
         }
     }
     Ok(())
@@ -254,14 +265,14 @@ unsafe fn score(
                 Some((&k, rest)) => (ffi::sqlite3_value_int64(k).max(0) as usize, rest),
                 None => (0, args),
             };
-            let mut constants = constants_of(api, fts, rest)?;
+            let mut constants = constants_of(api, fts, rest, true)?;
             constants.top = Some(Top {
                 k,
                 best: std::collections::BinaryHeap::with_capacity(k + 1),
             });
             constants
         } else {
-            constants_of(api, fts, args)?
+            constants_of(api, fts, args, false)?
         };
         let made = Box::into_raw(Box::new(made));
         let rc = call!(api, xSetAuxdata, fts, made.cast(), Some(drop_constants));
@@ -273,8 +284,12 @@ unsafe fn score(
     }
     let q = &mut *constants;
     q.positions.clear();
+    let mut most = 0; // the most matches of one phrase: each starts at a position of its own
     for (phrase, frequency) in q.frequency.iter_mut().enumerate() {
         *frequency = 0.0;
+        if q.weighted_idf[phrase] == 0.0 {
+            continue; // weighs nothing (a term listed again to lead a split query: best_rows.rs)
+        }
         let mut iter = ffi::Fts5PhraseIter {
             a: ptr::null(),
             b: ptr::null(),
@@ -292,6 +307,7 @@ unsafe fn score(
         if rc != ffi::SQLITE_OK {
             return Err(rc);
         }
+        let before = q.positions.len();
         while column >= 0 {
             *frequency += q.columns.get(column as usize).copied().unwrap_or(1.0);
             if q.top.is_some() {
@@ -299,14 +315,19 @@ unsafe fn score(
             }
             call!(api, xPhraseNext, fts, &mut iter, &mut column, &mut offset);
         }
+        most = most.max(q.positions.len() - before);
     }
     let prunes = (0.0..=1.0).contains(&q.b); // else a longer row may score higher
     if let Some(threshold) = q.top.as_ref().and_then(Top::threshold).filter(|_| prunes) {
-        // The row holds at least one token per distinct position a match starts at.
+        // The row holds at least one token per distinct position a match starts at: as many
+        // as one phrase's matches (no sorting), then, if that does not settle it, as many as
+        // all phrases' distinct starts (two phrases may match the same token).
+        if q.sum(most.max(1) as f64) < threshold {
+            return Ok(None);
+        }
         q.positions.sort_unstable();
         q.positions.dedup();
-        let bound = q.sum(q.positions.len().max(1) as f64);
-        if bound < threshold {
+        if q.sum(q.positions.len().max(1) as f64) < threshold {
             return Ok(None);
         }
     }
@@ -335,17 +356,9 @@ impl QueryConstants {
     }
 }
 
-unsafe fn constants_of(
-    api: &ffi::Fts5ExtensionApi,
-    fts: *mut ffi::Fts5Context,
-    args: &[*mut ffi::sqlite3_value],
-) -> Result<QueryConstants, c_int> {
-    let phrases = call!(api, xPhraseCount, fts).max(0) as usize;
-    let (b, args) = match args.split_first() {
-        Some((&b, rest)) => (ffi::sqlite3_value_double(b), rest),
-        None => (FTS5_B, args),
-    };
-    let weights: Vec<f64> = match args.first() {
+/// A text argument's whitespace-separated numbers (none for NULL); a word that is not one is 1.
+unsafe fn numbers(v: Option<&*mut ffi::sqlite3_value>) -> Vec<f64> {
+    match v {
         Some(&v) if !ffi::sqlite3_value_text(v).is_null() => {
             CStr::from_ptr(ffi::sqlite3_value_text(v).cast())
                 .to_string_lossy()
@@ -354,12 +367,15 @@ unsafe fn constants_of(
                 .collect()
         }
         _ => Vec::new(),
-    };
-    let columns = args
-        .iter()
-        .skip(1)
-        .map(|&v| ffi::sqlite3_value_double(v))
-        .collect();
+    }
+}
+
+/// The table's row count and token count, and per phrase of the query how many rows hold it.
+unsafe fn document_counts(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+) -> Result<(i64, i64, Vec<i64>), c_int> {
+    let phrases = call!(api, xPhraseCount, fts).max(0) as usize;
     let (mut rows, mut tokens) = (0i64, 0i64);
     let rc = call!(api, xRowCount, fts, &mut rows);
     if rc != ffi::SQLITE_OK {
@@ -369,7 +385,7 @@ unsafe fn constants_of(
     if rc != ffi::SQLITE_OK {
         return Err(rc);
     }
-    let mut weighted_idf = Vec::with_capacity(phrases);
+    let mut counts = Vec::with_capacity(phrases);
     for phrase in 0..phrases {
         let mut hits = 0i64;
         let rc = call!(
@@ -383,12 +399,89 @@ unsafe fn constants_of(
         if rc != ffi::SQLITE_OK {
             return Err(rc);
         }
-        let (n, hits) = (rows as f64, hits as f64);
-        // bm25()'s IDF, floored where a phrase is in more than half of the rows.
-        let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
-        let idf = if idf <= 0.0 { 1e-6 } else { idf };
-        weighted_idf.push(idf * weights.get(phrase).copied().unwrap_or(1.0));
+        counts.push(hits);
     }
+    Ok((rows, tokens, counts))
+}
+
+/// bm25()'s IDF of a phrase held by `hits` of `rows` rows, floored where a phrase is in more
+/// than half of them.
+pub(crate) fn idf(rows: f64, hits: f64) -> f64 {
+    let idf = ((rows - hits + 0.5) / (hits + 0.5)).ln();
+    if idf <= 0.0 {
+        1e-6
+    } else {
+        idf
+    }
+}
+
+/// The most one phrase of IDF `idf` and weight `weight` can add to a row's score, however
+/// often the row holds it.
+pub(crate) fn most_added(idf: f64, weight: f64) -> f64 {
+    idf * weight * (K1 + 1.0)
+}
+
+/// `quarry_bm25_counts(table)`: "rows tokens n1 n2 …", the table's row and token counts and
+/// how many rows hold each phrase of the query: what a caller needs to split a query by IDF
+/// and to pass the counts on, so that they are not counted again.
+unsafe extern "C" fn counts_row(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n_args: c_int,
+    _args: *mut *mut ffi::sqlite3_value,
+) {
+    match document_counts(&*api, fts) {
+        Ok((rows, tokens, counts)) => {
+            let mut text = format!("{rows} {tokens}");
+            for n in counts {
+                text.push_str(&format!(" {n}"));
+            }
+            let text = std::ffi::CString::new(text).unwrap_or_default();
+            ffi::sqlite3_result_text(ctx, text.as_ptr(), -1, ffi::SQLITE_TRANSIENT());
+        }
+        Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+    }
+}
+
+/// The query's constants from the function's arguments: `b, weights, columns…`, or for
+/// `quarry_bm25_top` `b, weights, counts, columns…` (`counts` as `quarry_bm25_counts` gives
+/// them, or NULL to count here).
+unsafe fn constants_of(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    args: &[*mut ffi::sqlite3_value],
+    with_counts: bool,
+) -> Result<QueryConstants, c_int> {
+    let phrases = call!(api, xPhraseCount, fts).max(0) as usize;
+    let (b, args) = match args.split_first() {
+        Some((&b, rest)) => (ffi::sqlite3_value_double(b), rest),
+        None => (FTS5_B, args),
+    };
+    let weights = numbers(args.first());
+    let given = if with_counts {
+        numbers(args.get(1))
+    } else {
+        Vec::new()
+    };
+    let columns = args
+        .iter()
+        .skip(if with_counts { 2 } else { 1 })
+        .map(|&v| ffi::sqlite3_value_double(v))
+        .collect();
+    let (rows, tokens, counts) = if given.len() == phrases + 2 {
+        let counts = given[2..].iter().map(|&n| n as i64).collect();
+        (given[0] as i64, given[1] as i64, counts)
+    } else {
+        document_counts(api, fts)?
+    };
+    let weighted_idf = counts
+        .iter()
+        .enumerate()
+        .map(|(phrase, &hits)| {
+            idf(rows as f64, hits as f64) * weights.get(phrase).copied().unwrap_or(1.0)
+        })
+        .collect();
     Ok(QueryConstants {
         weighted_idf,
         columns,
@@ -571,7 +664,7 @@ mod tests {
         }
         let ranked = |function: &str, k: usize, expression: &str, filter: &str| {
             let args = if function == "quarry_bm25_top" {
-                format!("{k}, 0.75, '3 1 2', 2.5, 1.0")
+                format!("{k}, 0.75, '3 1 2', NULL, 2.5, 1.0")
             } else {
                 "0.75, '3 1 2', 2.5, 1.0".to_string()
             };
@@ -609,7 +702,7 @@ mod tests {
                         .query_row(
                             &format!(
                                 "SELECT count(*) FROM (SELECT quarry_bm25_top(t, {k}, 0.75, '3 1 2',
-                                 2.5, 1.0) AS s FROM t WHERE t MATCH ?1{filter}) WHERE s IS NULL"
+                                 NULL, 2.5, 1.0) AS s FROM t WHERE t MATCH ?1{filter}) WHERE s IS NULL"
                             ),
                             [expression],
                             |r| r.get(0),
