@@ -47,6 +47,9 @@ pub(crate) struct Ranking<'a> {
     pub b: f64,
     /// The columns' weights.
     pub columns: [f64; 3],
+    /// Whether a query of many terms may be split: the split's own reads (the terms' counts
+    /// first, each leading term twice) pay only where the whole query visits many rows.
+    pub may_split: bool,
 }
 
 /// The `limit` best rows for `terms` (a term listed n times weighs n), as `(rowid, score)`,
@@ -88,7 +91,7 @@ fn best_rows_by_passes(
             passes,
         ))
     };
-    if counted.len() < 3 {
+    if counted.len() < 3 || !ranking.may_split {
         return whole(passes);
     }
     let Some((rows, tokens, hits)) = counts(conn, ranking.table, terms)? else {
@@ -311,6 +314,7 @@ mod tests {
                         filter_args: Vec::new(),
                         b: 0.75,
                         columns: [3.0, 2.0, 1.0],
+                        may_split: true,
                     };
                     let got = best_rows(&conn, &ranking, terms, limit).unwrap();
                     let scores = |rows: &[(i64, f64)]| rows.iter().map(|r| r.1).collect::<Vec<_>>();
@@ -342,6 +346,7 @@ mod tests {
             filter_args: Vec::new(),
             b: 0.75,
             columns: [3.0, 2.0, 1.0],
+            may_split: true,
         };
         let (got, passes) = best_rows_by_passes(&conn, &ranking, &terms, 5).unwrap();
         assert!(passes.iter().all(|&trailing| trailing >= 3), "{passes:?}");
@@ -350,5 +355,13 @@ mod tests {
         // Asked for nearly every row, the common ones may fill it: the whole query runs.
         let (_, passes) = best_rows_by_passes(&conn, &ranking, &terms, 3500).unwrap();
         assert_eq!(passes.last(), Some(&0), "{passes:?}");
+        // A table too small to split runs the whole query at once.
+        let small = Ranking {
+            may_split: false,
+            ..ranking
+        };
+        let (got, passes) = best_rows_by_passes(&conn, &small, &terms, 5).unwrap();
+        assert_eq!(passes, [0]);
+        assert_eq!(scores(&got), scores(&plain(&conn, &terms, "", 5)));
     }
 }

@@ -165,6 +165,10 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
         .collect())
 }
 
+/// Tables with at least this many rows may split a query of many terms: at sympy's 36,000
+/// chunks the whole query is as fast, at tokio's 15,000 faster.
+const SPLIT_FROM: i64 = 100_000;
+
 /// The best `(rowid, score)` of `table` (`chunks_fts` or `files_fts`) for `q`, best first.
 fn best_of(
     conn: &Connection,
@@ -186,6 +190,17 @@ fn best_of(
         }
         (false, false) => "JOIN files f ON f.id = files_fts.rowid JOIN repos r ON r.id = f.repo_id",
     };
+    // Split only a table of many rows (best_rows.rs); its content table's largest id is one
+    // probe of its primary key.
+    let rows: Option<i64> = conn.query_row(
+        if chunks {
+            "SELECT max(id) FROM chunks"
+        } else {
+            "SELECT max(id) FROM files"
+        },
+        [],
+        |r| r.get(0),
+    )?;
     let w = q.weights;
     let ranking = Ranking {
         table,
@@ -194,6 +209,7 @@ fn best_of(
         filter_args: args.split_off(4),
         b: FTS5_B,
         columns: [w.path, w.symbol, w.body],
+        may_split: rows.unwrap_or(0) >= SPLIT_FROM,
     };
     best_rows(conn, &ranking, &q.terms, q.limit)
 }
