@@ -144,6 +144,29 @@ pub fn chunks_keep_their_place_and_language(store: &mut dyn Store) {
         .map(|c| c.cell)
         .collect();
     assert_eq!(cells, [Some(1), Some(2)]);
+    // The first chunk alone is the first of them; a path the index lacks has none.
+    let first = store
+        .first_chunk("documents", "analysis.ipynb")
+        .unwrap()
+        .map(|c| c.cell);
+    assert_eq!(first, Some(Some(1)));
+    assert!(store
+        .first_chunk("documents", "missing.ipynb")
+        .unwrap()
+        .is_none());
+    // The paths alone are those of the files' states.
+    let repo = store
+        .repos()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "documents")
+        .unwrap();
+    let mut paths = store.file_paths(repo.id).unwrap();
+    paths.sort();
+    let mut states: Vec<String> = store.file_states(repo.id).unwrap().into_keys().collect();
+    states.sort();
+    assert!(!paths.is_empty());
+    assert_eq!(paths, states);
 }
 
 /// The trigram pre-filter of `quarry grep`: which indexed files can contain a requirement's

@@ -343,6 +343,11 @@ pub trait Store: crate::history::HistoryStore {
     }
     /// The stored state of every file of a repo, by repo-relative path.
     fn file_states(&self, repo: i64) -> anyhow::Result<HashMap<String, FileState>>;
+    /// Every indexed path of a repo, in no set order. By default `file_states`' keys; a store
+    /// that can read the paths alone does (a path search asks for nothing else).
+    fn file_paths(&self, repo: i64) -> anyhow::Result<Vec<String>> {
+        Ok(self.file_states(repo)?.into_keys().collect())
+    }
     /// Whether the index holds `path` of `repo` (what a server may serve). By default read
     /// from `file_states`; a store that can ask for one path does.
     fn holds_file(&self, repo: i64, path: &str) -> anyhow::Result<bool> {
@@ -374,6 +379,11 @@ pub trait Store: crate::history::HistoryStore {
     ) -> anyhow::Result<Vec<(String, String)>>;
     /// Every chunk of one file, in line order.
     fn file_chunks(&self, repo: &str, path: &str) -> anyhow::Result<Vec<ChunkHit>>;
+    /// The first of `file_chunks`. By default read from them; a store that can read one row
+    /// does (a path search shows each file by its first chunk).
+    fn first_chunk(&self, repo: &str, path: &str) -> anyhow::Result<Option<ChunkHit>> {
+        Ok(self.file_chunks(repo, path)?.into_iter().next())
+    }
     /// The definitions indexed for one file, in the chunker's order, with the file's state
     /// when they were taken (an outline of an unchanged file needs no parse). `None`: not
     /// indexed, or a backend that does not keep them at hand (the caller parses).

@@ -197,8 +197,8 @@ impl Workspace {
     ) -> Result<Vec<String>> {
         let mut paths: Vec<String> = self
             .store()
-            .file_states(repo.id)?
-            .into_keys()
+            .file_paths(repo.id)?
+            .into_iter()
             .filter(|p| keep(p) && filter.admits(p))
             .collect();
         paths.sort();
@@ -216,12 +216,7 @@ impl Workspace {
                 if results.len() >= request.limit {
                     return Ok(Ok(results));
                 }
-                if let Some(first) = self
-                    .store()
-                    .file_chunks(&repo.name, &path)?
-                    .into_iter()
-                    .next()
-                {
+                if let Some(first) = self.store().first_chunk(&repo.name, &path)? {
                     let mut result = SearchResult::from(first);
                     result.score = 1.0;
                     result.reason = Some(format!("path contains `{wanted}`"));

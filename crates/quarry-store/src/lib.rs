@@ -561,6 +561,18 @@ impl Store for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
+    fn file_paths(&self, repo: i64) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path FROM files WHERE repo_id = ?1")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([repo], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(|e| self.err(e))
+    }
+
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
         self.apply_batch(repo, batch)
             .map_err(|e| classify(&self.path, e))
@@ -650,7 +662,12 @@ impl Store for SqliteStore {
     }
 
     fn file_chunks(&self, repo: &str, path: &str) -> Result<Vec<quarry_core::ChunkHit>> {
-        search::file_chunks(&self.conn, repo, path).map_err(|e| self.err(e))
+        search::file_chunks(&self.conn, repo, path, false).map_err(|e| self.err(e))
+    }
+
+    fn first_chunk(&self, repo: &str, path: &str) -> Result<Option<quarry_core::ChunkHit>> {
+        let first = search::file_chunks(&self.conn, repo, path, true).map_err(|e| self.err(e))?;
+        Ok(first.into_iter().next())
     }
 
     fn indexed_symbols(

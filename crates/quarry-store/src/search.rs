@@ -327,14 +327,20 @@ pub fn trigram_lookup(
     })
 }
 
-/// Every chunk of one file, in line order.
-pub fn file_chunks(conn: &Connection, repo: &str, path: &str) -> rusqlite::Result<Vec<ChunkHit>> {
+/// Every chunk of one file, in line order; with `first_only`, the first alone.
+pub fn file_chunks(
+    conn: &Connection,
+    repo: &str,
+    path: &str,
+    first_only: bool,
+) -> rusqlite::Result<Vec<ChunkHit>> {
     let sql = format!(
         "SELECT {HIT_COLUMNS} FROM chunks c
          JOIN files f ON f.id = c.file_id
          JOIN repos r ON r.id = f.repo_id
          WHERE r.name = ?1 AND f.path = ?2
-         ORDER BY c.page, c.cell, c.start_line"
+         ORDER BY c.page, c.cell, c.start_line{}",
+        if first_only { " LIMIT 1" } else { "" }
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([repo, path], |r| hit_from_row(r, None))?;
