@@ -243,13 +243,7 @@ mod tests {
                  contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');",
         )
         .unwrap();
-        let mut seed = 11u64;
-        let mut next = move |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut next = crate::weighted_bm25::draws(11);
         let mut insert = conn
             .prepare("INSERT INTO t(rowid, path, symbols, body) VALUES (?1, ?2, ?3, ?4)")
             .unwrap();

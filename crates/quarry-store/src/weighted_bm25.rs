@@ -210,16 +210,7 @@ unsafe extern "C" fn score_row(
     n_args: c_int,
     args: *mut *mut ffi::sqlite3_value,
 ) {
-    let args: &[*mut ffi::sqlite3_value] = if args.is_null() || n_args <= 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(args, n_args as usize)
-    };
-    match score(&*api, fts, args, false) {
-        Ok(Some(s)) => ffi::sqlite3_result_double(ctx, s),
-        Ok(None) => ffi::sqlite3_result_null(ctx),
-        Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
-    }
+    give_score(api, fts, ctx, n_args, args, false)
 }
 
 /// `quarry_bm25_top`: one row's score, NULL where it cannot be among the k best.
@@ -230,12 +221,24 @@ unsafe extern "C" fn score_top_row(
     n_args: c_int,
     args: *mut *mut ffi::sqlite3_value,
 ) {
+    give_score(api, fts, ctx, n_args, args, true)
+}
+
+/// Sets the result of either function: the score, NULL, or the error code.
+unsafe fn give_score(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_args: c_int,
+    args: *mut *mut ffi::sqlite3_value,
+    top: bool,
+) {
     let args: &[*mut ffi::sqlite3_value] = if args.is_null() || n_args <= 0 {
         &[]
     } else {
         std::slice::from_raw_parts(args, n_args as usize)
     };
-    match score(&*api, fts, args, true) {
+    match score(&*api, fts, args, top) {
         Ok(Some(s)) => ffi::sqlite3_result_double(ctx, s),
         Ok(None) => ffi::sqlite3_result_null(ctx),
         Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
@@ -493,6 +496,18 @@ unsafe fn constants_of(
     })
 }
 
+/// Numbers below n, the same for the same seed (a linear congruential generator): the test
+/// tables' words.
+#[cfg(test)]
+pub(crate) fn draws(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -642,13 +657,7 @@ mod tests {
         .unwrap();
         // 3,000 rows of 1-80 words drawn unevenly from 40, so that some words are in most
         // rows, some in few, and many rows tie.
-        let mut seed = 7u64;
-        let mut next = move |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut next = draws(7);
         let word = |i: u64| format!("w{}", i * i % 40);
         {
             let mut insert = conn
