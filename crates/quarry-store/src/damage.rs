@@ -73,9 +73,24 @@ pub(crate) fn busy_message(path: &Path) -> String {
 /// A file that was an index and is now empty: not an empty workspace (an empty workspace has
 /// no file, or a file holding the schema).
 fn emptied(path: &Path) -> Option<String> {
-    std::fs::metadata(path)
-        .is_ok_and(|m| m.is_file() && m.len() == 0)
+    lost_content(path)
         .then(|| "the file is empty (0 bytes): it held an index and lost it".to_string())
+}
+
+/// Whether the index file at `path` is empty though it held an index. A first writer marks
+/// the file it creates (`creation_mark`) until its schema is in: one stopped before that (killed
+/// right after SQLite created the file) leaves an empty file that never held anything, which
+/// the next writer builds on and a reader waits for, as for a file being created.
+pub(crate) fn lost_content(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
+        && !creation_mark(path).exists()
+}
+
+/// The file a first writer keeps beside the index it creates until the schema is in it.
+pub(crate) fn creation_mark(path: &Path) -> std::path::PathBuf {
+    let mut mark = path.as_os_str().to_owned();
+    mark.push("-creating");
+    mark.into()
 }
 
 /// `PRAGMA quick_check` of the index at `path`, then its schema against the digest recorded

@@ -153,10 +153,12 @@ impl SqliteStore {
     /// [`SchemaPending`]) and opens it read-only when it may not write it.
     pub fn open_with(path: &Path, access: Access) -> Result<SqliteStore> {
         // An index file is empty only while its first writer creates it (the schema is its
-        // first transaction): a reader waits for that writer (`SchemaPending`); a writer — who
-        // holds the write lock, so no other is at work — finds one that lost its content, no
-        // empty workspace to build on.
-        if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        // first transaction; the writer marks the file until then, `damage::creation_mark`):
+        // a reader waits for that writer (`SchemaPending`); a writer — who holds the write
+        // lock, so no other is at work — finds one that lost its content, no empty workspace
+        // to build on. An empty file still marked was left by a first writer stopped before
+        // its schema: it never held anything, and is built on.
+        if damage::lost_content(path) {
             return Err(match access {
                 Access::Read => SchemaPending {
                     path: path.to_path_buf(),
@@ -170,11 +172,16 @@ impl SqliteStore {
                 .into(),
             });
         }
+        let mark = damage::creation_mark(path);
         let conn = match access {
             Access::Write => {
                 if let Some(dir) = path.parent() {
                     std::fs::create_dir_all(dir)
                         .with_context(|| format!("cannot create index folder {}", dir.display()))?;
+                }
+                if !path.exists() {
+                    std::fs::write(&mark, b"")
+                        .with_context(|| format!("cannot create {}", mark.display()))?;
                 }
                 Connection::open(path)
             }
@@ -201,7 +208,15 @@ impl SqliteStore {
             Err(other) => other,
         };
         match access {
-            Access::Write => schema::migrate(&store.conn).map_err(sql_error)?,
+            Access::Write => {
+                schema::migrate(&store.conn).map_err(sql_error)?;
+                match std::fs::remove_file(&mark) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("cannot remove {}", mark.display()))
+                    }
+                    _ => {}
+                }
+            }
             Access::Read => {
                 let found = schema::check_version(&store.conn).map_err(sql_error)?;
                 if found < schema::SCHEMA_VERSION {
@@ -251,7 +266,7 @@ impl SqliteStore {
 
     /// Deletes the files of the index at `path` (database, WAL and shared-memory files).
     pub fn destroy(path: &Path) -> Result<()> {
-        for suffix in ["", "-wal", "-shm"] {
+        for suffix in ["", "-wal", "-shm", "-creating"] {
             let p = PathBuf::from(format!("{}{suffix}", path.display()));
             match std::fs::remove_file(&p) {
                 Ok(()) => {}

@@ -796,3 +796,34 @@ fn commit_vectors_kept_in_memory_answer_as_the_scan() {
         .iter()
         .all(|(sha, _)| ["c2", "c3", "c4"].contains(&sha.as_str())));
 }
+
+#[test]
+fn a_first_writer_stopped_before_its_schema_left_no_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    // What a first writer killed right after SQLite created the file leaves: an empty file,
+    // still marked as being created.
+    let left = dir.path().join("left.sqlite");
+    std::fs::write(&left, b"").unwrap();
+    std::fs::write(crate::damage::creation_mark(&left), b"").unwrap();
+    assert!(!crate::damage::check_file(&left).is_damaged());
+    let waiting = SqliteStore::open_with(&left, Access::Read).err().unwrap();
+    assert!(
+        waiting.downcast_ref::<SchemaPending>().is_some(),
+        "{waiting:#}"
+    );
+    let store = SqliteStore::open(&left).unwrap();
+    assert!(store.repos().unwrap().is_empty());
+    assert!(!crate::damage::creation_mark(&left).exists());
+    drop(store);
+    SqliteStore::open_with(&left, Access::Read).unwrap();
+    // A writer that creates the file marks it until the schema is in.
+    let fresh = dir.path().join("fresh.sqlite");
+    SqliteStore::open(&fresh).unwrap();
+    assert!(!crate::damage::creation_mark(&fresh).exists());
+    // An empty file not so marked held an index and lost it.
+    let lost = dir.path().join("lost.sqlite");
+    std::fs::write(&lost, b"").unwrap();
+    let err = SqliteStore::open(&lost).err().unwrap();
+    assert!(format!("{err:#}").contains("empty (0 bytes)"), "{err:#}");
+    assert!(crate::damage::check_file(&lost).is_damaged());
+}
