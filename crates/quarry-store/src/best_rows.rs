@@ -60,15 +60,7 @@ pub(crate) fn best_rows(
     terms: &[impl AsRef<str>],
     limit: usize,
 ) -> rusqlite::Result<Vec<(i64, f64)>> {
-    let (rows, passes) = best_rows_by_passes(conn, ranking, terms, limit)?;
-    if std::env::var_os("QUARRY_TRACE_PASSES").is_some() {
-        eprintln!(
-            "TRACE {} terms {} k {limit} passes {passes:?}",
-            ranking.table,
-            terms.len()
-        );
-    }
-    Ok(rows)
+    Ok(best_rows_by_passes(conn, ranking, terms, limit)?.0)
 }
 
 /// `best_rows`, and how many terms trailed in each pass it ran (0: the whole query).
@@ -83,18 +75,16 @@ fn best_rows_by_passes(
     if counted.is_empty() || limit == 0 {
         return Ok((Vec::new(), passes));
     }
+    // Any of the terms, each distinct one once, weighted by how often it is listed.
+    let (all, all_weights) = weighted_expression(terms);
     let whole = |mut passes: Vec<usize>| {
-        let (expression, weights) = weighted_expression(terms);
         passes.push(0);
-        Ok((
-            run(conn, ranking, &expression, &weights, None, limit)?,
-            passes,
-        ))
+        Ok((run(conn, ranking, &all, &all_weights, None, limit)?, passes))
     };
     if counted.len() < 3 || !ranking.may_split {
         return whole(passes);
     }
-    let Some((rows, tokens, hits)) = counts(conn, ranking.table, terms)? else {
+    let Some((rows, tokens, hits)) = counts(conn, ranking.table, &all)? else {
         return Ok((Vec::new(), passes));
     };
     // Each term's most, least first.
@@ -113,7 +103,6 @@ fn best_rows_by_passes(
     if common == 0 {
         return whole(passes);
     }
-    let (all, all_weights) = weighted_expression(terms);
     let all_hits = hits
         .iter()
         .map(i64::to_string)
@@ -164,13 +153,13 @@ fn best_rows_by_passes(
     Ok((split(trailing)?.0, passes))
 }
 
-/// `quarry_bm25_counts` of the whole query: rows, tokens, rows holding each distinct term.
+/// `quarry_bm25_counts` of `expression` (the whole query's): rows, tokens, rows holding each
+/// distinct term.
 fn counts(
     conn: &Connection,
     table: &str,
-    terms: &[impl AsRef<str>],
+    expression: &str,
 ) -> rusqlite::Result<Option<(i64, i64, Vec<i64>)>> {
-    let (expression, _) = weighted_expression(terms);
     let sql =
         format!("SELECT quarry_bm25_counts({table}) FROM {table} WHERE {table} MATCH ?1 LIMIT 1");
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -328,7 +317,8 @@ mod tests {
         let conn = table();
         // Four words in most rows, two in few: every pass leaves at least three common ones out.
         let terms = ["w0", "w1", "w2", "w3", "zeta", "zeta", "omega"];
-        let (rows, _, hits) = counts(&conn, "t", &terms).unwrap().unwrap();
+        let (expression, _) = weighted_expression(&terms);
+        let (rows, _, hits) = counts(&conn, "t", &expression).unwrap().unwrap();
         assert!(
             hits[0] * 2 > rows && hits[5] * 50 < rows,
             "{hits:?} of {rows}"

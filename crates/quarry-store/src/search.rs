@@ -95,11 +95,8 @@ pub(crate) const HIT_COLUMNS: &str =
     "c.id, r.name, f.path, c.start_line, c.end_line, c.symbol, c.kind, \
      coalesce(c.language, f.language), c.text, c.page, c.cell";
 
-/// Reads `HIT_COLUMNS`; the score comes from column `score_at` if given, else 0.
-pub(crate) fn hit_from_row(
-    r: &rusqlite::Row,
-    score_at: Option<usize>,
-) -> rusqlite::Result<ChunkHit> {
+/// Reads `HIT_COLUMNS`; the score is 0 (the caller's to set).
+pub(crate) fn hit_from_row(r: &rusqlite::Row) -> rusqlite::Result<ChunkHit> {
     let (id, start_line, end_line): (i64, u32, u32) = (r.get(0)?, r.get(3)?, r.get(4)?);
     // Texts read as bytes: one damaged into invalid UTF-8 is shown replaced, and noted.
     let place = |what: &str| {
@@ -123,10 +120,7 @@ pub(crate) fn hit_from_row(
         text: text_at(8, "text")?.unwrap_or_default(),
         page: r.get(9)?,
         cell: r.get(10)?,
-        score: match score_at {
-            Some(i) => r.get(i)?,
-            None => 0.0,
-        },
+        score: 0.0,
     })
 }
 
@@ -138,30 +132,40 @@ pub fn lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Vec<Chun
     // of a million chunks at a million, and reading each one's text before the sort was two
     // thirds of the search. The joins stay in the choice only when a filter reads them.
     let best = best_of(conn, "chunks_fts", q, true)?;
-    let ids = best
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect::<Vec<_>>();
     let sql = format!(
         "SELECT {HIT_COLUMNS} FROM chunks c
          JOIN files f ON f.id = c.file_id
          JOIN repos r ON r.id = f.repo_id
-         WHERE c.id IN ({})",
-        ids.join(",")
+         WHERE c.id IN"
     );
-    let mut stmt = conn.prepare(&sql)?;
-    let mut hits: HashMap<i64, ChunkHit> = stmt
-        .query_map([], |r| hit_from_row(r, None))?
-        .map(|hit| hit.map(|h| (h.id, h)))
-        .collect::<rusqlite::Result<_>>()?;
+    in_best_order(conn, &best, &sql, |r| {
+        let hit = hit_from_row(r)?;
+        Ok((hit.id, hit))
+    })
+    .map(|hits| {
+        hits.into_iter()
+            .map(|(hit, score)| ChunkHit { score, ..hit })
+            .collect()
+    })
+}
+
+/// The rows `sql` (ending in `… IN`) reads for the ids of `best`, each `(id, row)`, in
+/// `best`'s order with its score; an id without a row is left out.
+fn in_best_order<T>(
+    conn: &Connection,
+    best: &[(i64, f64)],
+    sql: &str,
+    row: impl Fn(&rusqlite::Row) -> rusqlite::Result<(i64, T)>,
+) -> rusqlite::Result<Vec<(T, f64)>> {
+    let ids = best
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect::<Vec<_>>();
+    let mut stmt = conn.prepare(&format!("{sql} ({})", ids.join(",")))?;
+    let mut rows: HashMap<i64, T> = stmt.query_map([], row)?.collect::<rusqlite::Result<_>>()?;
     Ok(best
-        .into_iter()
-        .filter_map(|(id, score)| {
-            hits.remove(&id).map(|mut hit| {
-                hit.score = score;
-                hit
-            })
-        })
+        .iter()
+        .filter_map(|(id, score)| rows.remove(id).map(|row| (row, *score)))
         .collect())
 }
 
@@ -220,28 +224,26 @@ pub fn files_lexical(conn: &Connection, q: &LexicalQuery) -> rusqlite::Result<Ve
         return Ok(Vec::new());
     }
     let best = best_of(conn, "files_fts", q, false)?;
-    let ids = best
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect::<Vec<_>>();
-    let sql = format!(
-        "SELECT f.id, r.name, f.path, f.language FROM files f JOIN repos r ON r.id = f.repo_id
-         WHERE f.id IN ({})",
-        ids.join(",")
-    );
-    let mut stmt = conn.prepare(&sql)?;
-    let mut files: HashMap<i64, (String, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(best
+    let sql = "SELECT f.id, r.name, f.path, f.language FROM files f
+               JOIN repos r ON r.id = f.repo_id WHERE f.id IN";
+    let files = in_best_order(conn, &best, sql, |r| {
+        let language: String = r.get(3)?;
+        Ok((
+            r.get(0)?,
+            (
+                r.get(1)?,
+                r.get(2)?,
+                Language::from_name(&language).unwrap_or(Language::Text),
+            ),
+        ))
+    })?;
+    Ok(files
         .into_iter()
-        .filter_map(|(id, score)| {
-            files.remove(&id).map(|(repo, path, language)| FileHit {
-                repo,
-                path,
-                language: Language::from_name(&language).unwrap_or(Language::Text),
-                score,
-            })
+        .map(|((repo, path, language), score)| FileHit {
+            repo,
+            path,
+            language,
+            score,
         })
         .collect())
 }
@@ -343,7 +345,7 @@ pub fn file_chunks(
         if first_only { " LIMIT 1" } else { "" }
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([repo, path], |r| hit_from_row(r, None))?;
+    let rows = stmt.query_map([repo, path], |r| hit_from_row(r))?;
     rows.collect()
 }
 

@@ -426,7 +426,7 @@ pub fn search(conn: &Connection, q: &VectorQuery) -> rusqlite::Result<Vec<ChunkH
         args[0] = Value::Integer(id);
         let mut rows = stmt.query(rusqlite::params_from_iter(args.iter()))?;
         while let Some(row) = rows.next()? {
-            let mut hit = hit_from_row(row, None)?;
+            let mut hit = hit_from_row(row)?;
             hit.score = score as f64;
             hits.push(hit);
         }

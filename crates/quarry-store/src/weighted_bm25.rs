@@ -59,7 +59,8 @@ pub(crate) fn weighted_expression(terms: &[impl AsRef<str>]) -> (String, String)
     (expression, weights)
 }
 
-/// Registers `quarry_bm25` on `conn` (FTS5 functions belong to one connection).
+/// Registers `quarry_bm25`, `quarry_bm25_top` and `quarry_bm25_counts` on `conn` (FTS5
+/// functions belong to one connection).
 pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     // SAFETY: the handle is `conn`'s own and outlives these calls; the fts5_api pointer is
     // filled by SQLite for exactly this use (`SELECT fts5(?)` with a bound pointer of type
@@ -70,29 +71,26 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
         let create = (*api)
             .xCreateFunction
             .ok_or_else(|| fail(ffi::SQLITE_MISUSE, "FTS5 cannot create functions"))?;
-        let rc = create(api, NAME.as_ptr(), ptr::null_mut(), Some(score_row), None);
-        if rc != ffi::SQLITE_OK {
-            return Err(fail(rc, "cannot register quarry_bm25"));
-        }
-        let rc = create(
-            api,
-            TOP_NAME.as_ptr(),
-            ptr::null_mut(),
-            Some(score_top_row),
-            None,
+        type Function = unsafe extern "C" fn(
+            *const ffi::Fts5ExtensionApi,
+            *mut ffi::Fts5Context,
+            *mut ffi::sqlite3_context,
+            c_int,
+            *mut *mut ffi::sqlite3_value,
         );
-        if rc != ffi::SQLITE_OK {
-            return Err(fail(rc, "cannot register quarry_bm25_top"));
-        }
-        let rc = create(
-            api,
-            COUNTS_NAME.as_ptr(),
-            ptr::null_mut(),
-            Some(counts_row),
-            None,
-        );
-        if rc != ffi::SQLITE_OK {
-            return Err(fail(rc, "cannot register quarry_bm25_counts"));
+        let functions: [(&CStr, Function); 3] = [
+            (NAME, score_row),
+            (TOP_NAME, score_top_row),
+            (COUNTS_NAME, counts_row),
+        ];
+        for (name, function) in functions {
+            let rc = create(api, name.as_ptr(), ptr::null_mut(), Some(function), None);
+            if rc != ffi::SQLITE_OK {
+                return Err(fail(
+                    rc,
+                    &format!("cannot register {}", name.to_string_lossy()),
+                ));
+            }
         }
     }
     Ok(())
