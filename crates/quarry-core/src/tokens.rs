@@ -78,6 +78,25 @@ pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     }
 }
 
+/// The ASCII letters and digits of an ASCII `text`, lowercased, all else dropped, into `out`;
+/// false (and `out` empty) for a text that is not ASCII, whose words are lowercased by
+/// Unicode's rules. Every token [`for_each_token`] gives an ASCII text is one unbroken run of
+/// `out` (a word's joined form drops only its separators, and its parts are runs of that), so
+/// a text whose `out` holds none of a set of starts has no token beginning with any of them:
+/// one pass and no allocation, where tokenizing allocates per word.
+pub fn squeeze_ascii(text: &str, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    if !text.is_ascii() {
+        return false;
+    }
+    out.extend(
+        text.bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_lowercase()),
+    );
+    true
+}
+
 /// `identifier_parts` of an ASCII word: its lowercase letters and digits in `lower` (the
 /// parts joined), each part's range in `parts`.
 fn ascii_parts(word: &[u8], lower: &mut String, parts: &mut Vec<(usize, usize)>) {
@@ -207,6 +226,30 @@ const STOP_WORDS: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
+    /// Every token of an ASCII text is a run of its squeezed form; a text that is not ASCII
+    /// has none.
+    #[test]
+    fn every_token_is_a_run_of_the_squeezed_text() {
+        let mut out = Vec::new();
+        for text in [
+            "let x = spawn_blocking(move || HTTPServer::new(parse2D));",
+            "  __init__(self, a_b.c-d) # SPAWN__Blocking x2D",
+            "",
+            "+-*/",
+        ] {
+            assert!(super::squeeze_ascii(text, &mut out));
+            let squeezed = String::from_utf8(out.clone()).unwrap();
+            let mut tokens = 0;
+            super::for_each_token(text, |t| {
+                tokens += 1;
+                assert!(squeezed.contains(t), "{t:?} not in {squeezed:?} ({text:?})");
+            });
+            assert_eq!(tokens == 0, squeezed.is_empty(), "{text:?}");
+        }
+        assert!(!super::squeeze_ascii("naïve", &mut out));
+        assert!(out.is_empty());
+    }
+
     /// The ASCII path gives the tokens the general one gives, word by word.
     #[test]
     fn ascii_words_split_as_identifier_parts_splits_them() {

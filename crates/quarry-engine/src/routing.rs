@@ -142,7 +142,7 @@ impl Workspace {
     fn with_references(
         &self,
         request: &SearchRequest,
-        definitions: Vec<SearchResult>,
+        mut definitions: Vec<SearchResult>,
     ) -> Result<SearchResponse> {
         let mut lexical = request.clone();
         lexical.mode = Mode::Lexical;
@@ -150,7 +150,7 @@ impl Workspace {
         let mut response = self.search(&lexical)?;
         response.plan = None;
         response.files.clear();
-        let references: Vec<SearchResult> = std::mem::take(&mut response.results)
+        let mut references: Vec<SearchResult> = std::mem::take(&mut response.results)
             .into_iter()
             .filter(|r| {
                 !definitions.iter().any(|d| {
@@ -168,6 +168,12 @@ impl Workspace {
             .iter()
             .map(|r| r.score)
             .fold(f64::MIN_POSITIVE, f64::max);
+        // The search marked its results' lines; only a text it cut is marked again (as cut).
+        let colour = request.colour_lines;
+        crate::answer::mark_matched_lines(&mut definitions, &request.query, colour);
+        for r in references.iter_mut().filter(|r| r.text_cut_from.is_some()) {
+            crate::answer::mark_matched_lines(std::slice::from_mut(r), &request.query, colour);
+        }
         let references = references.into_iter().map(|mut r| {
             r.reason = Some(format!("mentions the name (BM25 {:.2})", r.score));
             r.score = floor * r.score / top;
@@ -176,11 +182,6 @@ impl Workspace {
         response.results = definitions;
         response.results.extend(references);
         response.results.truncate(request.limit);
-        crate::answer::mark_matched_lines(
-            &mut response.results,
-            &request.query,
-            request.colour_lines,
-        );
         for r in response.results.iter_mut().skip(request.full_text) {
             r.text = None;
         }

@@ -32,8 +32,10 @@ pub fn lone_identifier(query: &str, plan: &QueryPlan) -> Option<Vec<String>> {
 /// allows).
 pub fn holds_identifier(parts: &[String], haystack: &[&str]) -> bool {
     let joined = parts.concat();
-    if !may_hold(parts, &joined, haystack) {
-        return false;
+    match quick_look(parts, &joined, haystack) {
+        Look::Holds => return true,
+        Look::Lacks => return false,
+        Look::Maybe => {}
     }
     let mut found = vec![false; parts.len()];
     let mut whole = false;
@@ -55,13 +57,28 @@ pub fn holds_identifier(parts: &[String], haystack: &[&str]) -> bool {
     found.iter().all(|&f| f)
 }
 
+/// What a look at the lowercase texts tells without tokenizing them.
+#[derive(Debug, PartialEq)]
+enum Look {
+    /// A whole word is the identifier (`spawn_blocking`, `SpawnBlocking`, `spawnblocking`).
+    Holds,
+    /// No token can be the identifier or one of its parts.
+    Lacks,
+    /// Only the tokens can tell.
+    Maybe,
+}
+
 /// Whether the texts can hold the identifier at all: a token equal to the joined form, or
 /// one `same_word` as each part, contains that part less at most its plural ending, so the
-/// lowercase text contains it too. Most candidates fail this and are never tokenized.
-fn may_hold(parts: &[String], joined: &str, haystack: &[&str]) -> bool {
+/// lowercase text contains it too. Most candidates fail this and are never tokenized. And
+/// whether one surely does: a whole word (a run of letters, digits and `_` between bytes that
+/// are none of these nor part of a non-ASCII character) that is the joined form or the parts
+/// joined by `_`, in any case, is a token equal to the joined form.
+fn quick_look(parts: &[String], joined: &str, haystack: &[&str]) -> Look {
     if !joined.is_ascii() {
-        return true;
+        return Look::Maybe;
     }
+    let snake = parts.join("_");
     let stems: Vec<&str> = parts
         .iter()
         .map(|p| {
@@ -74,10 +91,14 @@ fn may_hold(parts: &[String], joined: &str, haystack: &[&str]) -> bool {
         })
         .collect();
     let mut seen = vec![false; stems.len()];
+    let mut may = false;
     for text in haystack {
         let lower = text.to_ascii_lowercase();
+        if whole_word_in(&lower, &snake) || whole_word_in(&lower, joined) {
+            return Look::Holds;
+        }
         if lower.contains(joined) {
-            return true;
+            may = true;
         }
         for (i, stem) in stems.iter().enumerate() {
             if !seen[i] && lower.contains(stem) {
@@ -85,7 +106,22 @@ fn may_hold(parts: &[String], joined: &str, haystack: &[&str]) -> bool {
             }
         }
     }
-    seen.iter().all(|&s| s)
+    if may || seen.iter().all(|&s| s) {
+        Look::Maybe
+    } else {
+        Look::Lacks
+    }
+}
+
+/// Whether `word` (ASCII) occurs in `text` with no word byte on either side (a letter, a
+/// digit, `_`, or any byte of a non-ASCII character, which may be a letter).
+fn whole_word_in(text: &str, word: &str) -> bool {
+    let in_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
+    let bytes = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        (at == 0 || !in_word(bytes[at - 1])) && bytes.get(end).is_none_or(|&b| !in_word(b))
+    })
 }
 
 fn same_word(token: &str, part: &str) -> bool {
@@ -129,6 +165,12 @@ mod tests {
             "a b",
             "HTTPServer",
             "http_servers",
+            "x.spawn_blocking(f)",
+            "my_spawn_blockingx",
+            "spawnblockingfoo = 1",
+            "é_spawn_blocking",
+            "spawn_blockingé",
+            "Spawn__Blocking",
         ];
         let idents = [
             vec!["spawn", "blocking"],

@@ -125,12 +125,16 @@ pub fn mark_matched_lines(results: &mut [SearchResult], query: &str, colour: boo
     if terms.is_empty() {
         return;
     }
+    let mut look = LineLook::new(&terms);
     for r in results.iter_mut() {
         let Some(text) = r.text.as_deref() else {
             continue;
         };
         let mut holding: Vec<(usize, u32, &str)> = Vec::new();
         for (i, line) in text.lines().enumerate() {
+            if !look.may_match(line) {
+                continue;
+            }
             let mut found: Vec<&str> = Vec::new();
             quarry_core::tokens::for_each_token(line, |t| {
                 if let Some(term) = terms.iter().find(|term| same_word(term, t)) {
@@ -170,6 +174,37 @@ pub fn mark_matched_lines(results: &mut [SearchResult], query: &str, colour: boo
                 }
             })
             .collect();
+    }
+}
+
+/// A look at a line before it is tokenized. A token `same_word` to a term begins with the
+/// term's first max(4, len - 3) bytes (all of a shorter term), and every token of an ASCII line
+/// is a run of its squeezed letters: a line whose squeezed letters hold none of these starts
+/// matches no term. Most lines of a result match none.
+struct LineLook<'t> {
+    starts: Vec<memchr::memmem::Finder<'t>>,
+    squeezed: Vec<u8>,
+}
+
+impl<'t> LineLook<'t> {
+    fn new(terms: &'t [String]) -> Self {
+        let starts = terms
+            .iter()
+            .map(|t| {
+                let b = t.as_bytes();
+                memchr::memmem::Finder::new(&b[..b.len().min(b.len().saturating_sub(3).max(4))])
+            })
+            .collect();
+        Self {
+            starts,
+            squeezed: Vec::new(),
+        }
+    }
+
+    /// False only when no token of `line` can be `same_word` to a term.
+    fn may_match(&mut self, line: &str) -> bool {
+        !quarry_core::tokens::squeeze_ascii(line, &mut self.squeezed)
+            || self.starts.iter().any(|s| s.find(&self.squeezed).is_some())
     }
 }
 
@@ -401,6 +436,46 @@ mod tests {
         let mut results = vec![result("fn f() {}\n")];
         mark_matched_lines(&mut results, "database migration", false);
         assert!(results[0].matched_lines.is_empty());
+    }
+
+    /// The look before tokenizing never passes over a line a term matches.
+    #[test]
+    fn the_look_before_tokenizing_skips_no_matching_line() {
+        let terms: Vec<String> = [
+            "user",
+            "name",
+            "cached",
+            "spawnblocking",
+            "spawn",
+            "db",
+            "numbers",
+        ]
+        .map(String::from)
+        .to_vec();
+        let lines = [
+            "    self._cache_numbers = {}",
+            "let h = tokio::task::spawn_blocking(move || db.get());",
+            "USER_NAME = 'x'  # the user's names",
+            "caching users in the DB",
+            "nothing to see here",
+            "SpawnBlocking::new()",
+            "spawned by numb",
+            "naïve user",
+            "",
+        ];
+        let mut look = LineLook::new(&terms);
+        let mut skipped = 0;
+        for line in lines {
+            let mut matches = false;
+            quarry_core::tokens::for_each_token(line, |t| {
+                matches |= terms.iter().any(|term| same_word(term, t));
+            });
+            if !look.may_match(line) {
+                skipped += 1;
+                assert!(!matches, "{line:?} matches a term but was skipped");
+            }
+        }
+        assert_eq!(skipped, 2, "the look skips the lines that match nothing");
     }
 
     #[test]
