@@ -21,6 +21,10 @@ REGEXES = [
     r"def _eval_\w+\(self\)", r"raise (ValueError|TypeError)\(", r"\bSymbol\('x'\)",
     r"^from sympy\.core import", r"[A-Z][a-z]+Error",
 ]
+# Patterns whose output is most of the tree (sympy's `self`, tokio's `let`: the printing is
+# the work), and globs that narrow the files (`-g`, as rg reads it), each literal.
+HIGH_OUTPUT = ["self", "let", "return"]
+GLOBS = [("sympy/core/*.py", "def "), ("tokio/src/**/*.rs", "fn "), ("*.md", "the")]
 SG_PATTERNS = [
     "$X.xreplace($$$)", "raise NotImplementedError($$$)", "isinstance($A, Symbol)",
     "def _eval_is_positive(self): $$$", "lambdify($$$)",
@@ -61,19 +65,21 @@ def main():
     daemon = dict(os.environ, QUARRY_DAEMON="require")
     subprocess.run(quarry + ["daemon", "start"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print(f"{'pattern':34} {'lines':>6} | {'rg cold':>8} {'rg warm':>8} | {'quarry cold':>11} {'quarry warm':>11} {'daemon warm':>11} | {'speed-up':>8} {'daemon':>7} | same")
-    for kind, patterns in (("literal", LITERALS), ("regex", REGEXES)):
-        for p in patterns:
-            extra = ["-F"] if kind == "literal" else []
-            rc, rw, rout, _ = timed([rg, "--sort", "path"] + extra + [p], tree, args.runs)
-            qc, qw, qout, _ = timed(quarry + ["grep"] + extra + [p], tree, args.runs, alone)
-            _, dw, dout, _ = timed(quarry + ["grep"] + extra + [p], tree, args.runs, daemon)
-            # rg --sort path is single-threaded; time rg's own default (parallel) too, and
-            # report the faster of the two as rg's figure.
-            rc2, rw2, _, _ = timed([rg] + extra + [p], tree, args.runs)
-            rc, rw = min(rc, rc2), min(rw, rw2)
-            same = "yes" if rout == qout == dout else "NO"
-            lines = rout.count(b"\n")
-            print(f"{kind[:3]} {p[:30]:30} {lines:>6} | {rc:7.1f}ms {rw:7.1f}ms | {qc:10.1f}ms {qw:10.1f}ms {dw:10.1f}ms | {rw / qw:7.2f}x {rw / dw:6.2f}x | {same}")
+    cases = [("literal", p, ["-F"]) for p in LITERALS + HIGH_OUTPUT]
+    cases += [("regex", p, []) for p in REGEXES]
+    cases += [("glob", p, ["-F", "-g", glob]) for glob, p in GLOBS]
+    for kind, p, extra in cases:
+        shown = f"{p} -g {extra[-1]}" if kind == "glob" else p
+        rc, rw, rout, _ = timed([rg, "--sort", "path"] + extra + [p], tree, args.runs)
+        qc, qw, qout, _ = timed(quarry + ["grep"] + extra + [p], tree, args.runs, alone)
+        _, dw, dout, _ = timed(quarry + ["grep"] + extra + [p], tree, args.runs, daemon)
+        # rg --sort path is single-threaded; time rg's own default (parallel) too, and
+        # report the faster of the two as rg's figure.
+        rc2, rw2, _, _ = timed([rg] + extra + [p], tree, args.runs)
+        rc, rw = min(rc, rc2), min(rw, rw2)
+        same = "yes" if rout == qout == dout else "NO"
+        lines = rout.count(b"\n")
+        print(f"{kind[:3]} {shown[:30]:30} {lines:>6} | {rc:7.1f}ms {rw:7.1f}ms | {qc:10.1f}ms {qw:10.1f}ms {dw:10.1f}ms | {rw / qw:7.2f}x {rw / dw:6.2f}x | {same}")
 
     if os.path.exists(args.ast_grep):
         print(f"\n{'sg pattern':34} {'hits':>6} | {'ast-grep warm':>13} | {'quarry sg warm':>14} | same")

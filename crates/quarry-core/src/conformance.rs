@@ -34,6 +34,7 @@ fn file(path: &str, language: Language, chunks: Vec<Chunk>) -> IndexedFile {
             ..Default::default()
         },
         grep_text: None,
+        grep_trigrams: None,
     }
 }
 

@@ -15,6 +15,7 @@ pub mod model;
 pub mod requirement;
 pub mod store;
 pub mod tokens;
+pub mod trigrams;
 
 pub use embed::{chunk_embed_hash, embed_text, EmbedSource, Embedder};
 pub use hash::{content_hash, mtime_ns};

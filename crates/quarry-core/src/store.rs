@@ -50,6 +50,9 @@ pub struct IndexedFile {
     /// that can match; `None` when the text read is not the file's bytes (invalid UTF-8 was
     /// replaced), so grep always reads that file itself.
     pub grep_text: Option<String>,
+    /// `grep_text`'s distinct trigrams (`trigrams::distinct_trigrams`), found by the indexing
+    /// threads for a store that keeps a trigram table; `None` lets the store find them.
+    pub grep_trigrams: Option<String>,
 }
 
 /// The full-text fields of one row, as quarry's code-aware tokens (`tokens::index_text`).

@@ -102,6 +102,10 @@ fn process(candidate: &Candidate, previous: Option<&FileState>, opts: &IndexOpti
             language: candidate.language,
             state,
             content,
+            // Found here, on the indexing threads, not by the store's one writer.
+            grep_trigrams: grep_text
+                .as_deref()
+                .map(quarry_core::trigrams::distinct_trigrams),
             grep_text,
         },
         lossy,

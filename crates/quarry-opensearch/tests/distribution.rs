@@ -40,6 +40,7 @@ fn sources() -> IndexBatch {
                     mtime_ns: 1,
                 },
                 grep_text: Some(text),
+                grep_trigrams: None,
             });
         }
     }

@@ -442,6 +442,7 @@ fn postgres_ranks_the_same_files_as_the_embedded_store() {
                 mtime_ns: 1,
             },
             grep_text: Some(text),
+            grep_trigrams: None,
         });
     }
     let dir = tempfile::tempdir().unwrap();

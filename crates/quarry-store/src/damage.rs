@@ -106,6 +106,9 @@ pub fn check_file(path: &Path) -> Checked {
         Ok(c) => c,
         Err(e) => return Checked::from_error(path, &e),
     };
+    // The trigram table's tokenizer, for the checks that open it. A file it cannot be
+    // registered on (not a database) is named by the checks below.
+    let _ = crate::trigram_tokenizer::register(&conn);
     let rows = conn.prepare("PRAGMA quick_check(5)").and_then(|mut stmt| {
         stmt.query_map([], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<String>>>()
@@ -138,6 +141,7 @@ pub fn check_file_deep(path: &Path) -> Checked {
         Ok(c) => c,
         Err(e) => return Checked::from_error(path, &e),
     };
+    let _ = crate::trigram_tokenizer::register(&conn);
     let integrity: rusqlite::Result<Vec<String>> = conn
         .prepare("PRAGMA integrity_check(5)")
         .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect());
@@ -186,6 +190,7 @@ fn check_full_text_on_a_copy(path: &Path, conn: &Connection) -> Checked {
     // folder beside the index was left behind when the check was stopped, and cannot be made
     // in a read-only folder anyway.)
     let copied = Connection::open("").and_then(|mut copy| {
+        crate::trigram_tokenizer::register(&copy)?;
         copy_in_one_step(conn, &mut copy)?;
         Ok(copy)
     });

@@ -20,6 +20,7 @@ mod reader;
 mod rebuild;
 mod schema;
 mod search;
+mod trigram_tokenizer;
 mod vectors;
 mod weighted_bm25;
 
@@ -253,6 +254,7 @@ impl SqliteStore {
             true,
         )?;
         checksums::register(&self.conn)?;
+        trigram_tokenizer::register(&self.conn)?;
         weighted_bm25::register(&self.conn)
     }
 
@@ -382,7 +384,11 @@ impl SqliteStore {
             ])?;
             let file_id = tx.last_insert_rowid();
             if let Some(text) = &file.grep_text {
-                rows.trigrams.push((file_id, text.as_str()));
+                let grams = match &file.grep_trigrams {
+                    Some(grams) => std::borrow::Cow::Borrowed(grams.as_str()),
+                    None => quarry_core::trigrams::distinct_trigrams(text).into(),
+                };
+                rows.trigrams.push((file_id, grams));
             }
             let (chunk_fields, file_fields) = file.search_fields();
             for (chunk, fields) in file.content.chunks.iter().zip(chunk_fields) {
@@ -462,8 +468,8 @@ struct TextRows<'b> {
     /// Rowids of the chunks and files the batch removed or replaced.
     old_chunks: Vec<i64>,
     old_files: Vec<i64>,
-    /// Each new file's exact text, for the trigram table.
-    trigrams: Vec<(i64, &'b str)>,
+    /// Each new file's distinct trigrams, for the trigram table.
+    trigrams: Vec<(i64, std::borrow::Cow<'b, str>)>,
     chunks: Vec<(i64, SearchFields)>,
     files: Vec<(i64, SearchFields)>,
 }

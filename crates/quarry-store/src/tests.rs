@@ -57,6 +57,7 @@ pub(crate) fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
             calls: Vec::new(),
         },
         grep_text: Some(grep_text),
+        grep_trigrams: None,
     }
 }
 

@@ -96,11 +96,11 @@ pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn fail(code: c_int, what: &str) -> rusqlite::Error {
+pub(crate) fn fail(code: c_int, what: &str) -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(ffi::Error::new(code), Some(what.to_string()))
 }
 
-unsafe fn fts5_api(db: *mut ffi::sqlite3) -> rusqlite::Result<*mut ffi::fts5_api> {
+pub(crate) unsafe fn fts5_api(db: *mut ffi::sqlite3) -> rusqlite::Result<*mut ffi::fts5_api> {
     let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
     let rc = ffi::sqlite3_prepare_v2(
         db,

@@ -150,6 +150,7 @@ fn opensearch_ranks_mostly_the_same_files_as_the_embedded_store_on_real_code() {
                 mtime_ns: 1,
             },
             grep_text: Some(text),
+            grep_trigrams: None,
         });
     }
     let dir = tempfile::tempdir().unwrap();

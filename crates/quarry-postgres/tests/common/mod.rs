@@ -60,6 +60,7 @@ pub fn file(path: &str, hash: &str, chunks: Vec<Chunk>) -> IndexedFile {
             }],
         },
         grep_text: None,
+        grep_trigrams: None,
     }
 }
 

@@ -29,6 +29,7 @@ fn postgres_text_vectors_equal_the_servers() {
                 mtime_ns: 1,
             },
             grep_text: None,
+            grep_trigrams: None,
         });
     }
     let long = format!(
