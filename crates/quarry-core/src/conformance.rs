@@ -168,6 +168,17 @@ pub fn chunks_keep_their_place_and_language(store: &mut dyn Store) {
     states.sort();
     assert!(!paths.is_empty());
     assert_eq!(paths, states);
+    // The paths holding a string: those of `file_paths` that contain it, and no others.
+    for needle in [".", "/", "md", "no such part", ""] {
+        let mut containing = store.file_paths_containing(repo.id, needle).unwrap();
+        containing.sort();
+        let expected: Vec<String> = paths
+            .iter()
+            .filter(|p| p.contains(needle))
+            .cloned()
+            .collect();
+        assert_eq!(containing, expected, "{needle:?}");
+    }
 }
 
 /// The trigram pre-filter of `quarry grep`: which indexed files can contain a requirement's

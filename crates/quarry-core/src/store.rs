@@ -351,6 +351,13 @@ pub trait Store: crate::history::HistoryStore {
     fn file_paths(&self, repo: i64) -> anyhow::Result<Vec<String>> {
         Ok(self.file_states(repo)?.into_keys().collect())
     }
+    /// The indexed paths of a repo that contain `part`, in no set order (a path search). By
+    /// default `file_paths` filtered; a store that can filter as it reads does.
+    fn file_paths_containing(&self, repo: i64, part: &str) -> anyhow::Result<Vec<String>> {
+        let mut paths = self.file_paths(repo)?;
+        paths.retain(|p| p.contains(part));
+        Ok(paths)
+    }
     /// Whether the index holds `path` of `repo` (what a server may serve). By default read
     /// from `file_states`; a store that can ask for one path does.
     fn holds_file(&self, repo: i64, path: &str) -> anyhow::Result<bool> {

@@ -189,16 +189,18 @@ impl Workspace {
         Ok(response)
     }
 
-    /// A repo's indexed paths that `keep` wants and the request's filters admit, sorted.
+    /// A repo's indexed paths that contain `part`, that `keep` wants and the request's filters
+    /// admit, sorted.
     fn indexed_paths(
         &self,
         repo: &quarry_core::RepoInfo,
         filter: &PathFilter,
+        part: &str,
         keep: impl Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
         let mut paths: Vec<String> = self
             .store()
-            .file_paths(repo.id)?
+            .file_paths_containing(repo.id, part)?
             .into_iter()
             .filter(|p| keep(p) && filter.admits(p))
             .collect();
@@ -213,7 +215,7 @@ impl Workspace {
         let filter = PathFilter::new(request)?;
         let mut results = Vec::new();
         for repo in self.searched_repos(request)? {
-            for path in self.indexed_paths(&repo, &filter, |p| p.contains(wanted))? {
+            for path in self.indexed_paths(&repo, &filter, wanted, |_| true)? {
                 if results.len() >= request.limit {
                     return Ok(Ok(results));
                 }
@@ -240,7 +242,7 @@ impl Workspace {
         let mut results = Vec::new();
         for repo in self.searched_repos(request)? {
             let named = |p: &str| p == wanted || p.ends_with(&suffix);
-            for path in self.indexed_paths(&repo, &filter, named)? {
+            for path in self.indexed_paths(&repo, &filter, &wanted, named)? {
                 if let Some(result) = enclosing_definition(&repo, &path, line) {
                     results.push(result);
                     continue;

@@ -642,6 +642,19 @@ impl Store for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
+    fn file_paths_containing(&self, repo: i64, part: &str) -> Result<Vec<String>> {
+        // `instr` finds the part as `str::contains` does, before any path is copied out.
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path FROM files WHERE repo_id = ?1 AND instr(path, ?2) > 0")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![repo, part], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(|e| self.err(e))
+    }
+
     fn apply(&mut self, repo: i64, batch: &IndexBatch) -> Result<()> {
         self.apply_batch(repo, batch)
             .map_err(|e| classify(&self.path, e))
