@@ -176,6 +176,14 @@ fn a_file_line_answers_its_definition_and_a_code_fragment_is_found_as_written() 
     let json = env.json(&["search", "solvers.py:6", "--engine", "location"]);
     assert_eq!(json["route"]["route"], "location", "{json}");
     assert_eq!(json["results"][0]["symbol"], "nsolve", "{json}");
+    // Edited since it was indexed: the file as it is now answers, not the index's definitions.
+    env.write(
+        "pkg/solvers.py",
+        "def nsolve(eq):\n    return solve(eq)\n\n\ndef solve(eq):\n    return eq\n",
+    );
+    let json = env.json(&["search", "solvers.py:2"]);
+    assert_eq!(json["results"][0]["symbol"], "nsolve", "{json}");
+    assert_eq!(json["results"][0]["start_line"], 1, "{json}");
 
     let json = env.json(&["search", "return self.clauses"]);
     assert_eq!(json["route"]["route"], "grep_literal", "{json}");
