@@ -524,9 +524,11 @@ fn a_server_holds_a_bounded_number_of_connections_and_requests() {
         })
         .collect();
     // Reading their bodies and not yet stalled, nothing can give way: a new client is told
-    // to come back (503, Retry-After), not closed bare. (Half the stall grace: time for a
-    // loaded server to have read their headers, well before they may give way.)
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // to come back (503, Retry-After), not closed bare. (Half the header timeout, which bounds
+    // a body too: time for a loaded server to have read their headers, well before their
+    // bodies' time is up and they are answered 408. At the whole timeout the probe raced
+    // those answers, and lost once accepting a connection no longer read /proc/net/tcp.)
+    std::thread::sleep(std::time::Duration::from_millis(250));
     let answer = raw(probe);
     assert!(
         answer.starts_with("HTTP/1.1 503") && answer.contains("Retry-After: 1\r\n"),
