@@ -15,7 +15,7 @@ use anyhow::Result;
 use grep_cli::DecompressionReaderBuilder;
 use grep_matcher::Matcher;
 
-use crate::file_search::{searcher, FileSearch, Found};
+use crate::file_search::{FileSearch, Found};
 use crate::listing::threads;
 use crate::matcher::PatternMatcher;
 use crate::memory::{Cold, Stamp, TreeMemory};
@@ -115,6 +115,7 @@ pub fn grep_with_memory(
         request,
         with_filename: listed.with_filename,
         decompress: decompress.as_ref(),
+        searchers: crate::file_search::Searchers::new(request),
     };
     let (results, ruled_out) = match &matcher {
         PatternMatcher::Rust(m) => search_all(&targets, &filter, memory, &search, m)?,
@@ -376,31 +377,35 @@ pub fn matching_lines(
         line_number: true,
         ..request.clone()
     };
+    let searchers = crate::file_search::Searchers::new(&counting);
     let mut found = Vec::new();
     // In path order, a batch of files at a time (read on threads, their states from
     // `memory` where it keeps them), until `limit` lines are found.
     for batch in targets.chunks(MATCHING_BATCH) {
         let (results, _) = search_targets(batch, filter, memory, |target, stamp| {
-            let mut lines = Vec::new();
-            let mut searcher = searcher(&counting, target.explicit);
-            let sink = grep_searcher::sinks::Lossy(|line_number, line| {
-                lines.push(LineMatch {
-                    path: target.path.clone(),
-                    line_number,
-                    line: line.trim_end_matches(['\n', '\r']).to_string(),
+            searchers.with(target.explicit, |searcher| {
+                let mut lines = Vec::new();
+                let sink = grep_searcher::sinks::Lossy(|line_number, line| {
+                    lines.push(LineMatch {
+                        path: target.path.clone(),
+                        line_number,
+                        line: line.trim_end_matches(['\n', '\r']).to_string(),
+                    });
+                    Ok(lines.len() < limit)
                 });
-                Ok(lines.len() < limit)
-            });
-            // A resident process keeps texts by their state: a scan of memory.
-            let kept = match (memory.texts(), stamp) {
-                (Some(texts), Some(stamp)) if !target.explicit => texts.text(&target.open, stamp),
-                _ => None,
-            };
-            let _ = match kept {
-                Some(text) => searcher.search_slice(&matcher, &text, sink),
-                None => searcher.search_path(&matcher, &target.open, sink),
-            };
-            Some(lines)
+                // A resident process keeps texts by their state: a scan of memory.
+                let kept = match (memory.texts(), stamp) {
+                    (Some(texts), Some(stamp)) if !target.explicit => {
+                        texts.text(&target.open, stamp)
+                    }
+                    _ => None,
+                };
+                let _ = match kept {
+                    Some(text) => searcher.search_slice(&matcher, &text, sink),
+                    None => searcher.search_path(&matcher, &target.open, sink),
+                };
+                Some(lines)
+            })
         })?;
         found.extend(results.into_iter().flatten().flatten());
         if found.len() >= limit {

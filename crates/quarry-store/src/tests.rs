@@ -1,6 +1,7 @@
 use super::*;
 use quarry_core::history::{CommitQuery, HistoryStore};
 use quarry_core::store::IndexedFile;
+use quarry_core::tokens;
 use quarry_core::{Chunk, FileChunks, Language, LexicalQuery, Symbol};
 
 pub(crate) fn chunk(start: u32, end: u32, symbol: Option<&str>, text: &str) -> Chunk {
