@@ -465,21 +465,14 @@ fn enclosing_definition(
     else {
         return None;
     };
-    // The index's definitions when the file is as indexed (its size and time): the same ones
-    // without the parse, which was nearly all of the answer's time (sympy's 4,000-line
-    // numbers.py: 45 ms).
-    let unchanged = |state: &quarry_core::FileState| {
-        std::fs::metadata(&full).is_ok_and(|meta| {
-            state.size == meta.len() && state.mtime_ns == quarry_core::mtime_ns(&meta)
-        })
-    };
-    let symbols = match ws.store().indexed_symbols(&repo.name, path).ok().flatten() {
-        Some((state, symbols)) if unchanged(&state) => symbols,
-        _ => {
+    // The index's definitions when the file is as indexed: the same ones without the parse,
+    // which was nearly all of the answer's time (sympy's 4,000-line numbers.py: 45 ms).
+    let symbols = ws
+        .symbols_as_indexed(&repo.name, path, &full)
+        .unwrap_or_else(|| {
             quarry_chunk::chunk_file(language, &text, &quarry_chunk::ChunkOptions::default())
                 .symbols
-        }
-    };
+        });
     let def = symbols
         .iter()
         .filter(|s| s.start_line <= line && line <= s.end_line)

@@ -45,10 +45,8 @@ pub fn summarize_file_in(ws: Option<&Workspace>, path: &Path, shown_path: &str) 
 /// The index's definitions of `path` when it is indexed and its size and time are those the
 /// index took them at.
 fn indexed_symbols(ws: &Workspace, path: &Path) -> Option<Vec<quarry_core::Symbol>> {
-    let meta = std::fs::metadata(path).ok()?;
     let (repo, rel) = indexed_as(ws, path)?;
-    let (state, symbols) = ws.store().indexed_symbols(&repo, &rel).ok()??;
-    (state.size == meta.len() && state.mtime_ns == quarry_core::mtime_ns(&meta)).then_some(symbols)
+    ws.symbols_as_indexed(&repo, &rel, path)
 }
 
 /// (repo, repo-relative path) of `path` when it lies in one of the workspace's repos.

@@ -19,7 +19,7 @@ use crate::vectors;
 pub(crate) fn write_batch(tx: &Connection, repo: i64, batch: &IndexBatch) -> rusqlite::Result<()> {
     vectors::invalidate_coverage(tx)?;
     let text_rows = write_plain_rows(tx, repo, batch)?;
-    write_text_rows(tx, &text_rows)
+    write_text_rows(tx, text_rows)
 }
 
 /// Files, chunks, symbols and calls of a batch (deleted and replaced files' rows removed);
@@ -137,18 +137,16 @@ fn write_plain_rows<'b>(
 
 /// The full-text tables' side of a batch: old rows out, new rows in, each in rising
 /// rowid order (FTS5 also writes out what it holds when a rowid goes back).
-fn write_text_rows(tx: &Connection, rows: &TextRows) -> rusqlite::Result<()> {
-    let mut old_chunks = rows.old_chunks.clone();
-    old_chunks.sort_unstable();
-    let mut old_files = rows.old_files.clone();
-    old_files.sort_unstable();
-    let mut delete_chunk = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
-    for id in old_chunks {
-        delete_chunk.execute([id])?;
-    }
-    for table in ["files_fts", "file_trigrams"] {
+fn write_text_rows(tx: &Connection, mut rows: TextRows) -> rusqlite::Result<()> {
+    rows.old_chunks.sort_unstable();
+    rows.old_files.sort_unstable();
+    for (table, ids) in [
+        ("chunks_fts", &rows.old_chunks),
+        ("files_fts", &rows.old_files),
+        ("file_trigrams", &rows.old_files),
+    ] {
         let mut delete = tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
-        for id in &old_files {
+        for id in ids {
             delete.execute([id])?;
         }
     }

@@ -334,4 +334,20 @@ impl Workspace {
             .max_by_key(|(depth, _, _)| *depth)
             .map(|(_, repo, relative)| (repo, relative)))
     }
+
+    /// The definitions the index holds for `repo`'s `rel` when the file at `full` is as it was
+    /// indexed (its size and modification time, the indexer's own pre-check): the file's
+    /// definitions without parsing it. `None` when it is not indexed, changed since, or the
+    /// store does not keep them at hand.
+    pub(crate) fn symbols_as_indexed(
+        &self,
+        repo: &str,
+        rel: &str,
+        full: &Path,
+    ) -> Option<Vec<quarry_core::Symbol>> {
+        let (state, symbols) = self.store().indexed_symbols(repo, rel).ok()??;
+        let meta = std::fs::metadata(full).ok()?;
+        (state.size == meta.len() && state.mtime_ns == quarry_core::mtime_ns(&meta))
+            .then_some(symbols)
+    }
 }
