@@ -60,6 +60,10 @@ pub struct SearchArgs {
     /// file:line), ranked.
     #[arg(long, value_parser = parse_engine)]
     engine: Option<Engine>,
+    /// A name's definitions alone, without the other places that mention it (go to
+    /// definition: the symbol route, chosen with --engine symbol or by the router for a name).
+    #[arg(long)]
+    definitions_only: bool,
     /// Print the query plan (what an issue text's frames, code and names point at), the file
     /// ranking with each file's evidence, and each result's score parts.
     #[arg(long)]
@@ -121,6 +125,7 @@ pub fn search(dir: &std::path::Path, mut args: SearchArgs) -> Result<()> {
     request.explain = args.explain;
     request.mode = mode;
     request.engine = args.engine;
+    request.mentions = !args.definitions_only;
     request.repos = args.repo;
     request.language = args.lang;
     request.content = args.content_type;

@@ -700,6 +700,17 @@ fn code_search_routes_by_the_query_or_by_the_engine_asked() {
             .starts_with("definition"),
         "{json}"
     );
+    // Without mentions: the definitions alone.
+    let (_, alone) = get(&server, "/api/search/code?query=retry_upload&mentions=false", None);
+    let results = alone["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{alone}");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["reason"].as_str().unwrap().starts_with("definition")),
+        "{alone}"
+    );
+    assert_eq!(results[0], json["results"][0], "{alone}");
     // Asked for colour (the page's snippets), matched lines carry the file view's spans,
     // coloured in the context of the whole result: a docstring's line is a string.
     let (_, json) = get(

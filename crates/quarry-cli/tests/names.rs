@@ -86,6 +86,31 @@ fn a_name_means_the_definition_its_package_exports() {
         .collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
 
+    // Go to definition: the same definitions in the same order, and nothing that only
+    // mentions the name (the test helper's caller, the README's sentence).
+    let reasons = |json: &Value| -> Vec<(String, String)> {
+        json["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let reason = r["reason"].as_str().unwrap_or("").to_string();
+                (r["path"].as_str().unwrap().to_string(), reason)
+            })
+            .collect()
+    };
+    let all = reasons(&json);
+    assert!(
+        all.iter().any(|(_, why)| why.starts_with("mentions the name")),
+        "{json}"
+    );
+    let alone = env.json(&["search", "solve", "--definitions-only"]);
+    let definitions: Vec<_> = all
+        .into_iter()
+        .filter(|(_, why)| why.starts_with("definition:"))
+        .collect();
+    assert_eq!(reasons(&alone), definitions, "{alone}");
+
     let explained = env.ok(&["search", "solve", "--explain", "-k", "2"]);
     assert!(
         explained

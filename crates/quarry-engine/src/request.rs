@@ -37,6 +37,15 @@ pub struct SearchRequest {
     /// Give each matched line its colour spans (a page's snippets).
     #[serde(default)]
     pub colour_lines: bool,
+    /// A name's lookup (the `symbol` route) answers its definitions, then the other places
+    /// that mention it; false answers the definitions alone (go to definition: no ranked
+    /// search for the mentions, a fraction of the time and the tokens).
+    #[serde(default = "mentions_by_default")]
+    pub mentions: bool,
+}
+
+fn mentions_by_default() -> bool {
+    true
 }
 
 /// Results returned when the caller does not say, and how many of them carry their text.
@@ -80,6 +89,7 @@ impl SearchRequest {
             explain: false,
             engine: None,
             colour_lines: false,
+            mentions: true,
         }
     }
 }

@@ -53,7 +53,11 @@ impl Workspace {
             Route::Symbol => {
                 if let Some(definitions) = self.definition_results(request)? {
                     if !definitions.is_empty() {
-                        let mut response = self.with_references(request, definitions)?;
+                        let mut response = if request.mentions {
+                            self.with_references(request, definitions)?
+                        } else {
+                            self.definitions_alone(request, definitions)?
+                        };
                         response.route = Some(report);
                         return Ok(response);
                     }
@@ -70,21 +74,7 @@ impl Workspace {
             Route::Structural => Some(self.structural_results(request, &mut report.languages)?),
         };
         let mut response = match exact {
-            // The answer's frame is what the index holds: no ranked search (on sympy it was
-            // most of a literal search's time), no query embedding.
-            Some(Ok(results)) if !results.is_empty() => SearchResponse {
-                query: request.query.clone(),
-                mode: Mode::Lexical,
-                results,
-                index: self.index_summary(request)?,
-                coverage: None,
-                plan: None,
-                files: Vec::new(),
-                warnings: Vec::new(),
-                rerank: None,
-                agentic: None,
-                route: None,
-            },
+            Some(Ok(results)) if !results.is_empty() => self.exact_answer(request, results)?,
             Some(Ok(_)) => {
                 report.note = Some("the exact engine found nothing; ranked search answered".into());
                 self.search(request)?
@@ -100,7 +90,7 @@ impl Workspace {
     }
 
     /// The repos a request searches.
-    fn searched_repos(&self, request: &SearchRequest) -> Result<Vec<quarry_core::RepoInfo>> {
+    pub(crate) fn searched_repos(&self, request: &SearchRequest) -> Result<Vec<quarry_core::RepoInfo>> {
         Ok(self
             .store()
             .repos()?
@@ -187,6 +177,43 @@ impl Workspace {
         }
         fit_to_budget(&mut response.results);
         Ok(response)
+    }
+
+    /// A name's definitions as the whole answer (`mentions` off), marked as every answer is.
+    fn definitions_alone(
+        &self,
+        request: &SearchRequest,
+        mut results: Vec<SearchResult>,
+    ) -> Result<SearchResponse> {
+        crate::answer::mark_matched_lines(&mut results, &request.query, request.colour_lines);
+        results.truncate(request.limit);
+        for r in results.iter_mut().skip(request.full_text) {
+            r.text = None;
+        }
+        fit_to_budget(&mut results);
+        self.exact_answer(request, results)
+    }
+
+    /// A response of an exact engine's `results`: its frame is what the index holds (no ranked
+    /// search — on sympy it was most of a literal search's time — and no query embedding).
+    fn exact_answer(
+        &self,
+        request: &SearchRequest,
+        results: Vec<SearchResult>,
+    ) -> Result<SearchResponse> {
+        Ok(SearchResponse {
+            query: request.query.clone(),
+            mode: Mode::Lexical,
+            results,
+            index: self.index_summary(request)?,
+            coverage: None,
+            plan: None,
+            files: Vec::new(),
+            warnings: Vec::new(),
+            rerank: None,
+            agentic: None,
+            route: None,
+        })
     }
 
     /// A repo's indexed paths that contain `part`, that `keep` wants and the request's filters

@@ -71,6 +71,10 @@ pub struct CodeSearchParams {
     /// Give each matched line its colours as the file view draws them (`spans`), for a page
     /// that shows snippets; off by default, since an agent reads the plain `text`.
     pub colour: Option<bool>,
+    /// With the `symbol` engine (or a name the router sends there): false answers the name's
+    /// definitions alone, as go-to-definition does; by default its definitions come first,
+    /// then the other places that mention it.
+    pub mentions: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -316,6 +320,7 @@ impl Service {
         request.explain = p.explain.unwrap_or(false);
         request.engine = p.engine;
         request.colour_lines = p.colour.unwrap_or(false);
+        request.mentions = p.mentions.unwrap_or(true);
         let config = ws.config()?;
         request.fusion = config.fusion();
         if request.mode != Mode::Lexical && ws.embedder.is_none() {

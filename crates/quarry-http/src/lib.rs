@@ -155,7 +155,7 @@ fn decode<T: DeserializeOwned>(pairs: HashMap<String, String>) -> Result<T, ApiE
                 Err(_) => Value::String(value),
             },
             // The switches of the request types (`explain=true`, `rerank=1`, `colour=true`).
-            "explain" | "rerank" | "colour" | "forward" => match value.as_str() {
+            "explain" | "rerank" | "colour" | "mentions" | "forward" => match value.as_str() {
                 "true" | "1" | "yes" => Value::Bool(true),
                 "false" | "0" | "no" => Value::Bool(false),
                 _ => Value::String(value),

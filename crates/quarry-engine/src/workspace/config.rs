@@ -58,6 +58,14 @@ fn spec(key: &str) -> Result<KeySpec> {
 pub const DEFAULT_MAX_LAG_S: f64 = 30.0;
 
 /// The default of a key, as `quarry config get` prints it ("" when there is none).
+/// `key`'s value among a model's `search_defaults`.
+fn find_default(defaults: &[(&str, &str)], key: &str) -> Option<String> {
+    defaults
+        .iter()
+        .find(|(name, _)| *name == key)
+        .map(|(_, value)| value.to_string())
+}
+
 fn default_of(key: &str) -> String {
     let f = FusionConfig::default();
     match key {
@@ -313,14 +321,15 @@ impl Config {
         if !key.starts_with("search.") {
             return None;
         }
-        let EmbedderChoice::Local { model, .. } = self.embedder_choice().ok()? else {
-            return None;
-        };
-        model
-            .search_defaults
-            .iter()
-            .find(|(name, _)| *name == key)
-            .map(|(_, value)| value.to_string())
+        find_default(self.model_search_defaults(), key)
+    }
+
+    /// The `search.*` defaults of the configured local model (none for other embedders).
+    fn model_search_defaults(&self) -> &'static [(&'static str, &'static str)] {
+        match self.embedder_choice() {
+            Ok(EmbedderChoice::Local { model, .. }) => model.search_defaults,
+            _ => &[],
+        }
     }
 
     /// Whether the key is set in the file.
@@ -392,30 +401,40 @@ impl Config {
 
     /// The hybrid pipeline's constants: the defaults with every set `search.*` key applied.
     pub fn fusion(&self) -> FusionConfig {
-        let count = |key| self.number(key) as usize;
+        // The model's own defaults are read once, not once per key: `get` resolves the
+        // embedder for each of some seventy keys, a tenth of a server's path search.
+        let model_defaults = self.model_search_defaults();
+        let value = |key: &str| -> String {
+            debug_assert!(spec(key).is_ok(), "`{key}` is a known setting");
+            self.raw(key)
+                .or_else(|| find_default(model_defaults, key))
+                .unwrap_or_else(|| default_of(key))
+        };
+        let number = |key: &str| -> f64 { value(key).parse().unwrap_or(0.0) };
+        let count = |key| number(key) as usize;
         FusionConfig {
-            method: match self.get("search.fusion").as_deref() {
-                Ok("rrf") => FusionMethod::Rrf,
+            method: match value("search.fusion").as_str() {
+                "rrf" => FusionMethod::Rrf,
                 _ => FusionMethod::Convex,
             },
             lexical_candidates: count("search.lexical_candidates"),
             semantic_candidates: count("search.semantic_candidates"),
-            rrf_k: self.number("search.rrf_k"),
-            nl_lexical: self.number("search.nl_lexical_weight"),
-            code_semantic: self.number("search.code_semantic_weight"),
-            symbol_boost: self.number("search.symbol_boost"),
-            path_boost: self.number("search.path_boost"),
+            rrf_k: number("search.rrf_k"),
+            nl_lexical: number("search.nl_lexical_weight"),
+            code_semantic: number("search.code_semantic_weight"),
+            symbol_boost: number("search.symbol_boost"),
+            path_boost: number("search.path_boost"),
             max_per_file: count("search.max_per_file"),
-            answer_floor: self.number("search.answer_floor"),
-            commit_answer_floor: self.number("search.commit_answer_floor"),
-            commit_issue_lexical: self.number("search.commit_issue_lexical_weight"),
-            commit_fix_prior: self.number("search.commit_fix_prior"),
-            commit_code_echo: self.number("search.commit_code_echo"),
-            commit_before_release_prior: self.number("search.commit_before_release_prior"),
+            answer_floor: number("search.answer_floor"),
+            commit_answer_floor: number("search.commit_answer_floor"),
+            commit_issue_lexical: number("search.commit_issue_lexical_weight"),
+            commit_fix_prior: number("search.commit_fix_prior"),
+            commit_code_echo: number("search.commit_code_echo"),
+            commit_before_release_prior: number("search.commit_before_release_prior"),
             files: {
                 let mut files = quarry_rank::FileRankConfig::default();
                 for (key, _) in quarry_rank::files::SETTINGS {
-                    files.set(key, self.number(key));
+                    files.set(key, number(key));
                 }
                 files
             },
