@@ -37,6 +37,7 @@ QUERIES = {
         {"kind": "literal", "query": "Rational(1, 2)", "engine": "literal"},
         {"kind": "regex", "query": r"def \w+_eval", "engine": "grep"},
         {"kind": "symbol", "query": "simplify", "engine": "symbol"},
+        {"kind": "definitions", "query": "simplify", "engine": "symbol", "mentions": False},
         {"kind": "path", "query": "core/numbers.py", "engine": "path"},
         {"kind": "question", "query": "how are rational numbers simplified", "engine": "ranked", "mode": "lexical"},
     ],
@@ -45,12 +46,16 @@ QUERIES = {
         {"kind": "literal", "query": "Poll::Pending", "engine": "literal"},
         {"kind": "regex", "query": r"fn poll_\w+\(", "engine": "grep"},
         {"kind": "symbol", "query": "spawn_blocking", "engine": "symbol"},
+        {"kind": "definitions", "query": "spawn_blocking", "engine": "symbol", "mentions": False},
         {"kind": "path", "query": "runtime/builder.rs", "engine": "path"},
         {"kind": "question", "query": "how does the scheduler steal work from other workers", "engine": "ranked", "mode": "lexical"},
     ],
 }
 
-EXACT = {"literal", "regex", "path", "symbol"}
+# "symbol" is quarry's default answer to a name: its definitions, then the places that mention
+# it (a ranked search); "definitions" (mentions=false) is the definitions alone, what zoekt's
+# sym: answers. Both are timed against the same zoekt query.
+EXACT = {"literal", "regex", "path", "symbol", "definitions"}
 
 
 def re2_escape(text):
@@ -70,7 +75,7 @@ def zoekt_query(q):
         return "case:yes " + zoekt_quote(re2_escape(text))
     if kind == "regex":
         return "case:yes " + zoekt_quote(text)
-    if kind == "symbol":
+    if kind in ("symbol", "definitions"):
         return "case:yes sym:" + zoekt_quote("^" + re2_escape(text) + "$")
     if kind == "path":
         return "case:yes file:" + zoekt_quote(re2_escape(text))
@@ -180,6 +185,8 @@ def quarry_path(q, limit):
     p = {"query": q["query"], "engine": q["engine"], "limit": limit}
     if q.get("mode"):
         p["mode"] = q["mode"]
+    if q.get("mentions") is False:
+        p["mentions"] = "false"
     return "/api/search/code?" + urllib.parse.urlencode(p)
 
 
@@ -316,7 +323,7 @@ def bench_repo(repo, args, queries, log):
                         _, st, body = qs.get(quarry_path(q, 200))
                         res = json.loads(body).get("results", [])
                         full = len(res) >= 200
-                        if q["kind"] == "symbol":
+                        if q["kind"] in ("symbol", "definitions"):
                             res = [r for r in res if (r.get("reason") or "").startswith("definition")]
                         capped = full and len(res) >= 200  # symbol: definitions come first
                         qall = {r["path"] for r in res}
@@ -346,7 +353,8 @@ def bench_repo(repo, args, queries, log):
     try:
         for row, q in zip(out["queries"], queries):
             qcmd = args.quarry_cmd + ["--index-dir", qdir, "search", "--engine", q["engine"]]
-            qcmd += (["--mode", q["mode"]] if q.get("mode") else []) + ["--json", "-k", str(args.limit), q["query"]]
+            qcmd += (["--mode", q["mode"]] if q.get("mode") else [])
+            qcmd += (["--definitions-only"] if q.get("mentions") is False else []) + ["--json", "-k", str(args.limit), q["query"]]
             zcmd = [zbin("zoekt"), "-index_dir", zdir, row["zoekt_query"]]
             row["cli"] = {"quarry": time_cli(qcmd, env_q, args.cli_runs),
                           "quarry_daemon": time_cli(qcmd, env_d, args.cli_runs) if not daemon_err else {"error": daemon_err},
