@@ -701,7 +701,11 @@ fn code_search_routes_by_the_query_or_by_the_engine_asked() {
         "{json}"
     );
     // Without mentions: the definitions alone.
-    let (_, alone) = get(&server, "/api/search/code?query=retry_upload&mentions=false", None);
+    let (_, alone) = get(
+        &server,
+        "/api/search/code?query=retry_upload&mentions=false",
+        None,
+    );
     let results = alone["results"].as_array().unwrap();
     assert!(!results.is_empty(), "{alone}");
     assert!(

@@ -101,7 +101,8 @@ fn a_name_means_the_definition_its_package_exports() {
     };
     let all = reasons(&json);
     assert!(
-        all.iter().any(|(_, why)| why.starts_with("mentions the name")),
+        all.iter()
+            .any(|(_, why)| why.starts_with("mentions the name")),
         "{json}"
     );
     let alone = env.json(&["search", "solve", "--definitions-only"]);

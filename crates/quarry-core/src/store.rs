@@ -377,6 +377,14 @@ pub trait Store: crate::history::HistoryStore {
     fn concurrent(&self) -> Option<&(dyn Store + Sync)> {
         None
     }
+    /// Another reader of the same index, for one read beside this store's on a thread of its
+    /// own, where the index is large enough that opening one pays: at a million chunks an
+    /// issue text's whole-file candidates took a third as long as its chunk candidates, and
+    /// on one connection they waited for them. `None` (the default, and a small index): the
+    /// reads are asked in turn.
+    fn beside(&self) -> Option<Box<dyn Store + Send>> {
+        None
+    }
     /// BM25 over whole files (path, every definition's name, all of the text), best first.
     fn search_files_lexical(&self, query: &LexicalQuery) -> anyhow::Result<Vec<FileHit>>;
     /// Files (as `(repo, path)`) whose normalised name (`tokens::file_stem_key`) is one of

@@ -122,7 +122,11 @@ impl Workspace {
         // naming the word (on tokio a seventh of a definition lookup).
         let mut any_entry = false;
         for repo in self.searched_repos(request)? {
-            if !self.store().file_paths_containing(repo.id, "__init__.py")?.is_empty() {
+            if !self
+                .store()
+                .file_paths_containing(repo.id, "__init__.py")?
+                .is_empty()
+            {
                 any_entry = true;
                 break;
             }

@@ -90,7 +90,10 @@ impl Workspace {
     }
 
     /// The repos a request searches.
-    pub(crate) fn searched_repos(&self, request: &SearchRequest) -> Result<Vec<quarry_core::RepoInfo>> {
+    pub(crate) fn searched_repos(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<Vec<quarry_core::RepoInfo>> {
         Ok(self
             .store()
             .repos()?

@@ -124,7 +124,7 @@ impl FileEvidence {
         let mentions = |store: &dyn Store| {
             crate::evidence::gather(store, plan, &request.repos, &request.fusion.files)
         };
-        let (file_bm25, mentions) = both(store, file_bm25, mentions);
+        let (file_bm25, mentions) = both(store, false, file_bm25, mentions);
         Ok(FileEvidence {
             file_bm25: file_bm25?,
             mentions: mentions?,
@@ -133,25 +133,35 @@ impl FileEvidence {
     }
 }
 
-/// Two reads of `store`: on a thread of its own beside each other where the store answers
-/// several at once (`Store::concurrent`), else one after the other. A panic in `a` is an
-/// error, as its reads' would be.
+/// Two reads of `store` beside each other, `a` on a thread of its own, where the store answers
+/// several at once (`Store::concurrent`) or, when `apart` allows, opens another reader for
+/// `a` (`Store::beside`); else one after the other. A panic in `a` is an error, as its reads'
+/// would be.
 fn both<A: Send, B>(
     store: &dyn Store,
+    apart: bool,
     a: impl Fn(&dyn Store) -> Result<A> + Sync,
     b: impl Fn(&dyn Store) -> Result<B>,
 ) -> (Result<A>, Result<B>) {
-    let Some(store) = store.concurrent() else {
-        return (a(store), b(store));
+    let joined = |a: Option<Result<A>>| {
+        a.unwrap_or_else(|| Err(anyhow::anyhow!("a read beside the search panicked")))
     };
-    std::thread::scope(|scope| {
-        let a = scope.spawn(|| a(store));
-        let b = b(store);
-        let a = a
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("a read beside the search panicked")));
-        (a, b)
-    })
+    if let Some(store) = store.concurrent() {
+        return std::thread::scope(|scope| {
+            let a = scope.spawn(|| a(store));
+            let b = b(store);
+            (joined(a.join().ok()), b)
+        });
+    }
+    match apart.then(|| store.beside()).flatten() {
+        Some(other) => std::thread::scope(|scope| {
+            let a = &a;
+            let a = scope.spawn(move || a(&*other));
+            let b = b(store);
+            (joined(a.join().ok()), b)
+        }),
+        None => (a(store), b(store)),
+    }
 }
 
 impl Workspace {
@@ -267,8 +277,10 @@ impl Workspace {
                 // reads at once is asked it beside the chunk candidates.
                 let chunk_query = lexical_query(cfg.lexical_candidates);
                 let file_query = lexical_query(FILE_CANDIDATES);
+                // An issue text's whole-file BM25 is the read worth another connection.
                 let (lexical, file_evidence) = both(
                     self.store(),
+                    query_plan.issue.is_some(),
                     |store| store.search_lexical(&chunk_query),
                     |store| FileEvidence::gather(store, &query_plan, request, &file_query),
                 );

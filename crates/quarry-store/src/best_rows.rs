@@ -119,7 +119,11 @@ fn best_rows_by_passes(
         let listed = |terms: &[usize], of: &dyn Fn(usize) -> String, between: &str| {
             let mut terms = terms.to_vec();
             terms.sort_unstable();
-            terms.iter().map(|&i| of(i)).collect::<Vec<_>>().join(between)
+            terms
+                .iter()
+                .map(|&i| of(i))
+                .collect::<Vec<_>>()
+                .join(between)
         };
         let phrase = |i: usize| format!("\"{}\"", counted[i].0.replace('"', ""));
         let (lead, before) = (&order[from..to], &order[to..]);
@@ -127,7 +131,10 @@ fn best_rows_by_passes(
         let expression = if before.is_empty() {
             format!("({leading}) AND ({all})")
         } else {
-            format!("(({leading}) NOT ({})) AND ({all})", listed(before, &phrase, " OR "))
+            format!(
+                "(({leading}) NOT ({})) AND ({all})",
+                listed(before, &phrase, " OR ")
+            )
         };
         let zero = |_| "0".to_string();
         let hits_of = |i: usize| hits[i].to_string();
@@ -146,7 +153,9 @@ fn best_rows_by_passes(
     passes.push(trailing);
     loop {
         // Fewer than k: rows of trailing terms alone may fill them.
-        let kth = found.get(limit - 1).map_or(f64::NEG_INFINITY, |&(_, score)| score);
+        let kth = found
+            .get(limit - 1)
+            .map_or(f64::NEG_INFINITY, |&(_, score)| score);
         if left_out(trailing) < kth {
             return Ok((found, passes));
         }
@@ -326,8 +335,7 @@ mod tests {
                         columns: [3.0, 2.0, 1.0],
                         may_split: true,
                     };
-                    let (got, passes) =
-                        best_rows_by_passes(&conn, &ranking, terms, limit).unwrap();
+                    let (got, passes) = best_rows_by_passes(&conn, &ranking, terms, limit).unwrap();
                     most_passes = most_passes.max(passes.len());
                     let scores = |rows: &[(i64, f64)]| rows.iter().map(|r| r.1).collect::<Vec<_>>();
                     assert_eq!(scores(&got), scores(&want), "{terms:?}{filter} k {limit}");

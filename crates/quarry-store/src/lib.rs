@@ -233,6 +233,23 @@ impl SqliteStore {
         Ok(store)
     }
 
+    /// Another reader of this index when it holds at least `chunks` chunks (by the largest
+    /// id), and never inside a transaction of this connection's (a rebuild, a batch): another
+    /// connection would not see what it has written.
+    fn reader_beside(&self, chunks: i64) -> Option<SqliteStore> {
+        if self.rebuilding.is_some() || !self.conn.is_autocommit() {
+            return None;
+        }
+        let largest: Option<i64> = self
+            .conn
+            .query_row("SELECT max(id) FROM chunks", [], |r| r.get(0))
+            .ok()?;
+        if largest.unwrap_or(0) < chunks {
+            return None;
+        }
+        SqliteStore::open_with(&self.path, Access::Read).ok()
+    }
+
     fn configure(&self, access: Access) -> rusqlite::Result<()> {
         // Reading the header first surfaces "not a database" before any pragma writes.
         self.conn
@@ -553,6 +570,13 @@ impl Store for SqliteStore {
         query: &quarry_core::LexicalQuery,
     ) -> Result<Vec<quarry_core::ChunkHit>> {
         search::lexical(&self.conn, query).map_err(|e| self.err(e))
+    }
+
+    fn beside(&self) -> Option<Box<dyn Store + Send>> {
+        // Only where a search reads enough rows to pay for opening a connection (a
+        // millisecond or two).
+        let other = self.reader_beside(search::SPLIT_FROM)?;
+        Some(Box::new(other))
     }
 
     fn search_files_lexical(

@@ -171,7 +171,7 @@ fn in_best_order<T>(
 
 /// Tables with at least this many rows may split a query of many terms: at sympy's 36,000
 /// chunks the whole query is as fast, at tokio's 15,000 faster.
-const SPLIT_FROM: i64 = 100_000;
+pub(crate) const SPLIT_FROM: i64 = 100_000;
 
 /// The best `(rowid, score)` of `table` (`chunks_fts` or `files_fts`) for `q`, best first.
 fn best_of(

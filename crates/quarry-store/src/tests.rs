@@ -829,3 +829,22 @@ fn a_first_writer_stopped_before_its_schema_left_no_damage() {
     assert!(format!("{err:#}").contains("empty (0 bytes)"), "{err:#}");
     assert!(crate::damage::check_file(&lost).is_damaged());
 }
+
+#[test]
+fn a_reader_beside_answers_as_the_store_and_only_at_scale_outside_a_transaction() {
+    let (_dir, mut store, repo) = fixture();
+    // A small index reads in turn: opening a connection would cost more than it saves.
+    assert!(store.beside().is_none());
+    let other = store.reader_beside(0).expect("a reader beside");
+    for q in ["parse config file", "getUserName", "demo project"] {
+        let (here, there) = (
+            store.search_lexical(&query(q)).unwrap(),
+            other.search_lexical(&query(q)).unwrap(),
+        );
+        assert!(!here.is_empty(), "{q}");
+        assert_eq!(format!("{here:?}"), format!("{there:?}"), "{q}");
+    }
+    // Inside a rebuild's transaction, none: it would not see what the writer has written.
+    store.begin_rebuild(repo).unwrap();
+    assert!(store.reader_beside(0).is_none());
+}
