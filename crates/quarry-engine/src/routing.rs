@@ -12,7 +12,7 @@ use quarry_core::Language;
 use quarry_grep::{GrepRequest, IndexedFiles};
 use quarry_rank::route::{classify, Route};
 
-use crate::answer::{fit_to_budget, Mode, RouteReport, SearchResponse, SearchResult};
+use crate::answer::{fit_to_request, Mode, RouteReport, SearchResponse, SearchResult};
 use crate::filter::PathFilter;
 use crate::request::{check_request, Engine, SearchRequest};
 use crate::workspace::Workspace;
@@ -174,11 +174,7 @@ impl Workspace {
         });
         response.results = definitions;
         response.results.extend(references);
-        response.results.truncate(request.limit);
-        for r in response.results.iter_mut().skip(request.full_text) {
-            r.text = None;
-        }
-        fit_to_budget(&mut response.results);
+        fit_to_request(&mut response.results, request.limit, request.full_text);
         Ok(response)
     }
 
@@ -189,11 +185,7 @@ impl Workspace {
         mut results: Vec<SearchResult>,
     ) -> Result<SearchResponse> {
         crate::answer::mark_matched_lines(&mut results, &request.query, request.colour_lines);
-        results.truncate(request.limit);
-        for r in results.iter_mut().skip(request.full_text) {
-            r.text = None;
-        }
-        fit_to_budget(&mut results);
+        fit_to_request(&mut results, request.limit, request.full_text);
         self.exact_answer(request, results)
     }
 

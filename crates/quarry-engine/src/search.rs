@@ -1,7 +1,7 @@
 //! The search API under every interface: a request in, ranked chunks out, in the JSON shape
 //! documented in docs/JSON.md (later modes extend it, never break it).
 
-use crate::answer::{fit_to_budget, IndexSummary, Mode, SearchResponse, SearchResult};
+use crate::answer::{fit_to_request, IndexSummary, Mode, SearchResponse, SearchResult};
 use crate::filter::PathFilter;
 use crate::history_evidence::{PendingVotes, Votes};
 use crate::request::{check_request, SearchRequest};
@@ -369,10 +369,7 @@ impl Workspace {
         };
         let mut results: Vec<SearchResult> = results;
         crate::answer::mark_matched_lines(&mut results, &request.query, request.colour_lines);
-        for r in results.iter_mut().skip(request.full_text) {
-            r.text = None;
-        }
-        fit_to_budget(&mut results);
+        fit_to_request(&mut results, request.limit, request.full_text);
         Ok(SearchResponse {
             query: request.query.clone(),
             mode,

@@ -17,9 +17,9 @@ pub use commits::{CommitSearch, Touches};
 pub use index::{FileChange, IndexReport, KeptAsText};
 pub use reports::{AgenticReport, AgenticRound, RerankReport, RouteReport};
 pub use search::{
-    fit_to_budget, location, mark_matched_lines, rank_files, FileResult, FileRole, FileScoreParts,
-    IndexSummary, MatchedLine, Mention, Mode, QueryPlan, RankedFile, ScoreParts, SearchResponse,
-    SearchResult, MAX_ANSWER_TEXT_BYTES, MAX_RESULT_TEXT_BYTES,
+    fit_to_budget, fit_to_request, location, mark_matched_lines, rank_files, FileResult, FileRole,
+    FileScoreParts, IndexSummary, MatchedLine, Mention, Mode, QueryPlan, RankedFile, ScoreParts,
+    SearchResponse, SearchResult, MAX_ANSWER_TEXT_BYTES, MAX_RESULT_TEXT_BYTES,
 };
 pub use service::{
     Answer, EmbeddingJob, EmbeddingStatus, FileList, FileSummary, Freshness, IndexedFileEntry,

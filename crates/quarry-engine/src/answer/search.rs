@@ -360,6 +360,16 @@ pub fn rank_files(results: &[SearchResult]) -> Vec<FileResult> {
 pub const MAX_RESULT_TEXT_BYTES: usize = 8 * 1024;
 pub const MAX_ANSWER_TEXT_BYTES: usize = 64 * 1024;
 
+/// An answer's results as a request asks for them: at most `limit`, only the first
+/// `full_text` with their text, and those within the text budget (`fit_to_budget`).
+pub fn fit_to_request(results: &mut Vec<SearchResult>, limit: usize, full_text: usize) {
+    results.truncate(limit);
+    for r in results.iter_mut().skip(full_text) {
+        r.text = None;
+    }
+    fit_to_budget(results);
+}
+
 /// Cuts each result's text to `MAX_RESULT_TEXT_BYTES` and the answer's to
 /// `MAX_ANSWER_TEXT_BYTES` (later results lose their text first), at a character boundary,
 /// recording the full size in `text_cut_from`.

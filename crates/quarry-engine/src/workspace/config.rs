@@ -57,7 +57,6 @@ fn spec(key: &str) -> Result<KeySpec> {
 /// How far a standby may trail the primary and still answer searches, in seconds.
 pub const DEFAULT_MAX_LAG_S: f64 = 30.0;
 
-/// The default of a key, as `quarry config get` prints it ("" when there is none).
 /// `key`'s value among a model's `search_defaults`.
 fn find_default(defaults: &[(&str, &str)], key: &str) -> Option<String> {
     defaults
@@ -66,6 +65,7 @@ fn find_default(defaults: &[(&str, &str)], key: &str) -> Option<String> {
         .map(|(_, value)| value.to_string())
 }
 
+/// The default of a key, as `quarry config get` prints it ("" when there is none).
 fn default_of(key: &str) -> String {
     let f = FusionConfig::default();
     match key {
